@@ -1,0 +1,328 @@
+/*
+ * core.h - memwall's calculation model: FLOPs, the per-GPU memory ledger, fit and runtime.
+ *
+ * Pure functions over plain structs. No allocation, no I/O, no JSON, no globals that change:
+ * every function here is reentrant. The formulas and their sources are in docs/model.md; the
+ * defaults reproduce the lesson in shared/seed (7B, one 80 GB H100, bf16 AdamW, T 512, B 1).
+ *
+ * Usage: fill a struct core_input with core_input_init() (every field at its documented
+ * default or "not given"), set what the caller knows, then call core_evaluate(). It resolves
+ * the inputs (preset, architecture, inferred shape, catalog), validates combinations and fills
+ * a struct core_result with every figure the API can report. Byte counts are exact int64_t;
+ * FLOPs and times are finite doubles. An impossible combination returns CORE_EINVAL with the
+ * offending fields in struct core_problems; a result too large for 64-bit bytes returns
+ * CORE_ERANGE. Nothing in a result is ever NaN or inf.
+ */
+#ifndef MEMWALL_CORE_H
+#define MEMWALL_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * Status, problems, enumerations
+ * ------------------------------------------------------------------------------------------- */
+
+enum core_status {
+    CORE_OK = 0,
+    CORE_EINVAL, /* inputs valid one by one but impossible together (HTTP 422) */
+    CORE_ERANGE, /* a result would not fit in 64-bit bytes or a finite double (HTTP 422) */
+};
+
+#define CORE_MAX_PROBLEMS 8
+#define CORE_MESSAGE_MAX  200
+
+/* A problem names the input field at fault (API name, e.g. "gpus") and says why. */
+struct core_problem {
+    const char *field; /* static string: the API input name */
+    char message[CORE_MESSAGE_MAX];
+};
+
+struct core_problems {
+    int count;
+    struct core_problem items[CORE_MAX_PROBLEMS];
+};
+
+enum core_precision { CORE_PREC_BF16, CORE_PREC_FP16, CORE_PREC_FP32, CORE_PREC_FP8 };
+enum core_optimizer {
+    CORE_OPT_ADAMW,
+    CORE_OPT_ADAM,
+    CORE_OPT_ADAMW_8BIT,
+    CORE_OPT_SGD,
+    CORE_OPT_SGD_MOMENTUM,
+    CORE_OPT_LION,
+    CORE_OPT_ADAFACTOR,
+};
+enum core_checkpointing { CORE_CKPT_NONE, CORE_CKPT_SELECTIVE, CORE_CKPT_FULL };
+enum core_attention_flops { CORE_ATTN_FULL, CORE_ATTN_CAUSAL };
+enum core_count { CORE_COUNT_SIX_ND, CORE_COUNT_MODEL, CORE_COUNT_HARDWARE };
+
+/* Where the architecture used for activations and attention FLOPs came from. */
+enum core_shape_source {
+    CORE_SHAPE_PRESET,       /* `model` given: the preset's architecture (plus any overrides) */
+    CORE_SHAPE_ARCHITECTURE, /* `layers` and `hidden` given without a preset */
+    CORE_SHAPE_NEAREST,      /* only N: the nearest preset by parameter count (within 1.5x) */
+    CORE_SHAPE_ASPECT,       /* only N: L = round((N/(12*128^2))^(1/3)), d = 128 L, a = d/128 */
+};
+
+enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLENECK_ACTIVATIONS };
+
+/* Tri-state for booleans that have a derived default. */
+enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
+
+/* Names as the API spells them; index with the enum value. */
+extern const char *const core_precision_names[4];
+extern const char *const core_optimizer_names[7];
+extern const char *const core_checkpointing_names[3];
+extern const char *const core_attention_flops_names[2];
+extern const char *const core_count_names[3];
+extern const char *const core_bottleneck_names[3];  /* "none", "state", "activations" */
+extern const char *const core_shape_source_names[4]; /* "preset", "architecture", "nearest_preset", "aspect_ratio" */
+
+/* ---------------------------------------------------------------------------------------------
+ * Tables: GPU catalog and model presets (model.md)
+ * ------------------------------------------------------------------------------------------- */
+
+struct core_gpu {
+    const char *id;      /* "h100-sxm" */
+    const char *name;    /* "NVIDIA H100 SXM" */
+    double bf16_tflops;  /* dense; 0 = bf16 not supported */
+    double fp16_tflops;  /* dense; 0 = not supported */
+    double fp8_tflops;   /* 0 = not supported */
+    double tf32_tflops;  /* used for fp32 training; 0 = not supported */
+    double memory_gb;    /* nominal HBM, decimal GB */
+    double hbm_tbps;     /* memory bandwidth, TB/s */
+    double watts;        /* board power; 0 = not published */
+};
+
+extern const struct core_gpu core_gpus[];
+extern const size_t core_gpu_count;
+#define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
+
+struct core_arch {
+    int64_t layers;       /* L */
+    int64_t hidden;       /* d */
+    int64_t heads;        /* a */
+    int64_t kv_heads;     /* k (GQA when k < a) */
+    int64_t head_dim;     /* h_d (d/a unless the model says otherwise) */
+    int64_t ffn_hidden;   /* f */
+    int64_t vocab;        /* V */
+    bool gated_mlp;       /* SwiGLU: 3 d f MLP weights instead of 2 d f */
+    bool tied_embeddings; /* input and output embeddings shared */
+    int64_t learned_positions; /* T_max of learned position embeddings (GPT-2/3), 0 if none */
+    bool relative_position_projection; /* Transformer-XL style W_r (Gopher/Chinchilla): +d*(a*h_d) per layer */
+};
+
+struct core_preset {
+    const char *id;            /* "llama2-7b" */
+    const char *name;          /* "Llama 2 7B" */
+    const char *source;        /* citation of the architecture and published count */
+    double published_params;   /* the count the source publishes */
+    int64_t context;           /* trained context length (tokens) */
+    struct core_arch arch;
+};
+
+extern const struct core_preset core_presets[];
+extern const size_t core_preset_count;
+
+/* Index of the catalog row / preset with this id, or -1. */
+int core_gpu_find(const char *id);
+int core_preset_find(const char *id);
+
+/* N derived from an architecture (model.md "Parameters from an architecture"). */
+int64_t core_arch_params(const struct core_arch *arch);
+
+/* ---------------------------------------------------------------------------------------------
+ * Input
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * Every field has a default set by core_input_init(). "0 = not given" fields are resolved by
+ * core_evaluate() as documented; the resolved values are reported in core_result.resolved.
+ */
+struct core_input {
+    int preset;            /* index into core_presets; -1 = none (default) */
+    int64_t params;        /* N; 0 = not given: architecture's count, else 7e9 */
+    int64_t active_params; /* MoE active N for FLOPs; 0 = params */
+
+    /* Architecture overrides; 0 = not given (preset's, or inferred). */
+    int64_t layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
+    enum core_flag gated_mlp, tied_embeddings; /* AUTO: preset's, else no */
+
+    int64_t batch;   /* micro-batch per GPU, default 1 */
+    int64_t seq_len; /* T, default 512 */
+    double tokens;   /* D, default 1.4e12 */
+
+    enum core_precision precision;       /* default bf16 */
+    int grad_precision;                  /* enum core_precision or -1 = as weights (fp8 -> bf16) */
+    enum core_flag master_weights;       /* AUTO: yes for 16/8-bit, no for fp32 */
+    enum core_optimizer optimizer;       /* default adamw */
+    enum core_checkpointing checkpointing; /* default none */
+    bool flash_attention;                /* default false */
+    enum core_attention_flops attention_flops; /* default full */
+
+    int64_t gpus;       /* G, default 1 */
+    int gpu;            /* catalog index, default CORE_GPU_DEFAULT */
+    int zero_stage;     /* 0..3, default 3 */
+    int64_t tp, pp;     /* default 1 */
+    enum core_flag sequence_parallel; /* AUTO: yes when tp > 1 */
+
+    double memory_gb;   /* 0 = catalog */
+    double peak_tflops; /* 0 = catalog value for the precision */
+    double reserve_gb;  /* default 0 */
+    double mfu;         /* default 0.5 */
+    enum core_count count; /* default six_nd */
+    double usd_per_gpu_hour;    /* < 0 = not given (default -1) */
+    double tokens_per_second;   /* 0 = not given */
+    double global_batch_tokens; /* 0 = batch * seq_len * dp */
+};
+
+/* Set every field to its default. */
+void core_input_init(struct core_input *in);
+
+/* Input bounds (the API's field table uses these). */
+#define CORE_PARAMS_MAX      1e15
+#define CORE_TOKENS_MAX      1e18
+#define CORE_GPUS_MAX        10000000
+#define CORE_SEQ_LEN_MAX     100000000
+#define CORE_BATCH_MAX       1000000
+#define CORE_LAYERS_MAX      100000
+#define CORE_HIDDEN_MAX      1000000
+#define CORE_HEADS_MAX       100000
+#define CORE_VOCAB_MAX       100000000
+#define CORE_PARALLEL_MAX    1000000 /* tp, pp */
+#define CORE_MEMORY_GB_MAX   1e6
+#define CORE_PEAK_TFLOPS_MIN 1e-3
+#define CORE_PEAK_TFLOPS_MAX 1e9
+#define CORE_MFU_MIN         1e-4
+#define CORE_USD_MAX         1e6
+#define CORE_TPS_MAX         1e18
+
+/* ---------------------------------------------------------------------------------------------
+ * Result
+ * ------------------------------------------------------------------------------------------- */
+
+struct core_shape {
+    enum core_shape_source source;
+    int preset;            /* preset used for the shape (PRESET or NEAREST), else -1 */
+    struct core_arch arch; /* fully resolved */
+    int64_t arch_params;   /* core_arch_params(&arch) */
+};
+
+/* Every input after defaults, inference and the catalog. */
+struct core_resolved {
+    int64_t params, active_params;
+    struct core_shape shape;
+    int64_t batch, seq_len;
+    double tokens;
+    enum core_precision precision, grad_precision;
+    bool master_weights;
+    enum core_optimizer optimizer;
+    enum core_checkpointing checkpointing;
+    bool flash_attention;
+    enum core_attention_flops attention_flops;
+    int64_t gpus, dp;
+    int gpu;
+    int zero_stage;
+    int64_t tp, pp;
+    bool sequence_parallel;
+    double memory_gb, peak_tflops, reserve_gb, mfu;
+    enum core_count count;
+    double usd_per_gpu_hour; /* < 0 = not given */
+    double tokens_per_second; /* 0 = not given */
+    double global_batch_tokens;
+};
+
+struct core_flops {
+    double six_nd;   /* 6 N_active D */
+    double model;    /* D (6 N_active + attention) */
+    double hardware; /* model + D recompute */
+    struct {
+        double forward;   /* 2 N_active + attention forward */
+        double backward;  /* 4 N_active + attention backward */
+        double recompute; /* full: 2 N_active + attention forward; selective: attention forward */
+        double attention; /* 12 L T (a h_d), halved when causal */
+    } per_token;
+    double attention_fraction; /* attention / (6 N_active + attention) */
+};
+
+struct core_bytes_per_param {
+    int weights, master, moments, grads, total;
+};
+
+struct core_memory {
+    /* per GPU, bytes */
+    int64_t params, grads, optimizer, activations, reserve;
+    int64_t total; /* params + grads + optimizer + activations (reserve is held out of capacity) */
+    int64_t state; /* params + grads + optimizer */
+    int64_t activation_layers, activation_logits; /* activations = layers + logits */
+    struct core_bytes_per_param bytes_per_param;
+};
+
+struct core_fit {
+    bool fits;          /* total <= capacity */
+    int64_t capacity;   /* memory_gb - reserve_gb, bytes */
+    int64_t headroom;   /* capacity - total (negative when it does not fit) */
+    double utilization; /* total / capacity */
+    enum core_bottleneck bottleneck;
+    int64_t min_gpus;            /* smallest G (multiple of tp*pp) that fits; 0 = none does */
+    int64_t min_gpus_state_only; /* same, activations ignored; 0 = none does */
+    int64_t max_batch;           /* largest micro-batch that fits at this G; 0 = none */
+};
+
+struct core_runtime {
+    double flops;   /* six_nd, model or hardware per `count` */
+    double seconds, hours, days, gpu_hours;
+    double tokens_per_second, tokens_per_second_per_gpu;
+    double mfu;                /* the input, or achieved when tokens_per_second is given */
+    bool mfu_measured;         /* mfu was derived from tokens_per_second */
+    double peak_flops_per_gpu; /* FLOP/s */
+    double global_batch_tokens;
+    double steps;        /* ceil(D / global_batch_tokens) */
+    double step_seconds; /* seconds / steps */
+    double cost_usd;     /* < 0 when no price was given */
+};
+
+#define CORE_MAX_NOTES   12
+#define CORE_MAX_CHANGES 3
+
+enum core_value_kind { CORE_VALUE_INT, CORE_VALUE_STRING, CORE_VALUE_BOOL };
+
+/* One suggested input change: {"gpus": 2}, {"checkpointing": "full"}. */
+struct core_change {
+    const char *input; /* API input name, static */
+    enum core_value_kind kind;
+    int64_t int_value;
+    const char *string_value; /* static */
+    bool bool_value;
+};
+
+struct core_note {
+    const char *code; /* stable machine code, static: "attention_term_material" */
+    char message[CORE_MESSAGE_MAX];
+    int change_count;
+    struct core_change changes[CORE_MAX_CHANGES]; /* advice only */
+};
+
+struct core_result {
+    struct core_resolved resolved;
+    struct core_flops flops;
+    struct core_memory memory;
+    struct core_fit fit;
+    struct core_runtime runtime;
+    int warning_count;
+    struct core_note warnings[CORE_MAX_NOTES];
+    int advice_count;
+    struct core_note advice[CORE_MAX_NOTES];
+};
+
+/*
+ * Evaluate everything for one input. Returns CORE_OK and fills *out, or CORE_EINVAL /
+ * CORE_ERANGE with *problems listing each offending field (out is then unspecified).
+ * Both pointers are borrowed; nothing is allocated. Cost: a few microseconds.
+ */
+enum core_status core_evaluate(const struct core_input *in, struct core_result *out,
+                               struct core_problems *problems);
+
+#endif

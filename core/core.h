@@ -77,23 +77,24 @@ extern const char *const core_optimizer_names[7];
 extern const char *const core_checkpointing_names[3];
 extern const char *const core_attention_flops_names[2];
 extern const char *const core_count_names[3];
-extern const char *const core_bottleneck_names[3];  /* "none", "state", "activations" */
-extern const char *const core_shape_source_names[4]; /* "preset", "architecture", "nearest_preset", "aspect_ratio" */
+extern const char *const core_bottleneck_names[3]; /* "none", "state", "activations" */
+extern const char *const
+    core_shape_source_names[4]; /* "preset", "architecture", "nearest_preset", "aspect_ratio" */
 
 /* ---------------------------------------------------------------------------------------------
  * Tables: GPU catalog and model presets (model.md)
  * ------------------------------------------------------------------------------------------- */
 
 struct core_gpu {
-    const char *id;      /* "h100-sxm" */
-    const char *name;    /* "NVIDIA H100 SXM" */
-    double bf16_tflops;  /* dense; 0 = bf16 not supported */
-    double fp16_tflops;  /* dense; 0 = not supported */
-    double fp8_tflops;   /* 0 = not supported */
-    double tf32_tflops;  /* used for fp32 training; 0 = not supported */
-    double memory_gb;    /* nominal HBM, decimal GB */
-    double hbm_tbps;     /* memory bandwidth, TB/s */
-    double watts;        /* board power; 0 = not published */
+    const char *id;     /* "h100-sxm" */
+    const char *name;   /* "NVIDIA H100 SXM" */
+    double bf16_tflops; /* dense; 0 = bf16 not supported */
+    double fp16_tflops; /* dense; 0 = not supported */
+    double fp8_tflops;  /* 0 = not supported */
+    double tf32_tflops; /* used for fp32 training; 0 = not supported */
+    double memory_gb;   /* nominal HBM, decimal GB */
+    double hbm_tbps;    /* memory bandwidth, TB/s */
+    double watts;       /* board power; 0 = not published */
 };
 
 extern const struct core_gpu core_gpus[];
@@ -101,25 +102,26 @@ extern const size_t core_gpu_count;
 #define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
 
 struct core_arch {
-    int64_t layers;       /* L */
-    int64_t hidden;       /* d */
-    int64_t heads;        /* a */
-    int64_t kv_heads;     /* k (GQA when k < a) */
-    int64_t head_dim;     /* h_d (d/a unless the model says otherwise) */
-    int64_t ffn_hidden;   /* f */
-    int64_t vocab;        /* V */
-    bool gated_mlp;       /* SwiGLU: 3 d f MLP weights instead of 2 d f */
-    bool tied_embeddings; /* input and output embeddings shared */
+    int64_t layers;            /* L */
+    int64_t hidden;            /* d */
+    int64_t heads;             /* a */
+    int64_t kv_heads;          /* k (GQA when k < a) */
+    int64_t head_dim;          /* h_d (d/a unless the model says otherwise) */
+    int64_t ffn_hidden;        /* f */
+    int64_t vocab;             /* V */
+    bool gated_mlp;            /* SwiGLU: 3 d f MLP weights instead of 2 d f */
+    bool tied_embeddings;      /* input and output embeddings shared */
     int64_t learned_positions; /* T_max of learned position embeddings (GPT-2/3), 0 if none */
-    bool relative_position_projection; /* Transformer-XL style W_r (Gopher/Chinchilla): +d*(a*h_d) per layer */
+    bool relative_position_projection; /* Transformer-XL style W_r (Gopher/Chinchilla): +d*(a*h_d)
+                                          per layer */
 };
 
 struct core_preset {
-    const char *id;            /* "llama2-7b" */
-    const char *name;          /* "Llama 2 7B" */
-    const char *source;        /* citation of the architecture and published count */
-    double published_params;   /* the count the source publishes */
-    int64_t context;           /* trained context length (tokens) */
+    const char *id;          /* "llama2-7b" */
+    const char *name;        /* "Llama 2 7B" */
+    const char *source;      /* citation of the architecture and published count */
+    double published_params; /* the count the source publishes */
+    int64_t context;         /* trained context length (tokens) */
     struct core_arch arch;
 };
 
@@ -154,25 +156,25 @@ struct core_input {
     int64_t seq_len; /* T, default 512 */
     double tokens;   /* D, default 1.4e12 */
 
-    enum core_precision precision;       /* default bf16 */
-    int grad_precision;                  /* enum core_precision or -1 = as weights (fp8 -> bf16) */
-    enum core_flag master_weights;       /* AUTO: yes for 16/8-bit, no for fp32 */
-    enum core_optimizer optimizer;       /* default adamw */
-    enum core_checkpointing checkpointing; /* default none */
-    bool flash_attention;                /* default false */
+    enum core_precision precision; /* default bf16 */
+    int grad_precision;            /* enum core_precision or -1 = as weights (fp8 -> bf16) */
+    enum core_flag master_weights; /* AUTO: yes for 16/8-bit, no for fp32 */
+    enum core_optimizer optimizer; /* default adamw */
+    enum core_checkpointing checkpointing;     /* default none */
+    bool flash_attention;                      /* default false */
     enum core_attention_flops attention_flops; /* default full */
 
-    int64_t gpus;       /* G, default 1 */
-    int gpu;            /* catalog index, default CORE_GPU_DEFAULT */
-    int zero_stage;     /* 0..3, default 3 */
-    int64_t tp, pp;     /* default 1 */
+    int64_t gpus;                     /* G, default 1 */
+    int gpu;                          /* catalog index, default CORE_GPU_DEFAULT */
+    int zero_stage;                   /* 0..3, default 3 */
+    int64_t tp, pp;                   /* default 1 */
     enum core_flag sequence_parallel; /* AUTO: yes when tp > 1 */
 
-    double memory_gb;   /* 0 = catalog */
-    double peak_tflops; /* 0 = catalog value for the precision */
-    double reserve_gb;  /* default 0 */
-    double mfu;         /* default 0.5 */
-    enum core_count count; /* default six_nd */
+    double memory_gb;           /* 0 = catalog */
+    double peak_tflops;         /* 0 = catalog value for the precision */
+    double reserve_gb;          /* default 0 */
+    double mfu;                 /* default 0.5 */
+    enum core_count count;      /* default six_nd */
     double usd_per_gpu_hour;    /* < 0 = not given (default -1) */
     double tokens_per_second;   /* 0 = not given */
     double global_batch_tokens; /* 0 = batch * seq_len * dp */
@@ -229,7 +231,7 @@ struct core_resolved {
     bool sequence_parallel;
     double memory_gb, peak_tflops, reserve_gb, mfu;
     enum core_count count;
-    double usd_per_gpu_hour; /* < 0 = not given */
+    double usd_per_gpu_hour;  /* < 0 = not given */
     double tokens_per_second; /* 0 = not given */
     double global_batch_tokens;
 };
@@ -272,7 +274,7 @@ struct core_fit {
 };
 
 struct core_runtime {
-    double flops;   /* six_nd, model or hardware per `count` */
+    double flops; /* six_nd, model or hardware per `count` */
     double seconds, hours, days, gpu_hours;
     double tokens_per_second, tokens_per_second_per_gpu;
     double mfu;                /* the input, or achieved when tokens_per_second is given */

@@ -1,0 +1,158 @@
+/*
+ * catalog.c - the static tables: enum names, the GPU catalog and the model presets.
+ *
+ * Everything the model knows about hardware and published architectures lives here as data,
+ * so adding a GPU or a preset is one row and no code. Peaks are dense (no sparsity) vendor
+ * figures; capacities are nominal decimal GB. Preset rows carry the architecture, the count
+ * the source publishes and the citation; core_arch_params() re-derives each count, and the
+ * derived-vs-published table is in docs/model.md.
+ */
+#include <string.h>
+
+#include "core.h"
+
+const char *const core_precision_names[4] = {"bf16", "fp16", "fp32", "fp8"};
+const char *const core_optimizer_names[7] = {"adamw",        "adam", "adamw_8bit", "sgd",
+                                             "sgd_momentum", "lion", "adafactor"};
+const char *const core_checkpointing_names[3] = {"none", "selective", "full"};
+const char *const core_attention_flops_names[2] = {"full", "causal"};
+const char *const core_count_names[3] = {"six_nd", "model", "hardware"};
+const char *const core_bottleneck_names[3] = {"none", "state", "activations"};
+const char *const core_shape_source_names[4] = {"preset", "architecture", "nearest_preset",
+                                                "aspect_ratio"};
+
+/* ---------------------------------------------------------------------------------------------
+ * GPU catalog. Columns: bf16, fp16, fp8, tf32 dense TFLOP/s (0 = unsupported), memory GB,
+ * HBM TB/s, board watts (0 = unpublished). h100-sxm must stay first (CORE_GPU_DEFAULT).
+ * ------------------------------------------------------------------------------------------- */
+
+const struct core_gpu core_gpus[] = {
+    {"h100-sxm", "NVIDIA H100 SXM", 989.4, 989.4, 1978.9, 494.7, 80, 3.35, 700},
+    {"h100-pcie", "NVIDIA H100 PCIe", 756, 756, 1513, 378, 80, 2.0, 350},
+    {"h200-sxm", "NVIDIA H200 SXM", 989.4, 989.4, 1978.9, 494.7, 141, 4.8, 700},
+    {"a100-sxm-80gb", "NVIDIA A100 SXM 80GB", 312, 312, 0, 156, 80, 2.039, 400},
+    {"a100-sxm-40gb", "NVIDIA A100 SXM 40GB", 312, 312, 0, 156, 40, 1.555, 400},
+    {"b200", "NVIDIA B200", 2250, 2250, 4500, 1100, 180, 8.0, 1000},
+    {"mi300x", "AMD Instinct MI300X", 1307.4, 1307.4, 2614.9, 653.7, 192, 5.3, 750},
+    {"mi325x", "AMD Instinct MI325X", 1307.4, 1307.4, 2614.9, 653.7, 256, 6.0, 1000},
+    {"l40s", "NVIDIA L40S", 362, 362, 733, 183, 48, 0.864, 350},
+    /* Volta has fp16 tensor cores but no bf16 and no tf32. */
+    {"v100-sxm-32gb", "NVIDIA V100 SXM2 32GB", 0, 125, 0, 0, 32, 0.9, 300},
+    /* TPU matrix units are bf16 only. */
+    {"tpu-v4", "Google TPU v4", 275, 0, 0, 0, 32, 1.2, 0},
+    {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0},
+};
+const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
+
+/* ---------------------------------------------------------------------------------------------
+ * Presets. Arch fields: L, d, a, k, h_d, f, V, gated, tied, learned_positions, rel. pos. proj.
+ * ------------------------------------------------------------------------------------------- */
+
+#define BROWN  "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1"
+#define LLAMA2 "Touvron et al. 2023, Llama 2, Table 1; Hugging Face config"
+#define LLAMA3 "Llama Team 2024, The Llama 3 Herd of Models, Table 3; Hugging Face config"
+
+/* GPT-3: V 50257, tied, ungated, f = 4d, learned positions over a 2048 context. Brown et al.
+ * publish two significant figures, so the derived count is checked by rounding to them; 1 %
+ * holds except where that rounding is coarser (350M derives 355.6M, 1.3B 1.316B, 2.7B 2.652B). */
+#define GPT3(id, name, published, L, d, a, hd)                                                     \
+    {                                                                                              \
+        id, name, BROWN, published, 2048,                                                          \
+        {                                                                                          \
+            L, d, a, a, hd, 4 * (d), 50257, false, true, 2048, false                               \
+        }                                                                                          \
+    }
+
+const struct core_preset core_presets[] = {
+    GPT3("gpt3-125m", "GPT-3 Small", 125e6, 12, 768, 12, 64),
+    GPT3("gpt3-350m", "GPT-3 Medium", 350e6, 24, 1024, 16, 64),
+    GPT3("gpt3-760m", "GPT-3 Large", 760e6, 24, 1536, 16, 96),
+    /* Brown et al. list 24 heads of 128 for 1.3B, i.e. a*h_d = 3072 != d; that cannot give the
+     * published 1.3B. 16 heads of 128 (a*h_d = d) is what reproduces the count. */
+    GPT3("gpt3-1.3b", "GPT-3 XL", 1.3e9, 24, 2048, 16, 128),
+    GPT3("gpt3-2.7b", "GPT-3 2.7B", 2.7e9, 32, 2560, 32, 80),
+    GPT3("gpt3-6.7b", "GPT-3 6.7B", 6.7e9, 32, 4096, 32, 128),
+    /* d = 5140 as printed in Table 2.1, with 40 heads of 128 (a*h_d = 5120). */
+    GPT3("gpt3-13b", "GPT-3 13B", 13e9, 40, 5140, 40, 128),
+    GPT3("gpt3-175b", "GPT-3 175B", 175e9, 96, 12288, 96, 128),
+    {"llama2-7b",
+     "Llama 2 7B",
+     LLAMA2,
+     6.74e9,
+     4096,
+     {32, 4096, 32, 32, 128, 11008, 32000, true, false, 0, false}},
+    {"llama2-13b",
+     "Llama 2 13B",
+     LLAMA2,
+     13.0e9,
+     4096,
+     {40, 5120, 40, 40, 128, 13824, 32000, true, false, 0, false}},
+    /* Published as 70B; the Hugging Face card's exact count is 68.98B. */
+    {"llama2-70b",
+     "Llama 2 70B",
+     LLAMA2,
+     69.0e9,
+     4096,
+     {80, 8192, 64, 8, 128, 28672, 32000, true, false, 0, false}},
+    {"llama3-8b",
+     "Llama 3 8B",
+     LLAMA3,
+     8.03e9,
+     8192,
+     {32, 4096, 32, 8, 128, 14336, 128256, true, false, 0, false}},
+    {"llama3-70b",
+     "Llama 3 70B",
+     LLAMA3,
+     70.6e9,
+     8192,
+     {80, 8192, 64, 8, 128, 28672, 128256, true, false, 0, false}},
+    /* Published as 405B; the exact count is 405.9B. */
+    {"llama3.1-405b",
+     "Llama 3.1 405B",
+     LLAMA3,
+     405e9,
+     131072,
+     {126, 16384, 128, 8, 128, 53248, 128256, true, false, 0, false}},
+    /* Trained context 8192 with a 4096-token sliding attention window. */
+    {"mistral-7b",
+     "Mistral 7B",
+     "Jiang et al. 2023, Mistral 7B, Table 1",
+     7.24e9,
+     8192,
+     {32, 4096, 32, 8, 128, 14336, 32000, true, false, 0, false}},
+    /* Transformer-XL relative positions add a d x (a h_d) projection per layer. */
+    {"chinchilla-70b",
+     "Chinchilla 70B",
+     "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models, Table 4",
+     70e9,
+     2048,
+     {80, 8192, 64, 64, 128, 32768, 32000, false, false, 0, true}},
+    /* ALiBi: no position embeddings. */
+    {"mpt-7b",
+     "MPT-7B",
+     "MosaicML 2023, Introducing MPT-7B; Hugging Face config",
+     6.7e9,
+     2048,
+     {32, 4096, 32, 32, 128, 16384, 50432, false, true, 0, false}},
+};
+const size_t core_preset_count = sizeof core_presets / sizeof core_presets[0];
+
+int core_gpu_find(const char *id)
+{
+    if (id == NULL)
+        return -1;
+    for (size_t i = 0; i < core_gpu_count; i++)
+        if (strcmp(core_gpus[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}
+
+int core_preset_find(const char *id)
+{
+    if (id == NULL)
+        return -1;
+    for (size_t i = 0; i < core_preset_count; i++)
+        if (strcmp(core_presets[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}

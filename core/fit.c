@@ -1,0 +1,147 @@
+/*
+ * fit.c - the verdict against one GPU (lesson section 5).
+ *
+ * fits <=> state + activations <= capacity. The searches (fewest GPUs, largest micro-batch,
+ * longest sequence) are bisections over monotone predicates - state never grows with more
+ * data-parallel ranks, activations never shrink with a larger batch or sequence - so each costs
+ * ~25 evaluations however large the bounds, which keeps core_evaluate() at a few microseconds.
+ * An overflowing candidate simply does not fit.
+ */
+#include "internal.h"
+
+/* Smallest x in [lo, hi] (lo >= 1) with pred(x) true, pred false...true; 0 when pred(hi) is
+ * false. Gallops up from lo by doubling, then bisects the last step: answers near lo (the
+ * common case: a few GPUs, a small batch) cost a handful of evaluations, the worst case about
+ * twice log2(hi). */
+static int64_t bisect_first(int64_t lo, int64_t hi, bool (*pred)(const void *, int64_t),
+                            const void *ctx)
+{
+    int64_t prev = lo - 1, x = lo;
+
+    if (lo > hi || !pred(ctx, hi))
+        return 0;
+    while (x < hi && !pred(ctx, x)) {
+        prev = x;
+        x = x > hi / 2 ? hi : 2 * x;
+    }
+    lo = prev + 1; /* pred(prev) false (or prev < lo), pred(x) true */
+    while (lo < x) {
+        int64_t mid = lo + (x - lo) / 2;
+        if (pred(ctx, mid))
+            x = mid;
+        else
+            lo = mid + 1;
+    }
+    return x;
+}
+
+/* Largest x in [lo, hi] (lo >= 1) with pred(x) true, pred true...false; 0 when pred(lo) is
+ * false. Same gallop-then-bisect shape as bisect_first. */
+static int64_t bisect_last(int64_t lo, int64_t hi, bool (*pred)(const void *, int64_t),
+                           const void *ctx)
+{
+    int64_t x;
+
+    if (lo > hi || !pred(ctx, lo))
+        return 0;
+    for (;;) { /* invariant: pred(lo) true */
+        if (lo == hi)
+            return lo;
+        x = lo > hi / 2 ? hi : 2 * lo;
+        if (!pred(ctx, x))
+            break;
+        lo = x;
+    }
+    hi = x - 1; /* pred(x) false */
+    while (lo < hi) {
+        int64_t mid = hi - (hi - lo) / 2;
+        if (pred(ctx, mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Fewest GPUs: bisection over dp; G = dp * tp * pp
+ * ------------------------------------------------------------------------------------------- */
+
+struct dp_ctx {
+    const struct core_state *mp;
+    int stage;
+    int64_t activations, capacity;
+};
+
+static bool fits_at_dp(const void *c, int64_t dp)
+{
+    const struct dp_ctx *x = c;
+    struct core_state st;
+    int64_t total;
+
+    return core_state_shard(x->mp, x->stage, dp, &st, &total) &&
+           ck_add(total, x->activations, &total) && total <= x->capacity;
+}
+
+int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp, int stage,
+                      int64_t activations, int64_t capacity)
+{
+    struct dp_ctx x = {mp, stage, activations, capacity};
+    int64_t ways = r->tp * r->pp;
+    int64_t dp = bisect_first(1, CORE_GPUS_MAX / ways, fits_at_dp, &x);
+
+    return dp * ways;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Largest micro-batch and longest sequence at the current G
+ * ------------------------------------------------------------------------------------------- */
+
+struct act_ctx {
+    const struct core_resolved *r;
+    enum core_checkpointing ckpt;
+    int64_t state, capacity;
+    bool vary_seq; /* false: vary the batch */
+};
+
+static bool fits_with(const void *c, int64_t v)
+{
+    const struct act_ctx *x = c;
+    int64_t layers, logits, total;
+    int64_t b = x->vary_seq ? x->r->batch : v, s = x->vary_seq ? v : x->r->seq_len;
+
+    return core_activation_bytes(x->r, b, s, x->ckpt, &layers, &logits) &&
+           ck_add(x->state, layers, &total) && ck_add(total, logits, &total) &&
+           total <= x->capacity;
+}
+
+int64_t core_max_batch(const struct core_resolved *r, int64_t state, int64_t capacity,
+                       enum core_checkpointing ckpt)
+{
+    struct act_ctx x = {r, ckpt, state, capacity, false};
+
+    return bisect_last(1, CORE_BATCH_MAX, fits_with, &x);
+}
+
+int64_t core_max_seq_len(const struct core_resolved *r, int64_t state, int64_t capacity)
+{
+    struct act_ctx x = {r, r->checkpointing, state, capacity, true};
+
+    return bisect_last(1, r->seq_len, fits_with, &x);
+}
+
+void core_fit_compute(const struct core_resolved *r, const struct core_memory *m,
+                      const struct core_state *mp, int64_t capacity, struct core_fit *fit)
+{
+    fit->capacity = capacity;
+    fit->fits = m->total <= capacity;
+    fit->headroom = capacity - m->total; /* both within [0, 2^63): no overflow */
+    fit->utilization = (double)m->total / (double)capacity;
+    if (fit->fits)
+        fit->bottleneck = CORE_BOTTLENECK_NONE;
+    else
+        fit->bottleneck = m->state > capacity ? CORE_BOTTLENECK_STATE : CORE_BOTTLENECK_ACTIVATIONS;
+    fit->min_gpus = core_min_gpus(r, mp, r->zero_stage, m->activations, capacity);
+    fit->min_gpus_state_only = core_min_gpus(r, mp, r->zero_stage, 0, capacity);
+    fit->max_batch = core_max_batch(r, m->state, capacity, r->checkpointing);
+}

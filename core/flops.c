@@ -1,0 +1,62 @@
+/*
+ * flops.c - training FLOPs (lesson section 1; PaLM Appendix B).
+ *
+ * Every weight matrix costs 2 FLOPs per parameter per token forward and 4 backward, so the
+ * dense part is 6 N_active per token. Attention's score and value matmuls are not weights and
+ * add 12 L T (a h_d) per token (a third forward, two thirds backward); causal masking halves
+ * them if the caller counts that way. Recompute under checkpointing is reported separately so
+ * that "model" FLOPs (what MFU counts) and "hardware" FLOPs (what the GPU executes) differ.
+ */
+#include "internal.h"
+
+static double attention_per_token(const struct core_resolved *r)
+{
+    const struct core_arch *a = &r->shape.arch;
+    double width = (double)a->heads * (double)a->head_dim;
+    double att = 12.0 * (double)a->layers * (double)r->seq_len * width;
+
+    return r->attention_flops == CORE_ATTN_CAUSAL ? att / 2.0 : att;
+}
+
+static double recompute_per_token(const struct core_resolved *r, double dense_fwd, double att)
+{
+    switch (r->checkpointing) {
+    case CORE_CKPT_SELECTIVE:
+        return att / 3.0; /* only the attention core's forward is re-run */
+    case CORE_CKPT_FULL:
+        return dense_fwd + att / 3.0; /* the whole forward is re-run */
+    case CORE_CKPT_NONE:
+    default:
+        return 0.0;
+    }
+}
+
+void core_flops_compute(const struct core_resolved *r, struct core_flops *f)
+{
+    double n = (double)r->active_params, d = r->tokens;
+    double att = attention_per_token(r);
+
+    f->per_token.attention = att;
+    f->per_token.forward = 2.0 * n + att / 3.0;
+    f->per_token.backward = 4.0 * n + 2.0 * att / 3.0;
+    f->per_token.recompute = recompute_per_token(r, 2.0 * n, att);
+    f->six_nd = 6.0 * n * d;
+    f->model = d * (6.0 * n + att);
+    f->hardware = f->model + d * f->per_token.recompute;
+    f->attention_fraction = att / (6.0 * n + att);
+}
+
+double core_flops_per_token(const struct core_resolved *r, const struct core_flops *f)
+{
+    double n = (double)r->active_params;
+
+    switch (r->count) {
+    case CORE_COUNT_MODEL:
+        return 6.0 * n + f->per_token.attention;
+    case CORE_COUNT_HARDWARE:
+        return 6.0 * n + f->per_token.attention + f->per_token.recompute;
+    case CORE_COUNT_SIX_ND:
+    default:
+        return 6.0 * n;
+    }
+}

@@ -1,0 +1,106 @@
+/*
+ * internal.h - private glue between the core/ source files.
+ *
+ * core.h is the contract with the api layer and the tests; this header holds what the pieces of
+ * the model share among themselves: overflow-checked integer helpers, the problem and note
+ * builders, and the per-step functions that core_evaluate() calls in order. Nothing here
+ * allocates or keeps state, so everything stays reentrant like the public functions.
+ */
+#ifndef MEMWALL_CORE_INTERNAL_H
+#define MEMWALL_CORE_INTERNAL_H
+
+#include "core.h"
+
+#if defined(__GNUC__)
+#define CORE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CORE_PRINTF(fmt, args)
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Overflow-checked int64 arithmetic: byte counts are exact, and an overflow must become
+ * CORE_ERANGE rather than a silently wrapped number.
+ * ------------------------------------------------------------------------------------------- */
+
+static inline bool ck_mul(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r);
+}
+
+static inline bool ck_add(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_add_overflow(a, b, r);
+}
+
+/* Ceiling division for a >= 0, b > 0 (never overflows). */
+static inline int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Problems and notes (notes.c)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Append a problem; silently drops it once CORE_MAX_PROBLEMS are held (the first ones matter). */
+void core_problem_add(struct core_problems *p, const char *field, const char *fmt, ...)
+    CORE_PRINTF(3, 4);
+
+/* Append a note to list (count in *n); returns it for adding changes, or NULL when full. */
+struct core_note *core_note_add(struct core_note *list, int *n, const char *code, const char *fmt,
+                                ...) CORE_PRINTF(4, 5);
+void core_note_change_int(struct core_note *note, const char *input, int64_t value);
+void core_note_change_string(struct core_note *note, const char *input, const char *value);
+
+/* ---------------------------------------------------------------------------------------------
+ * Steps of core_evaluate()
+ * ------------------------------------------------------------------------------------------- */
+
+/* params.c: the architecture (preset, explicit, nearest preset or aspect rule) and N. */
+enum core_status core_resolve_shape(const struct core_input *in, struct core_shape *shape,
+                                    struct core_problems *p);
+int64_t core_resolve_params(const struct core_input *in, const struct core_shape *shape);
+bool core_params_mismatch(const struct core_input *in, const struct core_shape *shape, int64_t n);
+
+/* flops.c */
+void core_flops_compute(const struct core_resolved *r, struct core_flops *f);
+/* FLOPs per token under the chosen `count` convention. */
+double core_flops_per_token(const struct core_resolved *r, const struct core_flops *f);
+
+/* memory.c: ledger pieces after model parallelism, before ZeRO. */
+struct core_state {
+    int64_t weights, grads, optimizer;
+};
+
+void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_param *b);
+bool core_state_model_parallel(const struct core_resolved *r, const struct core_bytes_per_param *b,
+                               struct core_state *mp);
+/* ZeRO stage `stage` over dp ranks: per-GPU pieces; false if the sum overflows. */
+bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct core_state *out,
+                      int64_t *sum);
+/* Activation bytes per GPU for a micro-batch, sequence length and checkpointing mode. */
+bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t seq_len,
+                           enum core_checkpointing ckpt, int64_t *layers, int64_t *logits);
+enum core_status core_memory_compute(const struct core_resolved *r, struct core_memory *m,
+                                     struct core_state *mp, struct core_problems *p);
+
+/* fit.c */
+int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp, int stage,
+                      int64_t activations, int64_t capacity);
+int64_t core_max_batch(const struct core_resolved *r, int64_t state, int64_t capacity,
+                       enum core_checkpointing ckpt);
+int64_t core_max_seq_len(const struct core_resolved *r, int64_t state, int64_t capacity);
+void core_fit_compute(const struct core_resolved *r, const struct core_memory *m,
+                      const struct core_state *mp, int64_t capacity, struct core_fit *fit);
+
+/* runtime.c */
+double core_catalog_peak_tflops(int gpu, enum core_precision precision);
+double core_measured_mfu(const struct core_resolved *r, const struct core_flops *f, double tps);
+void core_runtime_compute(const struct core_resolved *r, const struct core_flops *f,
+                          struct core_runtime *rt);
+
+/* notes.c */
+void core_warnings(const struct core_input *in, struct core_result *res);
+void core_advice(const struct core_memory *m, const struct core_state *mp, struct core_result *res);
+
+#endif

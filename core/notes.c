@@ -1,0 +1,263 @@
+/*
+ * notes.c - problems, warnings and advice.
+ *
+ * Problems (why an input is refused), warnings (the answer stands but a convention or an input
+ * deserves a second look) and advice (the lesson's failure modes turned into a concrete input
+ * change) are all fixed-size records with a stable code and a formatted sentence, so the api
+ * layer can print them without knowing the model.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+#define MFU_OPTIMISTIC     0.6
+#define MFU_LOW            0.35
+#define ATTENTION_MATERIAL 0.10
+
+void core_problem_add(struct core_problems *p, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (p->count >= CORE_MAX_PROBLEMS)
+        return;
+    struct core_problem *item = &p->items[p->count++];
+    item->field = field;
+    va_start(ap, fmt);
+    vsnprintf(item->message, sizeof item->message, fmt, ap);
+    va_end(ap);
+}
+
+struct core_note *core_note_add(struct core_note *list, int *n, const char *code, const char *fmt,
+                                ...)
+{
+    va_list ap;
+
+    if (*n >= CORE_MAX_NOTES)
+        return NULL;
+    struct core_note *note = &list[(*n)++];
+    note->code = code;
+    note->change_count = 0;
+    va_start(ap, fmt);
+    vsnprintf(note->message, sizeof note->message, fmt, ap);
+    va_end(ap);
+    return note;
+}
+
+static struct core_change *next_change(struct core_note *note, const char *input)
+{
+    if (note == NULL || note->change_count >= CORE_MAX_CHANGES)
+        return NULL;
+    struct core_change *c = &note->changes[note->change_count++];
+    c->input = input;
+    c->int_value = 0;
+    c->string_value = NULL;
+    c->bool_value = false;
+    return c;
+}
+
+void core_note_change_int(struct core_note *note, const char *input, int64_t value)
+{
+    struct core_change *c = next_change(note, input);
+
+    if (c != NULL) {
+        c->kind = CORE_VALUE_INT;
+        c->int_value = value;
+    }
+}
+
+void core_note_change_string(struct core_note *note, const char *input, const char *value)
+{
+    struct core_change *c = next_change(note, input);
+
+    if (c != NULL) {
+        c->kind = CORE_VALUE_STRING;
+        c->string_value = value;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Warnings
+ * ------------------------------------------------------------------------------------------- */
+
+#define WARN(res, ...) core_note_add((res)->warnings, &(res)->warning_count, __VA_ARGS__)
+
+static void warn_mfu(struct core_result *res)
+{
+    const struct core_runtime *rt = &res->runtime;
+
+    if (!rt->mfu_measured && rt->mfu > MFU_OPTIMISTIC)
+        WARN(res, "mfu_optimistic",
+             "mfu %.2f is above the 0.40-0.55 that well-tuned dense training reaches; the "
+             "runtime is likely optimistic",
+             rt->mfu);
+    if (rt->mfu_measured && rt->mfu < MFU_LOW)
+        WARN(res, "mfu_low",
+             "measured mfu %.3f is below 0.35: look for small batches, unfused kernels or "
+             "communication that is not overlapped",
+             rt->mfu);
+}
+
+static void warn_ledger(const struct core_input *in, struct core_result *res)
+{
+    const struct core_resolved *r = &res->resolved;
+
+    if (core_params_mismatch(in, &r->shape, r->params))
+        WARN(res, "params_mismatch",
+             "params %lld differs from the architecture's %lld by more than 5%%; the ledger and "
+             "FLOPs use params, activations use the architecture",
+             (long long)r->params, (long long)r->shape.arch_params);
+    if (r->precision == CORE_PREC_FP8)
+        WARN(res, "fp8_ledger",
+             "fp8 uses the bf16 memory ledger (fp8 copies are transient) and the fp8 peak");
+    if (r->optimizer == CORE_OPT_ADAFACTOR)
+        WARN(res, "adafactor_factored",
+             "adafactor keeps factored row/column statistics, counted as 0 bytes per parameter");
+    if (r->zero_stage == 0 && r->dp > 1)
+        WARN(res, "zero0_replicated",
+             "zero_stage 0 with %lld data-parallel ranks: every rank holds the full state",
+             (long long)r->dp);
+}
+
+static void warn_shape(struct core_result *res)
+{
+    const struct core_resolved *r = &res->resolved;
+    const struct core_shape *s = &r->shape;
+
+    if (res->flops.attention_fraction > ATTENTION_MATERIAL)
+        WARN(res, "attention_term_material",
+             "the attention term is %.1f%% of training FLOPs (T comparable to d); 6ND "
+             "under-counts, consider count=model",
+             100.0 * res->flops.attention_fraction);
+    if (s->source == CORE_SHAPE_PRESET && r->seq_len > core_presets[s->preset].context)
+        WARN(res, "seq_len_exceeds_context", "seq_len %lld exceeds %s's trained context of %lld",
+             (long long)r->seq_len, core_presets[s->preset].id,
+             (long long)core_presets[s->preset].context);
+    else if (s->arch.learned_positions > 0 && r->seq_len > s->arch.learned_positions)
+        WARN(res, "seq_len_exceeds_context",
+             "seq_len %lld exceeds the %lld learned position embeddings", (long long)r->seq_len,
+             (long long)s->arch.learned_positions);
+}
+
+void core_warnings(const struct core_input *in, struct core_result *res)
+{
+    warn_mfu(res);
+    warn_ledger(in, res);
+    warn_shape(res);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Advice: the lesson's failure modes. Checkpointing never shrinks state; sharding does.
+ * ------------------------------------------------------------------------------------------- */
+
+#define ADVISE(res, ...) core_note_add((res)->advice, &(res)->advice_count, __VA_ARGS__)
+
+/* The lightest checkpointing mode that fits now, or full when none does. */
+static enum core_checkpointing lightest_checkpointing(const struct core_result *res)
+{
+    const struct core_resolved *r = &res->resolved;
+
+    /* With FlashAttention, selective recompute saves nothing more. */
+    if (r->checkpointing == CORE_CKPT_NONE && !r->flash_attention &&
+        core_max_batch(r, res->memory.state, res->fit.capacity, CORE_CKPT_SELECTIVE) >= r->batch)
+        return CORE_CKPT_SELECTIVE;
+    return CORE_CKPT_FULL;
+}
+
+static void advise_checkpointing(struct core_result *res)
+{
+    if (res->resolved.checkpointing == CORE_CKPT_FULL)
+        return;
+    enum core_checkpointing c = lightest_checkpointing(res);
+    struct core_note *n =
+        ADVISE(res, "enable_checkpointing",
+               "activations overflow; %s checkpointing trades recompute for activation memory",
+               core_checkpointing_names[c]);
+    core_note_change_string(n, "checkpointing", core_checkpointing_names[c]);
+}
+
+static void advise_activations(struct core_result *res)
+{
+    const struct core_resolved *r = &res->resolved;
+    struct core_note *n;
+
+    advise_checkpointing(res);
+    if (res->fit.max_batch >= 1) {
+        n = ADVISE(res, "reduce_batch", "the micro-batch must shrink to %lld to fit",
+                   (long long)res->fit.max_batch);
+        core_note_change_int(n, "batch", res->fit.max_batch);
+        return;
+    }
+    int64_t s = core_max_seq_len(r, res->memory.state, res->fit.capacity);
+    if (s > 0) {
+        n = ADVISE(res, "reduce_seq_len",
+                   "even a micro-batch of 1 overflows; seq_len must shrink to %lld", (long long)s);
+        core_note_change_int(n, "seq_len", s);
+    } else {
+        ADVISE(res, "reduce_seq_len",
+               "even a micro-batch of 1 overflows at any sequence length; shrink the vocabulary "
+               "or split the model with tp/pp");
+    }
+}
+
+static void advise_state(const struct core_memory *m, const struct core_state *mp,
+                         struct core_result *res)
+{
+    const struct core_resolved *r = &res->resolved;
+    int64_t g = res->fit.min_gpus;
+    bool zero3 = false;
+    struct core_note *n;
+
+    if (g == 0 && r->zero_stage < 3) {
+        g = core_min_gpus(r, mp, 3, m->activations, res->fit.capacity);
+        zero3 = g > 0;
+    }
+    if (g > 0) {
+        n = ADVISE(res, "shard_state",
+                   "the optimizer state alone overflows; checkpointing cannot help - shard it "
+                   "across >= %lld GPUs%s",
+                   (long long)g, zero3 ? " with zero_stage 3" : "");
+        core_note_change_int(n, "gpus", g);
+        if (zero3)
+            core_note_change_int(n, "zero_stage", 3);
+        return;
+    }
+    g = core_min_gpus(r, mp, 3, 0, res->fit.capacity);
+    if (g > 0) {
+        n = ADVISE(res, "shard_state",
+                   "the optimizer state overflows and the activations alone exceed a GPU: shard "
+                   "state across >= %lld GPUs and shrink activations too",
+                   (long long)g);
+        core_note_change_int(n, "gpus", g);
+        if (r->zero_stage < 3)
+            core_note_change_int(n, "zero_stage", 3);
+        advise_checkpointing(res);
+        return;
+    }
+    ADVISE(res, "state_never_fits",
+           "the training state does not fit even sharded across %d GPUs; use a smaller model, "
+           "a lighter optimizer or a larger GPU",
+           CORE_GPUS_MAX);
+}
+
+void core_advice(const struct core_memory *m, const struct core_state *mp, struct core_result *res)
+{
+    const struct core_fit *fit = &res->fit;
+
+    switch (fit->bottleneck) {
+    case CORE_BOTTLENECK_STATE:
+        advise_state(m, mp, res);
+        break;
+    case CORE_BOTTLENECK_ACTIVATIONS:
+        advise_activations(res);
+        break;
+    case CORE_BOTTLENECK_NONE:
+    default:
+        if (fit->max_batch > res->resolved.batch) {
+            struct core_note *n = ADVISE(res, "batch_headroom", "micro-batch can grow to %lld",
+                                         (long long)fit->max_batch);
+            core_note_change_int(n, "batch", fit->max_batch);
+        }
+        break;
+    }
+}

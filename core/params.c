@@ -1,0 +1,227 @@
+/*
+ * params.c - parameter counts and shape resolution.
+ *
+ * The ledger needs only N, but activations and the attention FLOP term need a shape (L, d, a,
+ * T). This file decides where that shape comes from - a preset, an explicit architecture, the
+ * nearest preset by size, or the d/L ~ 128 aspect rule - applies the caller's overrides on
+ * top, and derives N from a shape when the caller did not give one. Counts are overflow-checked
+ * because fuzzed architectures can exceed int64.
+ */
+#include <math.h>
+
+#include "internal.h"
+
+#define DEFAULT_PARAMS 7000000000LL
+#define DEFAULT_VOCAB  32000
+#define NEAREST_MAX    1.5 /* a preset is "near" within this factor of N */
+#define MISMATCH_RATIO 0.05
+
+/* Weights of one layer: Q, K, V, O projections (+ relative-position projection), MLP, norms. */
+static bool layer_params(const struct core_arch *a, int64_t *out)
+{
+    int64_t width, kv_width, q, kv, mlp, t, norms;
+
+    if (!ck_mul(a->heads, a->head_dim, &width) || !ck_mul(a->kv_heads, a->head_dim, &kv_width))
+        return false;
+    if (!ck_mul(a->hidden, width, &q) || !ck_mul(a->hidden, kv_width, &kv) || !ck_mul(kv, 2, &kv) ||
+        !ck_mul(a->hidden, 2, &norms))
+        return false;
+    if (!ck_mul(a->hidden, a->ffn_hidden, &mlp) || !ck_mul(mlp, a->gated_mlp ? 3 : 2, &mlp))
+        return false;
+    /* Q and O have the same size; the relative-position projection is a third of that size. */
+    if (!ck_mul(q, a->relative_position_projection ? 3 : 2, &t) || !ck_add(t, kv, &t))
+        return false;
+    return ck_add(t, mlp, &t) && ck_add(t, norms, out);
+}
+
+static bool arch_valid(const struct core_arch *a)
+{
+    return a->layers > 0 && a->hidden > 0 && a->heads > 0 && a->kv_heads > 0 && a->head_dim > 0 &&
+           a->ffn_hidden > 0 && a->vocab > 0 && a->learned_positions >= 0;
+}
+
+int64_t core_arch_params(const struct core_arch *arch)
+{
+    int64_t layer, total, emb, pos;
+
+    if (arch == NULL || !arch_valid(arch) || !layer_params(arch, &layer))
+        return -1;
+    if (!ck_mul(layer, arch->layers, &total) || !ck_add(total, arch->hidden, &total))
+        return -1;
+    if (!ck_mul(arch->vocab, arch->hidden, &emb) ||
+        !ck_mul(emb, arch->tied_embeddings ? 1 : 2, &emb) ||
+        !ck_mul(arch->learned_positions, arch->hidden, &pos))
+        return -1;
+    if (!ck_add(total, emb, &total) || !ck_add(total, pos, &total))
+        return -1;
+    return total;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Base shapes
+ * ------------------------------------------------------------------------------------------- */
+
+static void shape_from_preset(int idx, enum core_shape_source source, struct core_shape *s)
+{
+    s->source = source;
+    s->preset = idx;
+    s->arch = core_presets[idx].arch;
+}
+
+/* The Llama rule for a gated MLP: 2/3 of 4d, rounded up to a multiple of 256. */
+static int64_t default_ffn(int64_t hidden, bool gated)
+{
+    return gated ? 256 * ceil_div(ceil_div(8 * hidden, 3), 256) : 4 * hidden;
+}
+
+static void shape_from_architecture(const struct core_input *in, struct core_shape *s)
+{
+    struct core_arch *a = &s->arch;
+    int64_t d = in->hidden;
+
+    s->source = CORE_SHAPE_ARCHITECTURE;
+    s->preset = -1;
+    a->layers = in->layers;
+    a->hidden = d;
+    /* Default heads keep the 128 (else 64) head size of GPT-3 and Llama when d allows it. */
+    a->heads = d % 128 == 0 ? d / 128 : d % 64 == 0 ? d / 64 : 1;
+    a->kv_heads = a->heads;
+    a->head_dim = d / a->heads;
+    a->gated_mlp = in->gated_mlp == CORE_FLAG_YES;
+    a->tied_embeddings = in->tied_embeddings == CORE_FLAG_YES;
+    a->ffn_hidden = default_ffn(d, a->gated_mlp);
+    a->vocab = DEFAULT_VOCAB;
+    a->learned_positions = 0;
+    a->relative_position_projection = false;
+}
+
+/* Nearest preset by |ln(N / derived)|, i.e. the smallest max(N/P, P/N); -1 if none within 1.5x. */
+static int nearest_preset(int64_t n)
+{
+    double best = NEAREST_MAX;
+    int found = -1;
+
+    for (size_t i = 0; i < core_preset_count; i++) {
+        int64_t p = core_arch_params(&core_presets[i].arch);
+        if (p <= 0)
+            continue;
+        double ratio = (double)n > (double)p ? (double)n / (double)p : (double)p / (double)n;
+        if (ratio <= best) {
+            best = ratio;
+            found = (int)i;
+        }
+    }
+    return found;
+}
+
+/* d/L ~ 128 with 128-wide heads, as in GPT-3 and Llama: 12 L d^2 = N gives L = (N/12/128^2)^(1/3).
+ */
+static void shape_from_aspect(int64_t n, struct core_shape *s)
+{
+    struct core_arch *a = &s->arch;
+    int64_t layers = (int64_t)llround(cbrt((double)n / (12.0 * 128.0 * 128.0)));
+
+    s->source = CORE_SHAPE_ASPECT;
+    s->preset = -1;
+    a->layers = layers < 1 ? 1 : layers;
+    a->hidden = 128 * a->layers;
+    a->heads = a->layers;
+    a->kv_heads = a->heads;
+    a->head_dim = 128;
+    a->ffn_hidden = 4 * a->hidden;
+    a->vocab = DEFAULT_VOCAB;
+    a->gated_mlp = false;
+    a->tied_embeddings = false;
+    a->learned_positions = 0;
+    a->relative_position_projection = false;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Overrides and validation
+ * ------------------------------------------------------------------------------------------- */
+
+static void apply_flag(enum core_flag f, bool *target)
+{
+    if (f != CORE_FLAG_AUTO)
+        *target = f == CORE_FLAG_YES;
+}
+
+/* Given fields replace the base. The head size is derived (d/a) unless given, so it follows an
+ * overridden d or a; MHA presets (k == a) keep k == a when only a changes. */
+static void apply_overrides(const struct core_input *in, struct core_shape *s,
+                            struct core_problems *p)
+{
+    struct core_arch *a = &s->arch;
+    bool mha = a->kv_heads == a->heads;
+    bool reshaped = in->hidden > 0 || in->heads > 0 || s->source == CORE_SHAPE_ARCHITECTURE;
+
+    a->layers = in->layers > 0 ? in->layers : a->layers;
+    a->hidden = in->hidden > 0 ? in->hidden : a->hidden;
+    a->heads = in->heads > 0 ? in->heads : a->heads;
+    a->kv_heads = in->kv_heads > 0 ? in->kv_heads : mha ? a->heads : a->kv_heads;
+    a->ffn_hidden = in->ffn_hidden > 0 ? in->ffn_hidden : a->ffn_hidden;
+    a->vocab = in->vocab > 0 ? in->vocab : a->vocab;
+    apply_flag(in->gated_mlp, &a->gated_mlp);
+    apply_flag(in->tied_embeddings, &a->tied_embeddings);
+    if (in->head_dim > 0) {
+        a->head_dim = in->head_dim;
+    } else if (reshaped) {
+        if (a->hidden % a->heads != 0)
+            core_problem_add(p, "heads",
+                             "hidden (%lld) is not divisible by heads (%lld); give head_dim",
+                             (long long)a->hidden, (long long)a->heads);
+        a->head_dim = a->hidden / a->heads > 0 ? a->hidden / a->heads : 1;
+    }
+    if (a->heads % a->kv_heads != 0)
+        core_problem_add(p, "kv_heads", "kv_heads (%lld) must divide heads (%lld)",
+                         (long long)a->kv_heads, (long long)a->heads);
+}
+
+enum core_status core_resolve_shape(const struct core_input *in, struct core_shape *s,
+                                    struct core_problems *p)
+{
+    int before = p->count;
+
+    if (in->preset >= 0) {
+        shape_from_preset(in->preset, CORE_SHAPE_PRESET, s);
+    } else if (in->layers > 0 && in->hidden > 0) {
+        shape_from_architecture(in, s);
+    } else {
+        int64_t n = in->params > 0 ? in->params : DEFAULT_PARAMS;
+        int idx = nearest_preset(n);
+        if (idx >= 0)
+            shape_from_preset(idx, CORE_SHAPE_NEAREST, s);
+        else
+            shape_from_aspect(n, s);
+    }
+    apply_overrides(in, s, p);
+    if (p->count > before)
+        return CORE_EINVAL;
+    s->arch_params = core_arch_params(&s->arch);
+    if (s->arch_params < 0) {
+        core_problem_add(p, "hidden",
+                         "result out of range: the architecture's parameter count "
+                         "does not fit in 64 bits");
+        return CORE_ERANGE;
+    }
+    return CORE_OK;
+}
+
+/* N: as given, else the architecture's own count, else the lesson's 7B. */
+int64_t core_resolve_params(const struct core_input *in, const struct core_shape *s)
+{
+    bool from_arch = s->source == CORE_SHAPE_PRESET || s->source == CORE_SHAPE_ARCHITECTURE;
+
+    if (in->params > 0)
+        return in->params;
+    return from_arch ? s->arch_params : DEFAULT_PARAMS;
+}
+
+/* Used by the params_mismatch warning: N given and more than 5 % away from the architecture. */
+bool core_params_mismatch(const struct core_input *in, const struct core_shape *s, int64_t n)
+{
+    bool from_arch = s->source == CORE_SHAPE_PRESET || s->source == CORE_SHAPE_ARCHITECTURE;
+
+    return in->params > 0 && from_arch && s->arch_params > 0 &&
+           fabs((double)n / (double)s->arch_params - 1.0) > MISMATCH_RATIO;
+}

@@ -41,23 +41,26 @@ struct api_request {
 /* The reply. body is malloc'd and owned by the response: release with api_response_free(). */
 struct api_response {
     unsigned status;
-    const char *content_type;  /* static string */
-    char *body;                /* owned, may be NULL when body_len is 0 */
+    const char *content_type; /* static string; NULL on bodiless 204 (OPTIONS) and 304 */
+    char *body;               /* owned, may be NULL when body_len is 0 */
     size_t body_len;
     const char *allow;         /* static; set on 405 and OPTIONS replies, else NULL */
     const char *cache_control; /* static or NULL */
     char etag[24];             /* "\"<16 hex>\"" for cacheable GET replies, else "" */
 };
 
-/* Route a request and build the reply. Never fails: errors become problem+json replies.
+/* Route a request and build the reply. Routes: /flops /memory /fit /runtime (GET, HEAD, POST,
+ * OPTIONS) and /gpus /models (GET, HEAD, OPTIONS). A 200 GET/HEAD reply carries etag and
+ * cache_control; a matching if_none_match turns it into a bodiless 304. Decoding rules (SI
+ * suffixes, booleans, empty POST body = {}, strict names) are documented in api/fields.c and
+ * api/dispatch.c. Never fails: errors become problem+json replies.
  * Returns false when the path is not one of the api's routes (resp untouched), so the server
  * can try its own routes (e.g. /healthz, /openapi.yaml) before answering 404. */
 bool api_dispatch(const struct api_request *req, struct api_response *resp);
 
 /* A problem+json reply for transport-level errors the server detects (404, 405, 413, 414,
  * 415, 500): status, a detail sentence, and optionally the offending field (or NULL). */
-void api_problem(struct api_response *resp, unsigned status, const char *detail,
-                 const char *field);
+void api_problem(struct api_response *resp, unsigned status, const char *detail, const char *field);
 
 /* Release the body of a response filled by this module; safe on an empty response. */
 void api_response_free(struct api_response *resp);

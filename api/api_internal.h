@@ -1,0 +1,73 @@
+/*
+ * api_internal.h - private interfaces between the api layer's files (not for the server).
+ *
+ * errors.c owns the error registry and the one function every reply goes through;
+ * fields.c owns the input field table (query pairs and JSON objects -> struct core_input);
+ * encode.c turns core results and the catalogs into jansson values. dispatch.c routes.
+ */
+#ifndef MEMWALL_API_INTERNAL_H
+#define MEMWALL_API_INTERNAL_H
+
+#include <jansson.h>
+
+#include "api.h"
+#include "core.h"
+
+/* Every JSON reply is dumped with these flags: compact, 15 significant digits, so 0.1 + 0.2
+ * prints 0.3 and integral doubles print as 112.0 (jansson's choice). */
+#define API_DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+
+#define API_CT_JSON    "application/json"
+#define API_CT_PROBLEM "application/problem+json"
+
+/* At most this many entries in a 400's errors array; beyond it the request is hopeless anyway
+ * and the cap bounds the work a hostile query string can cause. */
+#define API_ERRORS_MAX 64
+
+/* ---- error registry (errors.c) ---- */
+
+enum api_error {
+#define API_ERROR(code, status, slug, title) code,
+#include "errors.def"
+#undef API_ERROR
+    API_ERROR_COUNT
+};
+
+unsigned api_error_status(enum api_error code);
+
+/* Append {field, message} to errors (borrowed array). The field is copied through a sanitizer
+ * (printable ASCII only, at most 64 bytes) since it may be a client-supplied key. Returns false
+ * when the array is already full (API_ERRORS_MAX) or memory ran out. */
+bool api_errors_add(json_t *errors, const char *field, size_t field_len, const char *message);
+
+/* Fill resp with a problem+json reply. errors: a JSON array of {field, message}, stolen;
+ * NULL means []. detail: a plain sentence without internals. */
+void api_reply_problem(struct api_response *resp, enum api_error code, const char *detail,
+                       json_t *errors);
+
+/* The one function that fills a reply: dumps body (stolen) with API_DUMP_FLAGS into a malloc'd
+ * buffer owned by resp. On failure (out of memory) the reply becomes a bodiless 500. */
+void api_reply_json(struct api_response *resp, unsigned status, const char *content_type,
+                    json_t *body);
+
+/* ---- field table (fields.c) ---- */
+
+/* Decode query pairs / a JSON object into *in (already core_input_init'ed). Every problem is
+ * appended to errors (borrowed); returns true when there were none. */
+bool api_decode_query(const struct api_param *query, size_t count, struct core_input *in,
+                      json_t *errors);
+bool api_decode_object(const json_t *object, struct core_input *in, json_t *errors);
+
+/* ---- encoders (encode.c); each returns a new reference or NULL when out of memory ---- */
+
+json_t *api_encode_inputs(const struct core_result *r);
+json_t *api_encode_warnings(const struct core_result *r);
+json_t *api_encode_flops(const struct core_result *r);
+json_t *api_encode_memory(const struct core_result *r);
+json_t *api_encode_fit(const struct core_result *r);
+json_t *api_encode_advice(const struct core_result *r);
+json_t *api_encode_runtime(const struct core_result *r);
+json_t *api_encode_gpus(void);
+json_t *api_encode_models(void);
+
+#endif

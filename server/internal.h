@@ -3,7 +3,8 @@
  *
  * server.c runs the daemon and the per-request lifecycle, reply.c is the one function that
  * turns a struct api_response into a queued MHD response, routes.c answers the few paths the
- * server owns itself, and openapi_yaml.c is generated at build time by cmake/embed.cmake.
+ * server owns itself, assets.c serves the static files that assets_embedded.c (generated at
+ * build time by cmake/embed.cmake) holds.
  */
 #ifndef MEMWALL_SERVER_INTERNAL_H
 #define MEMWALL_SERVER_INTERNAL_H
@@ -36,10 +37,23 @@ enum MHD_Result server_reply(struct server *srv, struct MHD_Connection *conn, co
  * (resp untouched) otherwise. req->method is never "HEAD" here: the caller maps it to GET. */
 bool server_route(const struct api_request *req, struct api_response *resp);
 
-/* openapi.yaml, embedded by cmake/embed.cmake: the bytes (NUL-terminated, length without the
- * NUL; 0 when the file was missing at build time) and a strong ETag derived from its SHA-256. */
-extern const unsigned char server_openapi_yaml[];
-extern const size_t server_openapi_yaml_len;
-extern const char server_openapi_yaml_etag[];
+/* A static file embedded by cmake/embed.cmake: the URL path it is served at, its Content-Type,
+ * the bytes (NUL-terminated, len without the NUL; 0 when the file was missing at build time)
+ * and a strong ETag derived from its SHA-256. */
+struct server_asset {
+    const char *path;
+    const char *content_type;
+    const unsigned char *bytes;
+    size_t len;
+    const char *etag;
+};
+
+/* The generated table (openapi.yaml, the dashboard's index.html, app.js, app.css). */
+extern const struct server_asset server_assets[];
+extern const size_t server_assets_count;
+
+/* GET handler for every embedded file: looks req->path up in server_assets and answers 200 with
+ * the bytes, 304 when If-None-Match holds its ETag, or 404 when the file was not embedded. */
+void server_asset(const struct api_request *req, struct api_response *resp);
 
 #endif

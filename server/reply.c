@@ -3,9 +3,10 @@
  *
  * Every reply, from the api layer or the server itself, success or problem, goes through
  * server_reply() so the headers cannot drift apart between routes: Content-Type, Allow,
- * ETag, Cache-Control, CORS (and the preflight answer), X-Content-Type-Options and
- * X-Request-Id. A HEAD reply keeps the GET body so Content-Length is the GET one; libmicrohttpd
- * never sends the body of a HEAD reply.
+ * ETag, Cache-Control, CORS (and the preflight answer), X-Content-Type-Options,
+ * Content-Security-Policy (default-src 'self': the dashboard loads nothing from elsewhere and
+ * runs no inline script; on a JSON reply it is inert) and X-Request-Id. A HEAD reply keeps the GET
+ * body so Content-Length is the GET one; libmicrohttpd never sends the body of a HEAD reply.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,8 @@ static bool add_headers(struct server *srv, struct MHD_Connection *conn, const c
     if (resp->cache_control != NULL)
         ok = ok && MHD_add_response_header(r, "Cache-Control", resp->cache_control) == MHD_YES;
     ok = ok && MHD_add_response_header(r, "X-Content-Type-Options", "nosniff") == MHD_YES;
+    ok = ok &&
+         MHD_add_response_header(r, "Content-Security-Policy", "default-src 'self'") == MHD_YES;
     ok = ok && MHD_add_response_header(r, "X-Request-Id", id) == MHD_YES;
 
     ok = ok &&

@@ -2,8 +2,9 @@
  * routes.c - the few paths the server answers itself, before the api layer is asked.
  *
  * /healthz is liveness (it must keep working even if the api layer is broken, so it does not
- * go through it) and /openapi.yaml serves the contract embedded at build time. A small table
- * drives both; a wrong method gets 405 with the route's Allow, OPTIONS gets 204 with it.
+ * go through it); /openapi.yaml and the dashboard (/, /app.js, /app.css, /favicon.svg) are static
+ * files embedded at build time (assets.c). A small table drives them all; a wrong method gets 405
+ * with the route's Allow, OPTIONS gets 204 with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +21,14 @@ struct route {
 };
 
 static void healthz(const struct api_request *req, struct api_response *resp);
-static void openapi(const struct api_request *req, struct api_response *resp);
 
 static const struct route routes[] = {
     {"/healthz", "GET, HEAD, OPTIONS", healthz},
-    {"/openapi.yaml", "GET, HEAD, OPTIONS", openapi},
+    {"/openapi.yaml", "GET, HEAD, OPTIONS", server_asset},
+    {"/", "GET, HEAD, OPTIONS", server_asset},
+    {"/app.js", "GET, HEAD, OPTIONS", server_asset},
+    {"/app.css", "GET, HEAD, OPTIONS", server_asset},
+    {"/favicon.svg", "GET, HEAD, OPTIONS", server_asset},
 };
 
 static void healthz(const struct api_request *req, struct api_response *resp)
@@ -43,39 +47,6 @@ static void healthz(const struct api_request *req, struct api_response *resp)
     resp->body = text;
     resp->body_len = strlen(text);
     resp->cache_control = "no-store"; /* liveness must never be answered by a cache */
-}
-
-/* If-None-Match holds a list of entity tags or "*"; a substring match of our strong tag is
- * exact enough because the tag is quoted and 16 hex digits long. */
-static bool etag_matches(const char *if_none_match, const char *etag)
-{
-    if (if_none_match == NULL || etag[0] == '\0')
-        return false;
-    return strcmp(if_none_match, "*") == 0 || strstr(if_none_match, etag) != NULL;
-}
-
-static void openapi(const struct api_request *req, struct api_response *resp)
-{
-    if (server_openapi_yaml_len == 0) {
-        api_problem(resp, 404, "openapi.yaml was not embedded in this build", NULL);
-        return;
-    }
-    if (etag_matches(req->if_none_match, server_openapi_yaml_etag)) {
-        resp->status = 304;
-    } else {
-        resp->body = malloc(server_openapi_yaml_len);
-        if (resp->body == NULL) {
-            api_problem(resp, 500, "out of memory", NULL);
-            return;
-        }
-        memcpy(resp->body, server_openapi_yaml, server_openapi_yaml_len);
-        resp->body_len = server_openapi_yaml_len;
-        resp->status = 200;
-        resp->content_type = "application/yaml";
-    }
-    /* The contract only changes with the binary, so caches may keep it a while. */
-    resp->cache_control = "public, max-age=3600";
-    snprintf(resp->etag, sizeof resp->etag, "%s", server_openapi_yaml_etag);
 }
 
 bool server_route(const struct api_request *req, struct api_response *resp)

@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "cli.h"
 #include "server.h"
 
 #define EXIT_USAGE 2
@@ -108,6 +109,7 @@ static unsigned default_threads(void)
 static void usage(FILE *to)
 {
     fprintf(to, "usage: memwall serve [--bind ADDR] [--port N] [--threads N]\n"
+                "       memwall flops|memory|fit|runtime|plan [--NAME VALUE]... [--json] [FILE]\n"
                 "       memwall --help | --version\n"
                 "\n"
                 "memwall prices a Transformer training run over HTTP: FLOPs, per-GPU memory,\n"
@@ -300,6 +302,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "serve") == 0)
         return serve(argc - 2, argv + 2);
+    if (server_cli_is_command(argv[1])) /* flops, memory, fit, runtime, plan: cli.c */
+        return server_cli(argc - 1, argv + 1);
     if (argv[1][0] == '-')
         fprintf(stderr, "memwall: unknown option '%s' (see 'memwall --help')\n", argv[1]);
     else

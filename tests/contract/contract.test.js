@@ -428,6 +428,57 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
         }
     });
 
+    describe('/plan and batch requests', () => {
+        test('POST /plan: the 7B plan by hand, and every plan is valid /fit input that fits', async () => {
+            const b = await ok('/plan', { gpu: 'h100-sxm', gpus_max: 8, usd_per_gpu_hour: 2 });
+            // 8 H100s, tp = pp = 1, ZeRO 1, micro-batch 8: state 14e9 + 14e9 + 84e9/8 = 38.5e9,
+            // activations 8 * 3689414656 (see tests/core/test_core_plan.c for the derivation).
+            assert.equal(b.ranked_by, 'cost_usd');
+            assert.equal(b.plans[0].gpus, 8);
+            assert.equal(b.plans[0].zero_stage, 1);
+            assert.equal(b.plans[0].memory_per_gpu.total.bytes, 38.5e9 + 8 * 3689414656);
+            // 6 N D / (peak * mfu) / 3600 GPU-hours at $2.
+            close(b.plans[0].cost_usd, 5.88e22 / (989.4e12 * 0.5) / 3600 * 2);
+            const res = await postJson('/fit', b.plans.map((p) => p.config));
+            const fits = conforms(res, '/fit', 'POST', 200);
+            assert.equal(fits.length, b.plans.length);
+            fits.forEach((f, i) => {
+                assert.equal(f.fit.fits, true);
+                assert.equal(f.memory.per_gpu.total.bytes, b.plans[i].memory_per_gpu.total.bytes);
+            });
+        });
+
+        test('POST /plan: nothing within the deadline is a 200 with reasons', async () => {
+            const b = await ok('/plan', { gpu: ['h100-sxm'], gpus_max: 8, deadline_days: 10 });
+            assert.deepEqual(b.plans, []);
+            assert.equal(b.reasons[0].field, 'deadline_days');
+        });
+
+        test('POST /plan: the llama2-70b example on every GPU conforms', async () => {
+            const ex = DOC.paths['/plan'].post.requestBody.content['application/json'].examples.llama70b.value;
+            const b = await ok('/plan', ex);
+            assert.ok(b.plans.length > 0);
+            for (const p of b.plans) assert.ok(p.days <= 30, JSON.stringify(p.config));
+        });
+
+        test('POST /plan: 400 for a planner-chosen input, 405 for GET', async () => {
+            const { p } = await problem('POST', '/plan', 400,
+                { body: '{"tp":2}', headers: { 'Content-Type': 'application/json' } });
+            assert.ok(fields(p).includes('tp'), JSON.stringify(p));
+            await problem('GET', '/plan', 405);
+        });
+
+        for (const route of ['/flops', '/memory', '/fit', '/runtime']) {
+            test(`POST ${route} with an array is a batch: replies and problems in order`, async () => {
+                const b = await ok(route, [{}, { batch: 0 }, { gpus: 3, tp: 2 }]);
+                assert.equal(b.length, 3);
+                assert.ok(b[0].inputs);
+                assert.equal(b[1].status, 400);
+                assert.equal(b[2].status, 422);
+            });
+        }
+    });
+
     describe('catalog and service routes', () => {
         test('GET /gpus: the catalog, h100-sxm first', async () => {
             const b = await ok('/gpus');

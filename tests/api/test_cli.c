@@ -197,7 +197,7 @@ static void serve_and_stop(int sig)
     const char *const args[] = {"serve", "--port", "0", "--threads", "2", NULL};
     const char *const env[] = {"MEMWALL_PORT=1", NULL};
     struct child c = spawn(args, env);
-    char line[1024], rest[1024], target[128], err[1024];
+    char line[1024], rest[8192], target[128], err[1024];
     struct http_reply r;
     json_error_t jerr;
     json_t *doc;
@@ -232,10 +232,29 @@ static void serve_and_stop(int sig)
     ck_assert_int_eq(kill(c.pid, sig), 0);
     ck_assert_int_eq(wait_exit(c.pid), 0);
     slurp(c.out, rest, sizeof rest, 2000, false);
-    doc = json_loads(rest, JSON_DISABLE_EOF_CHECK, &jerr);
-    ck_assert_msg(doc != NULL, "no stopped line: '%s'", rest);
-    ck_assert_str_eq(json_string_value(json_object_get(doc, "event")), "stopped");
-    json_decref(doc);
+    /* config, the /healthz request, draining, stopped: each a JSON line with time and level */
+    {
+        static const char *const events[] = {"config", "request", "draining", "stopped"};
+        char *save = NULL, *l = strtok_r(rest, "\n", &save);
+
+        for (size_t i = 0; i < 4; i++, l = strtok_r(NULL, "\n", &save)) {
+            ck_assert_msg(l != NULL, "line %zu (%s) missing", i, events[i]);
+            doc = json_loads(l, 0, &jerr);
+            ck_assert_msg(doc != NULL, "not JSON: '%s'", l);
+            ck_assert_str_eq(json_string_value(json_object_get(doc, "event")), events[i]);
+            ck_assert(json_is_string(json_object_get(doc, "time")));
+            ck_assert(json_is_string(json_object_get(doc, "level")));
+            if (i == 2)
+                ck_assert_str_eq(json_string_value(json_object_get(doc, "signal")),
+                                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+            if (i == 3) {
+                ck_assert(json_is_true(json_object_get(doc, "drained")));
+                ck_assert_int_eq(json_integer_value(json_object_get(doc, "in_flight_cut")), 0);
+            }
+            json_decref(doc);
+        }
+        ck_assert_ptr_null(l);
+    }
     close(c.out);
     close(c.err);
 }

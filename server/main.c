@@ -6,8 +6,8 @@
  * parsing, validation, the defaults (each default is parsed like a given value), the
  * "config" log line and --help, so they cannot disagree. A bad flag or value exits 2 naming it.
  *
- * Lifecycle, one log line each: "listening" (first, with the real port: scripts and the
- * contract tests read it when they pass --port 0), "config" (the effective settings), then on
+ * Lifecycle, one log line each: "config" (the effective settings), "listening" (with the real
+ * port: scripts and the contract tests read it when they pass --port 0), then on
  * SIGINT or SIGTERM "draining": /readyz turns 503, the listener stops accepting, and requests
  * already accepted finish within the shutdown grace; "stopped" says how long that took and
  * whether anything was cut off; exit 0. A second signal during the drain stops at once.
@@ -305,8 +305,8 @@ static void serve_usage(FILE *to)
         fprintf(to, "  %-32s env %-31s default %s\n      %s\n", name, s->env, s->def, s->help);
     }
     fprintf(to, "  %-32s show this help\n\n", "--help");
-    fprintf(to, "On start two JSON lines go to stdout: {\"event\":\"listening\",\"port\":N,...} "
-                "and\n{\"event\":\"config\",...} with every effective setting.\n");
+    fprintf(to, "On start two JSON lines go to stdout: {\"event\":\"config\",...} with every\n"
+                "effective setting, then {\"event\":\"listening\",\"port\":N,...}.\n");
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -489,6 +489,9 @@ static int serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Before the daemon starts, so it is always the first line and no request line can
+     * come before it. */
+    log_config(&cfg, fd_limit);
     port = server_start(&cfg, &srv, err, sizeof err);
     if (port < 0) {
         struct server_config to_stderr = cfg;
@@ -501,7 +504,6 @@ static int serve(int argc, char **argv)
     server_log(&cfg, SERVER_LOG_INFO, "listening",
                json_pack("{s:s, s:i, s:i, s:s, s:i}", "bind", cfg.bind, "port", port, "threads",
                          (int)cfg.threads, "version", MEMWALL_VERSION, "pid", (int)getpid()));
-    log_config(&cfg, fd_limit);
 
     do {
         if (sigwait(&stop_signals, &sig) != 0)

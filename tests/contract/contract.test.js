@@ -227,7 +227,14 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
             const timer = setTimeout(() => reject(new Error(`no listening line within ${START_TIMEOUT_MS} ms; stderr: ${stderr}`)),
                 START_TIMEOUT_MS);
             const rl = readline.createInterface({ input: child.stdout });
-            rl.once('line', (line) => { clearTimeout(timer); resolve(line); });
+            // Lines before "listening" (the "config" line) are skipped.
+            const onLine = (line) => {
+                if (!line.includes('"event":"listening"')) return;
+                rl.off('line', onLine);
+                clearTimeout(timer);
+                resolve(line);
+            };
+            rl.on('line', onLine);
             child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}; stderr: ${stderr}`)); });
         });
         const ev = JSON.parse(first);

@@ -491,7 +491,7 @@ static size_t to_sink(char *data, size_t size, size_t nmemb, void *user)
     struct sink *s = user;
     size_t n = size * nmemb;
 
-    if (n > sizeof s->data - s->len)
+    if (n >= sizeof s->data - s->len) /* keep a byte for a terminating NUL */
         return 0;
     memcpy(s->data + s->len, data, n);
     s->len += n;
@@ -605,6 +605,7 @@ START_TEST(test_sigterm_under_load)
         "5",     "--access-log", "off", NULL};
     struct child c = spawn(args, NULL);
     static struct load ld;
+    static struct sink probe_sink; /* static: libcurl writes into it from several calls */
     pthread_t fast[FAST_CLIENTS], slow[SLOW_CLIENTS];
     char line[4096], target[128];
     static char rest[16384];
@@ -627,7 +628,7 @@ START_TEST(test_sigterm_under_load)
     curl_easy_setopt(probe, CURLOPT_URL, target);
     curl_easy_setopt(probe, CURLOPT_TIMEOUT, 10L);
     curl_easy_setopt(probe, CURLOPT_WRITEFUNCTION, to_sink);
-    curl_easy_setopt(probe, CURLOPT_WRITEDATA, &(struct sink){.len = 0});
+    curl_easy_setopt(probe, CURLOPT_WRITEDATA, &probe_sink);
     ck_assert_int_eq(curl_easy_perform(probe), CURLE_OK);
     curl_easy_getinfo(probe, CURLINFO_RESPONSE_CODE, &status);
     ck_assert_int_eq(status, 200);
@@ -645,17 +646,17 @@ START_TEST(test_sigterm_under_load)
     ck_assert_int_eq(kill(c.pid, SIGTERM), 0);
     nanosleep(&(struct timespec){.tv_nsec = 50000000L}, NULL);
     {
-        struct sink s = {.len = 0};
         long connects = -1;
 
-        curl_easy_setopt(probe, CURLOPT_WRITEDATA, &s);
+        probe_sink.len = 0;
         rc = curl_easy_perform(probe);
         curl_easy_getinfo(probe, CURLINFO_RESPONSE_CODE, &status);
         curl_easy_getinfo(probe, CURLINFO_NUM_CONNECTS, &connects);
         ck_assert_msg(rc == CURLE_OK && status == 503 && connects == 0,
                       "readyz while draining: curl %d status %ld new connections %ld", (int)rc,
                       status, connects);
-        ck_assert_ptr_nonnull(strstr(s.data, "\"draining\""));
+        probe_sink.data[probe_sink.len] = '\0';
+        ck_assert_ptr_nonnull(strstr(probe_sink.data, "\"draining\""));
     }
     curl_easy_cleanup(probe);
 

@@ -111,7 +111,8 @@ function conforms(res, urlPath, method, expectStatus) {
     const mt = mediaType(res);
     assert.ok(declared.content[mt], `${where}: content type "${res.headers['content-type']}" not one of ` +
         Object.keys(declared.content).join(', '));
-    const body = mt === 'application/yaml' ? YAML.parse(res.text) : JSON.parse(res.text);
+    const body = mt === 'application/yaml' ? YAML.parse(res.text)
+        : mt.startsWith('text/') ? res.text : JSON.parse(res.text);
     const validate = validator(declared.content[mt].schema);
     assert.ok(validate(body), `${where} ${res.status}: body breaks the schema:\n` +
         JSON.stringify(validate.errors, null, 1).slice(0, 3000) + `\nbody: ${res.text.slice(0, 1500)}`);
@@ -226,7 +227,14 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
             const timer = setTimeout(() => reject(new Error(`no listening line within ${START_TIMEOUT_MS} ms; stderr: ${stderr}`)),
                 START_TIMEOUT_MS);
             const rl = readline.createInterface({ input: child.stdout });
-            rl.once('line', (line) => { clearTimeout(timer); resolve(line); });
+            // Lines before "listening" (the "config" line) are skipped.
+            const onLine = (line) => {
+                if (!line.includes('"event":"listening"')) return;
+                rl.off('line', onLine);
+                clearTimeout(timer);
+                resolve(line);
+            };
+            rl.on('line', onLine);
             child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}; stderr: ${stderr}`)); });
         });
         const ev = JSON.parse(first);
@@ -502,6 +510,25 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
 
         test('GET /healthz', async () => {
             await ok('/healthz');
+        });
+
+        test('GET /readyz: ready while serving', async () => {
+            const b = await ok('/readyz');
+            assert.equal(b.status, 'ok');
+        });
+
+        test('GET /metrics: Prometheus text 0.0.4, every sample line well formed', async () => {
+            const res = await get('/metrics');
+            const text = conforms(res, '/metrics', 'GET', 200);
+            assert.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+            const sample = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? -?[0-9.e+Inf-]+$/;
+            for (const line of text.split('\n').slice(0, -1)) {
+                if (line === '' || line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+                assert.match(line, sample);
+            }
+            // This suite made requests before: GET /healthz at least once answered 200.
+            assert.match(text, /^memwall_http_requests_total\{route="\/healthz",method="GET",code="200"\} [1-9]/m);
+            assert.match(text, /^memwall_build_info\{version="[^"]+"\} 1$/m);
         });
 
         test('GET /openapi.yaml serves this very document', async () => {

@@ -78,6 +78,38 @@ void api_reply_json(struct api_response *resp, unsigned status, const char *cont
     json_decref(body);
 }
 
+void api_reply_writer(struct api_response *resp, unsigned status, const char *content_type,
+                      struct api_jsonw *w)
+{
+    resp->status = status;
+    resp->content_type = content_type;
+    resp->body = NULL;
+    resp->body_len = 0;
+    if (w->failed || w->len == 0) {
+        resp->status = 500; /* as in api_reply_json: nothing sensible left to say */
+        resp->content_type = API_CT_PROBLEM;
+        api_jsonw_free(w);
+        return;
+    }
+    resp->body = w->buf;
+    resp->body_len = w->len;
+    api_jsonw_init(w);
+}
+
+static int append_dump(const char *buffer, size_t size, void *data)
+{
+    api_jsonw_append(data, buffer, size);
+    return ((struct api_jsonw *)data)->failed ? -1 : 0;
+}
+
+void api_write_json(struct api_jsonw *w, json_t *body)
+{
+    api_jsonw_raw(w, "", 0); /* the separator, if any */
+    if (body == NULL || json_dump_callback(body, append_dump, w, API_DUMP_FLAGS) != 0)
+        w->failed = true;
+    json_decref(body);
+}
+
 json_t *api_problem_body(enum api_error code, const char *detail, json_t *errors)
 {
     const struct error_entry *e = &registry[code];

@@ -111,20 +111,24 @@ static size_t utf8_sequence(const unsigned char *s)
     return n;
 }
 
-/* s as a JSON string with jansson's escapes: the short ones, \u00XX (upper-case hex) for the
- * other control characters, everything else (DEL and non-ASCII included) as is. */
-static void quoted(struct api_jsonw *w, const char *s)
+/* Bytes that stand for themselves inside a JSON string: printable ASCII but '"' and '\\'. */
+static bool plain(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* The rest of a string from its first byte that is not plain: jansson's escapes, the short ones
+ * and \u00XX (upper-case hex) for the other control characters; DEL and valid UTF-8 as is. */
+static void escaped(struct api_jsonw *w, const unsigned char *p)
 {
     static const char hex[] = "0123456789ABCDEF";
-    const unsigned char *p = (const unsigned char *)s;
 
-    put(w, "\"", 1);
     while (*p != '\0' && !w->failed) {
         const unsigned char *run = p;
         char esc[6];
         size_t n;
 
-        while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+        while (plain(*p))
             p++;
         if (p > run)
             put(w, (const char *)run, (size_t)(p - run));
@@ -171,6 +175,24 @@ static void quoted(struct api_jsonw *w, const char *s)
         put(w, esc, n);
         p++;
     }
+}
+
+/* s as a JSON string. Keys and names are plain ASCII: copied in one pass into room reserved for
+ * the whole string, and only a byte that is not plain goes the escaping way. */
+static void quoted(struct api_jsonw *w, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    char *out;
+
+    if (!reserve(w, strlen(s) + 2))
+        return;
+    out = w->buf + w->len;
+    *out++ = '"';
+    while (plain(*p))
+        *out++ = (char)*p++;
+    w->len = (size_t)(out - w->buf);
+    if (*p != '\0')
+        escaped(w, p);
     put(w, "\"", 1);
 }
 
@@ -402,6 +424,13 @@ void api_jsonw_key(struct api_jsonw *w, const char *key)
     separate(w);
     quoted(w, key);
     put(w, ":", 1);
+    w->comma = false;
+}
+
+void api_jsonw_key_encoded(struct api_jsonw *w, const char *encoded, size_t len)
+{
+    separate(w);
+    put(w, encoded, len);
     w->comma = false;
 }
 

@@ -37,6 +37,11 @@ void api_jsonw_close_array(struct api_jsonw *w);
 /* An object member's key (borrowed, NUL-terminated); the value call follows. */
 void api_jsonw_key(struct api_jsonw *w, const char *key);
 
+/* A key fixed at compile time that needs no escaping, passed already encoded: KEY("name")
+ * expands to the two arguments "\"name\":" and its length, written with one copy. */
+#define API_JSONW_KEY(lit) ("\"" lit "\":"), (sizeof(lit) + 2)
+void api_jsonw_key_encoded(struct api_jsonw *w, const char *encoded, size_t len);
+
 /* Values. string: NUL-terminated, NULL writes null. */
 void api_jsonw_string(struct api_jsonw *w, const char *s);
 void api_jsonw_int(struct api_jsonw *w, int64_t v);

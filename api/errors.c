@@ -1,10 +1,12 @@
 /*
- * errors.c - the error registry, RFC 9457 problem bodies and the one reply function.
+ * errors.c - the error registry, RFC 9457 problem bodies and the reply functions.
  *
  * Why one registry: the problem code decides the HTTP status, slug and title, so a handler can
  * never send a 422 titled "Not found". Why one reply function: every body is dumped with the
  * same flags (byte-identical GET/POST replies) into memory the response owns, and out-of-memory
- * degrades to a bodiless 500 instead of a half-written reply. Problem bodies never carry
+ * degrades to a bodiless 500 instead of a half-written reply. api_reply_json takes a jansson
+ * value, api_reply_writer a streamed body (jsonw.h) with the same bytes and the same 500 rule;
+ * api_write_json dumps a jansson value into a writer. Problem bodies never carry
  * library messages or pointers: details are our own sentences.
  */
 #include <stdlib.h>

@@ -63,7 +63,7 @@ static bool reserve(struct api_jsonw *w, size_t n)
 
 static void put(struct api_jsonw *w, const char *s, size_t n)
 {
-    if (reserve(w, n)) {
+    if (n > 0 && reserve(w, n)) { /* n == 0 may meet a buffer not yet allocated */
         memcpy(w->buf + w->len, s, n);
         w->len += n;
     }

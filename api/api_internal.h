@@ -3,7 +3,8 @@
  *
  * errors.c owns the error registry and the one function every reply goes through;
  * fields.c owns the input field table (query pairs and JSON objects -> struct core_input);
- * encode.c turns core results and the catalogs into jansson values. dispatch.c routes.
+ * encode.c turns core results and the catalogs into jansson values; write.c streams the compute
+ * routes' replies through jsonw.c (the hot path). dispatch.c routes.
  */
 #ifndef MEMWALL_API_INTERNAL_H
 #define MEMWALL_API_INTERNAL_H
@@ -12,6 +13,7 @@
 
 #include "api.h"
 #include "core.h"
+#include "jsonw.h"
 
 /* Every JSON reply is dumped with these flags: compact, 15 significant digits, so 0.1 + 0.2
  * prints 0.3 and integral doubles print as 112.0 (jansson's choice). */
@@ -52,6 +54,13 @@ json_t *api_problem_body(enum api_error code, const char *detail, json_t *errors
 void api_reply_json(struct api_response *resp, unsigned status, const char *content_type,
                     json_t *body);
 
+/* Fill resp from a writer: its buffer becomes the body (moved; w is left empty). A failed or
+ * empty writer makes the reply a bodiless 500, as api_reply_json does. */
+void api_reply_writer(struct api_response *resp, unsigned status, const char *content_type,
+                      struct api_jsonw *w);
+/* Dump body (stolen) with API_DUMP_FLAGS into w as one value; NULL or a failed dump fails w. */
+void api_write_json(struct api_jsonw *w, json_t *body);
+
 /* ---- field table (fields.c) ---- */
 
 /* Decode query pairs / a JSON object into *in (already core_input_init'ed). Every problem is
@@ -63,7 +72,20 @@ bool api_decode_object(const json_t *object, struct core_input *in, json_t *erro
  * GPU); in must be core_plan_input_init'ed. */
 bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, json_t *errors);
 
-/* ---- encoders (encode.c); each returns a new reference or NULL when out of memory ---- */
+/* ---- streaming writers for the compute routes (write.c): each writes one member, key
+ * included ("inputs", "flops", ...), into an open object; errors are the writer's (sticky) ---- */
+
+void api_write_inputs(struct api_jsonw *w, const struct core_result *r);
+void api_write_warnings(struct api_jsonw *w, const struct core_result *r);
+void api_write_flops(struct api_jsonw *w, const struct core_result *r);
+void api_write_memory(struct api_jsonw *w, const struct core_result *r);
+void api_write_fit(struct api_jsonw *w, const struct core_result *r);
+void api_write_advice(struct api_jsonw *w, const struct core_result *r);
+void api_write_runtime(struct api_jsonw *w, const struct core_result *r);
+
+/* ---- jansson encoders (encode.c); each returns a new reference or NULL when out of memory.
+ * /plan and the catalogs reply with these; the compute-route ones are the reference that
+ * tests/apiunit holds the streaming writers to, byte for byte. ---- */
 
 json_t *api_encode_inputs(const struct core_result *r);
 json_t *api_encode_warnings(const struct core_result *r);

@@ -6,10 +6,12 @@
  * is a 405 carrying Allow; OPTIONS is a bodiless 204 carrying Allow (the server adds CORS);
  * HEAD is answered exactly like GET and the server drops the body.
  *
- * Compute handlers are decode -> core_evaluate -> encode -> reply. A POSTed JSON array is a
- * batch (at most API_BATCH_MAX items): an array reply in the same order, 200 overall, where an
- * item that fails is its own problem object (with its own status) so the others still count.
- * POST /plan is decode -> core_plan_search -> encode. POST bodies: at most
+ * Compute handlers are decode -> core_evaluate -> write -> reply; they stream their replies
+ * through the JSON writer (write.c, jsonw.c) because they are the hot path, while problem
+ * bodies, /plan and the catalogs are built with jansson and dumped into the same writer. A POSTed
+ * JSON array is a batch (at most API_BATCH_MAX items): an array reply in the same order, 200
+ * overall, where an item that fails is its own problem object (with its own status) so the others
+ * still count. POST /plan is decode -> core_plan_search -> encode. POST bodies: at most
  * API_BODY_MAX bytes (413), Content-Type application/json with any parameters (415), parsed
  * with JSON_REJECT_DUPLICATES (400 with line and column), must be an object (400); an empty
  * body means {} (all defaults), whatever its Content-Type, so `curl -X POST` works. A POST
@@ -35,8 +37,8 @@
 
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4, M_OPTIONS = 8 };
 
-/* Adds the route's own members to a reply that already holds inputs; false when out of memory. */
-typedef bool encode_fn(json_t *reply, const struct core_result *r);
+/* Writes the route's own members into a reply that already holds inputs. */
+typedef void write_fn(struct api_jsonw *w, const struct core_result *r);
 
 struct route {
     const char *path;
@@ -44,37 +46,18 @@ struct route {
     const char *allow;
     void (*handler)(const struct route *route, const struct api_request *req,
                     struct api_response *resp);
-    encode_fn *encode; /* compute routes only */
+    write_fn *write; /* compute routes only */
 };
 
 /* ---------------------------------------------------------------------------------------------
  * Route-specific members
  * ------------------------------------------------------------------------------------------- */
 
-static bool put(json_t *obj, const char *key, json_t *value)
+static void write_fit(struct api_jsonw *w, const struct core_result *r)
 {
-    return json_object_set_new(obj, key, value) == 0;
-}
-
-static bool encode_flops(json_t *reply, const struct core_result *r)
-{
-    return put(reply, "flops", api_encode_flops(r));
-}
-
-static bool encode_memory(json_t *reply, const struct core_result *r)
-{
-    return put(reply, "memory", api_encode_memory(r));
-}
-
-static bool encode_fit(json_t *reply, const struct core_result *r)
-{
-    return put(reply, "memory", api_encode_memory(r)) && put(reply, "fit", api_encode_fit(r)) &&
-           put(reply, "advice", api_encode_advice(r));
-}
-
-static bool encode_runtime(json_t *reply, const struct core_result *r)
-{
-    return put(reply, "runtime", api_encode_runtime(r));
+    api_write_memory(w, r);
+    api_write_fit(w, r);
+    api_write_advice(w, r);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -123,38 +106,36 @@ static const char *json_problem(const json_error_t *err)
     }
 }
 
-/* One answer: a reply body (new reference; NULL = out of memory) and its HTTP status. A single
- * request replies with it; a batch item becomes one element of the reply array. */
-struct answer {
-    unsigned status;
-    json_t *body;
-};
+/* One answer is written into a writer as one JSON value (a reply body or a problem body) and
+ * its HTTP status returned. A single request replies with the writer's bytes; a batch writes
+ * each item's answer as one element of the reply array. Out of memory fails the writer. */
 
-static void problem_answer(struct answer *a, enum api_error code, const char *detail,
-                           json_t *errors)
+/* errors: stolen, NULL means []. */
+static unsigned problem_answer(struct api_jsonw *w, enum api_error code, const char *detail,
+                               json_t *errors)
 {
-    a->status = api_error_status(code);
-    a->body = api_problem_body(code, detail, errors);
+    api_write_json(w, api_problem_body(code, detail, errors));
+    return api_error_status(code);
 }
 
-static void invalid_input_answer(struct answer *a, json_t *errors)
+static unsigned invalid_input_answer(struct api_jsonw *w, json_t *errors)
 {
     char detail[160];
     size_t n = json_array_size(errors);
 
     snprintf(detail, sizeof detail, "%zu input%s invalid; see errors.", n,
              n == 1 ? " is" : "s are");
-    problem_answer(a, API_E_INVALID_INPUT, detail, errors);
+    return problem_answer(w, API_E_INVALID_INPUT, detail, errors);
 }
 
-static void reply_answer(struct api_response *resp, struct answer *a)
+static void reply_answer(struct api_response *resp, unsigned status, struct api_jsonw *w)
 {
-    api_reply_json(resp, a->status, a->status == 200 ? API_CT_JSON : API_CT_PROBLEM, a->body);
+    api_reply_writer(resp, status, status == 200 ? API_CT_JSON : API_CT_PROBLEM, w);
 }
 
-/* The POST body parsed (new reference), any JSON value; NULL with *a set to the problem. An
- * empty body is {}. */
-static json_t *read_body(const struct api_request *req, struct answer *a)
+/* The POST body parsed (new reference), any JSON value; NULL with the problem written into w
+ * and its status in *status. An empty body is {}. */
+static json_t *read_body(const struct api_request *req, struct api_jsonw *w, unsigned *status)
 {
     json_error_t jerr;
     char detail[160];
@@ -166,30 +147,31 @@ static json_t *read_body(const struct api_request *req, struct answer *a)
             api_errors_add(errors, req->query[i].key, req->query[i].key_len,
                            "query parameters are not accepted with POST; put inputs in the "
                            "JSON body");
-        problem_answer(a, API_E_INVALID_INPUT, "POST takes its inputs from the JSON body.", errors);
+        *status = problem_answer(w, API_E_INVALID_INPUT,
+                                 "POST takes its inputs from the JSON body.", errors);
         return NULL;
     }
     if (req->body_len > API_BODY_MAX) {
         snprintf(detail, sizeof detail, "The request body exceeds %d bytes.", API_BODY_MAX);
-        problem_answer(a, API_E_BODY_TOO_LARGE, detail, NULL);
+        *status = problem_answer(w, API_E_BODY_TOO_LARGE, detail, NULL);
         return NULL;
     }
     if (req->body_len == 0)
         return json_object(); /* every input at its default, so `curl -X POST` works */
     if (!is_json_media_type(req->content_type)) {
-        problem_answer(a, API_E_UNSUPPORTED_MEDIA_TYPE,
-                       "POST bodies must be Content-Type: application/json.", NULL);
+        *status = problem_answer(w, API_E_UNSUPPORTED_MEDIA_TYPE,
+                                 "POST bodies must be Content-Type: application/json.", NULL);
         return NULL;
     }
     body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     if (body == NULL) {
         if (json_error_code(&jerr) == json_error_out_of_memory) {
-            problem_answer(a, API_E_INTERNAL, "Out of memory.", NULL);
+            *status = problem_answer(w, API_E_INTERNAL, "Out of memory.", NULL);
             return NULL;
         }
         snprintf(detail, sizeof detail, "Malformed JSON at line %d, column %d: %s.", jerr.line,
                  jerr.column, json_problem(&jerr));
-        problem_answer(a, API_E_MALFORMED_JSON, detail, NULL);
+        *status = problem_answer(w, API_E_MALFORMED_JSON, detail, NULL);
     }
     return body;
 }
@@ -198,8 +180,8 @@ static json_t *read_body(const struct api_request *req, struct answer *a)
  * Handlers
  * ------------------------------------------------------------------------------------------- */
 
-static void core_problems_answer(struct answer *a, enum core_status status,
-                                 const struct core_problems *problems)
+static unsigned core_problems_answer(struct api_jsonw *w, enum core_status status,
+                                     const struct core_problems *problems)
 {
     json_t *errors = json_array();
     int i;
@@ -210,68 +192,59 @@ static void core_problems_answer(struct answer *a, enum core_status status,
         api_errors_add(errors, field, strlen(field), p->message);
     }
     if (status == CORE_ERANGE)
-        problem_answer(a, API_E_OUT_OF_RANGE,
-                       "A result would not fit in 64-bit bytes; reduce the inputs named.", errors);
-    else
-        problem_answer(a, API_E_IMPOSSIBLE_INPUTS,
-                       "The inputs are valid one by one but impossible together.", errors);
+        return problem_answer(w, API_E_OUT_OF_RANGE,
+                              "A result would not fit in 64-bit bytes; reduce the inputs named.",
+                              errors);
+    return problem_answer(w, API_E_IMPOSSIBLE_INPUTS,
+                          "The inputs are valid one by one but impossible together.", errors);
 }
 
-static void compute_answer(const struct route *route, const struct core_input *in, struct answer *a)
+static unsigned compute_answer(const struct route *route, const struct core_input *in,
+                               struct api_jsonw *w)
 {
     struct core_result result;
     struct core_problems problems;
     enum core_status status;
-    json_t *reply;
 
     memset(&problems, 0, sizeof problems);
     status = core_evaluate(in, &result, &problems);
-    if (status != CORE_OK) {
-        core_problems_answer(a, status, &problems);
-        return;
-    }
+    if (status != CORE_OK)
+        return core_problems_answer(w, status, &problems);
     /* Member order: inputs, the route's figures, warnings. */
-    reply = json_object();
-    if (reply != NULL &&
-        !(put(reply, "inputs", api_encode_inputs(&result)) && route->encode(reply, &result) &&
-          put(reply, "warnings", api_encode_warnings(&result)))) {
-        json_decref(reply);
-        reply = NULL;
-    }
-    a->status = 200;
-    a->body = reply;
+    api_jsonw_open_object(w);
+    api_write_inputs(w, &result);
+    route->write(w, &result);
+    api_write_warnings(w, &result);
+    api_jsonw_close_object(w);
+    return 200;
 }
 
 /* One JSON value of inputs (a request body, or one item of a batch). */
-static void object_answer(const struct route *route, const json_t *item, struct answer *a)
+static unsigned object_answer(const struct route *route, const json_t *item, struct api_jsonw *w)
 {
     struct core_input in;
     json_t *errors;
 
-    if (!json_is_object(item)) {
-        problem_answer(a, API_E_MALFORMED_JSON,
-                       "The body must be a JSON object (or, for a batch, an array of them).", NULL);
-        return;
-    }
+    if (!json_is_object(item))
+        return problem_answer(w, API_E_MALFORMED_JSON,
+                              "The body must be a JSON object (or, for a batch, an array of them).",
+                              NULL);
     core_input_init(&in);
     errors = json_array();
-    if (errors == NULL) {
-        problem_answer(a, API_E_INTERNAL, "Out of memory.", NULL);
-        return;
-    }
-    if (!api_decode_object(item, &in, errors)) {
-        invalid_input_answer(a, errors);
-        return;
-    }
+    if (errors == NULL)
+        return problem_answer(w, API_E_INTERNAL, "Out of memory.", NULL);
+    if (!api_decode_object(item, &in, errors))
+        return invalid_input_answer(w, errors);
     json_decref(errors);
-    compute_answer(route, &in, a);
+    return compute_answer(route, &in, w);
 }
 
 /* A batch: each item answered on its own, in order; a bad item is its problem object in
  * place (carrying its own status) and the batch as a whole is 200. */
 static void batch_reply(const struct route *route, const json_t *items, struct api_response *resp)
 {
-    json_t *out, *item;
+    struct api_jsonw w;
+    json_t *item;
     size_t i;
     char detail[120];
 
@@ -281,48 +254,47 @@ static void batch_reply(const struct route *route, const json_t *items, struct a
         api_reply_problem(resp, API_E_INVALID_INPUT, detail, NULL);
         return;
     }
-    out = json_array();
+    api_jsonw_init(&w);
+    api_jsonw_open_array(&w);
     json_array_foreach (items, i, item) {
-        struct answer a = {0, NULL};
-        if (out == NULL)
+        if (w.failed)
             break;
-        object_answer(route, item, &a);
-        if (a.body == NULL || json_array_append_new(out, a.body) != 0) {
-            json_decref(out);
-            out = NULL;
-        }
+        object_answer(route, item, &w); /* an item's own status is inside its problem body */
     }
-    api_reply_json(resp, 200, API_CT_JSON, out);
+    api_jsonw_close_array(&w);
+    api_reply_writer(resp, 200, API_CT_JSON, &w);
 }
 
 static void handle_compute(const struct route *route, const struct api_request *req,
                            struct api_response *resp)
 {
-    struct answer a = {0, NULL};
+    struct api_jsonw w;
+    unsigned status = 0;
     json_t *body, *errors;
     struct core_input in;
 
+    api_jsonw_init(&w);
     if (strcmp(req->method, "POST") != 0) {
         core_input_init(&in);
         errors = json_array();
         if (errors == NULL)
-            problem_answer(&a, API_E_INTERNAL, "Out of memory.", NULL);
+            status = problem_answer(&w, API_E_INTERNAL, "Out of memory.", NULL);
         else if (!api_decode_query(req->query, req->query_count, &in, errors))
-            invalid_input_answer(&a, errors);
+            status = invalid_input_answer(&w, errors);
         else {
             json_decref(errors);
-            compute_answer(route, &in, &a);
+            status = compute_answer(route, &in, &w);
         }
-        reply_answer(resp, &a);
+        reply_answer(resp, status, &w);
         return;
     }
-    body = read_body(req, &a);
+    body = read_body(req, &w, &status);
     if (body != NULL && json_is_array(body))
         batch_reply(route, body, resp);
     else {
         if (body != NULL)
-            object_answer(route, body, &a);
-        reply_answer(resp, &a);
+            status = object_answer(route, body, &w);
+        reply_answer(resp, status, &w);
     }
     json_decref(body);
 }
@@ -346,39 +318,43 @@ static void handle_plan(const struct route *route, const struct api_request *req
         struct core_plan_summary summary;
         struct core_problems problems;
     } *w = NULL;
-    struct answer a = {0, NULL};
-    json_t *body = read_body(req, &a), *errors = NULL;
+    struct api_jsonw out;
+    unsigned reply_status = 0;
+    json_t *body, *errors = NULL;
     enum core_status status;
     double start = monotonic_seconds();
 
     (void)route;
+    api_jsonw_init(&out);
+    body = read_body(req, &out, &reply_status);
     if (body != NULL && !json_is_object(body)) {
-        problem_answer(&a, API_E_MALFORMED_JSON, "The body must be a JSON object.", NULL);
+        reply_status =
+            problem_answer(&out, API_E_MALFORMED_JSON, "The body must be a JSON object.", NULL);
     } else if (body != NULL) {
         w = calloc(1, sizeof *w);
         errors = json_array();
         if (w == NULL || errors == NULL) {
-            problem_answer(&a, API_E_INTERNAL, "Out of memory.", NULL);
+            reply_status = problem_answer(&out, API_E_INTERNAL, "Out of memory.", NULL);
             json_decref(errors);
         } else {
             core_plan_input_init(&w->in);
             if (!api_decode_plan_object(body, &w->in, errors)) {
-                invalid_input_answer(&a, errors);
+                reply_status = invalid_input_answer(&out, errors);
             } else {
                 json_decref(errors);
                 status = core_plan_search(&w->in, w->plans, CORE_PLAN_TOP, w->pareto,
                                           CORE_PLAN_PARETO_MAX, &w->summary, &w->problems);
                 if (status != CORE_OK) {
-                    core_problems_answer(&a, status, &w->problems);
+                    reply_status = core_problems_answer(&out, status, &w->problems);
                 } else {
-                    a.status = 200;
-                    a.body = api_encode_plan(&w->in, &w->summary, w->plans, w->pareto,
-                                             monotonic_seconds() - start);
+                    reply_status = 200;
+                    api_write_json(&out, api_encode_plan(&w->in, &w->summary, w->plans, w->pareto,
+                                                         monotonic_seconds() - start));
                 }
             }
         }
     }
-    reply_answer(resp, &a);
+    reply_answer(resp, reply_status, &out);
     free(w);
     json_decref(body);
 }
@@ -402,11 +378,12 @@ static void handle_catalog(const struct route *route, const struct api_request *
 }
 
 static const struct route routes[] = {
-    {"/flops", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute, encode_flops},
-    {"/memory", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute, encode_memory},
-    {"/fit", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute, encode_fit},
+    {"/flops", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute, api_write_flops},
+    {"/memory", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute,
+     api_write_memory},
+    {"/fit", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute, write_fit},
     {"/runtime", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute,
-     encode_runtime},
+     api_write_runtime},
     {"/plan", M_POST | M_OPTIONS, ALLOW_PLAN, handle_plan, NULL},
     {"/gpus", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},
     {"/models", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},

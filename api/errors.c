@@ -1,10 +1,12 @@
 /*
- * errors.c - the error registry, RFC 9457 problem bodies and the one reply function.
+ * errors.c - the error registry, RFC 9457 problem bodies and the reply functions.
  *
  * Why one registry: the problem code decides the HTTP status, slug and title, so a handler can
  * never send a 422 titled "Not found". Why one reply function: every body is dumped with the
  * same flags (byte-identical GET/POST replies) into memory the response owns, and out-of-memory
- * degrades to a bodiless 500 instead of a half-written reply. Problem bodies never carry
+ * degrades to a bodiless 500 instead of a half-written reply. api_reply_json takes a jansson
+ * value, api_reply_writer a streamed body (jsonw.h) with the same bytes and the same 500 rule;
+ * api_write_json dumps a jansson value into a writer. Problem bodies never carry
  * library messages or pointers: details are our own sentences.
  */
 #include <stdlib.h>
@@ -75,6 +77,38 @@ void api_reply_json(struct api_response *resp, unsigned status, const char *cont
         resp->body = buf;
         resp->body_len = len;
     }
+    json_decref(body);
+}
+
+void api_reply_writer(struct api_response *resp, unsigned status, const char *content_type,
+                      struct api_jsonw *w)
+{
+    resp->status = status;
+    resp->content_type = content_type;
+    resp->body = NULL;
+    resp->body_len = 0;
+    if (w->failed || w->len == 0) {
+        resp->status = 500; /* as in api_reply_json: nothing sensible left to say */
+        resp->content_type = API_CT_PROBLEM;
+        api_jsonw_free(w);
+        return;
+    }
+    resp->body = w->buf;
+    resp->body_len = w->len;
+    api_jsonw_init(w);
+}
+
+static int append_dump(const char *buffer, size_t size, void *data)
+{
+    api_jsonw_append(data, buffer, size);
+    return ((struct api_jsonw *)data)->failed ? -1 : 0;
+}
+
+void api_write_json(struct api_jsonw *w, json_t *body)
+{
+    api_jsonw_raw(w, "", 0); /* the separator, if any */
+    if (body == NULL || json_dump_callback(body, append_dump, w, API_DUMP_FLAGS) != 0)
+        w->failed = true;
     json_decref(body);
 }
 

@@ -24,6 +24,20 @@
 void server_log(const struct server_config *cfg, enum server_log_level level, const char *event,
                 json_t *fields);
 
+/* One request's access line (event "request"): its members, all borrowed. */
+struct server_access {
+    const char *method, *route, *path;
+    unsigned status;
+    double duration_ms;
+    long long bytes;
+    const char *request_id, *remote;
+};
+
+/* Write the access line at info level: the same line as server_log() with these members in
+ * this order, but in the JSON format streamed without a jansson object, because it is written
+ * on every request (docs/performance.md). */
+void server_log_access(const struct server_config *cfg, const struct server_access *a);
+
 /* Would a line at this level be written? Lets callers skip building fields. */
 bool server_log_enabled(const struct server_config *cfg, enum server_log_level level);
 

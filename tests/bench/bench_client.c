@@ -11,7 +11,8 @@
  *   bench_client startup RUNS PROGRAM ARGS...
  *       Starts PROGRAM RUNS times; each time measures from just before fork() to the first 200
  *       answer of GET /healthz. The program must print its JSON "listening" line with
- *       "port":N on stdout first (memwall serve --port 0 does). Prints each time and the median.
+ *       "port":N on stdout (memwall serve --port 0 does; a settings line may come first). Prints
+ * each time and the median.
  *
  * Replies are framed by Content-Length only (memwall and nginx both send it); no chunked
  * decoding is needed for what the benchmark asks.
@@ -226,7 +227,7 @@ static int cmp_double(const void *a, const void *b)
 static double start_once(char **argv)
 {
     static char reply[REPLY_MAX];
-    char line[1024], req[256];
+    char line[4096], req[256];
     size_t have = 0;
     int pipefd[2], status = -1, len;
     long port = 0;
@@ -245,15 +246,23 @@ static double start_once(char **argv)
         _exit(127);
     }
     close(pipefd[1]);
-    while (have < sizeof line - 1 && memchr(line, '\n', have) == NULL) {
-        ssize_t n = read(pipefd[0], line + have, sizeof line - 1 - have);
+    /* The settings line comes first and carries the configured port (0): wait for the
+     * listening line, which carries the bound one. */
+    line[0] = '\0';
+    while (have < sizeof line - 1) {
+        ssize_t n;
 
+        p = strstr(line, "\"listening\"");
+        if (p != NULL && strchr(p, '\n') != NULL)
+            break;
+        n = read(pipefd[0], line + have, sizeof line - 1 - have);
         if (n <= 0)
             break;
         have += (size_t)n;
+        line[have] = '\0';
     }
-    line[have] = '\0';
-    p = strstr(line, "\"port\":");
+    p = strstr(line, "\"listening\"");
+    p = p != NULL ? strstr(p, "\"port\":") : NULL;
     if (pid > 0 && p != NULL) {
         port = strtol(p + 7, NULL, 10);
         len = format_request(req, sizeof req, "GET", "/healthz", NULL);

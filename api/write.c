@@ -1,0 +1,261 @@
+/*
+ * write.c - the compute routes' reply members streamed through the JSON writer (jsonw.c).
+ *
+ * The same members, order and types as the jansson encoders in encode.c (which /plan and the
+ * catalogs still use, and which tests/apiunit keeps as the reference these must match byte for
+ * byte): names exactly as the API contract spells them, byte figures as {bytes, gb, gib} with
+ * GB = 1e9 and GiB = 2^30, absent optional numbers null, cost_usd present only when priced.
+ * Why a second encoder: the compute routes are the hot path, and a jansson tree plus its dump
+ * cost ~100x the core evaluation (docs/performance.md).
+ */
+#include "api_internal.h"
+
+#define KEY API_JSONW_KEY
+
+/* One object member each: key, then value. */
+static void k_int(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    api_jsonw_int(w, v);
+}
+
+static void k_real(struct api_jsonw *w, const char *key, size_t klen, double v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    api_jsonw_double(w, v);
+}
+
+static void k_str(struct api_jsonw *w, const char *key, size_t klen, const char *s)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    api_jsonw_string(w, s);
+}
+
+static void k_bool(struct api_jsonw *w, const char *key, size_t klen, bool v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    api_jsonw_bool(w, v);
+}
+
+/* A real when present (given: > 0, or >= 0 for prices), else null. */
+static void k_real_if(struct api_jsonw *w, const char *key, size_t klen, bool present, double v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (present)
+        api_jsonw_double(w, v);
+    else
+        api_jsonw_null(w);
+}
+
+static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    api_jsonw_open_object(w);
+    k_int(w, KEY("bytes"), b);
+    k_real(w, KEY("gb"), (double)b / 1e9);
+    k_real(w, KEY("gib"), (double)b / 1073741824.0);
+    api_jsonw_close_object(w);
+}
+
+static void shape(struct api_jsonw *w, const struct core_shape *s)
+{
+    const struct core_arch *a = &s->arch;
+
+    api_jsonw_key_encoded(w, KEY("shape"));
+    api_jsonw_open_object(w);
+    k_str(w, KEY("source"), core_shape_source_names[s->source]);
+    k_str(w, KEY("preset"), s->preset >= 0 ? core_presets[s->preset].id : NULL);
+    k_int(w, KEY("layers"), a->layers);
+    k_int(w, KEY("hidden"), a->hidden);
+    k_int(w, KEY("heads"), a->heads);
+    k_int(w, KEY("kv_heads"), a->kv_heads);
+    k_int(w, KEY("head_dim"), a->head_dim);
+    k_int(w, KEY("ffn_hidden"), a->ffn_hidden);
+    k_int(w, KEY("vocab"), a->vocab);
+    k_bool(w, KEY("gated_mlp"), a->gated_mlp);
+    k_bool(w, KEY("tied_embeddings"), a->tied_embeddings);
+    k_int(w, KEY("learned_positions"), a->learned_positions);
+    k_int(w, KEY("params"), s->arch_params);
+    api_jsonw_close_object(w);
+}
+
+void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_resolved *in = &r->resolved;
+
+    api_jsonw_key_encoded(w, KEY("inputs"));
+    api_jsonw_open_object(w);
+    k_str(w, KEY("model"),
+          in->shape.source == CORE_SHAPE_PRESET ? core_presets[in->shape.preset].id : NULL);
+    k_int(w, KEY("params"), in->params);
+    k_int(w, KEY("active_params"), in->active_params);
+    k_int(w, KEY("batch"), in->batch);
+    k_int(w, KEY("seq_len"), in->seq_len);
+    k_real(w, KEY("tokens"), in->tokens);
+    k_str(w, KEY("precision"), core_precision_names[in->precision]);
+    k_str(w, KEY("grad_precision"), core_precision_names[in->grad_precision]);
+    k_bool(w, KEY("master_weights"), in->master_weights);
+    k_str(w, KEY("optimizer"), core_optimizer_names[in->optimizer]);
+    k_str(w, KEY("checkpointing"), core_checkpointing_names[in->checkpointing]);
+    k_bool(w, KEY("flash_attention"), in->flash_attention);
+    k_str(w, KEY("attention_flops"), core_attention_flops_names[in->attention_flops]);
+    k_int(w, KEY("gpus"), in->gpus);
+    k_str(w, KEY("gpu"), core_gpus[in->gpu].id);
+    k_int(w, KEY("zero_stage"), in->zero_stage);
+    k_int(w, KEY("tp"), in->tp);
+    k_int(w, KEY("pp"), in->pp);
+    k_bool(w, KEY("sequence_parallel"), in->sequence_parallel);
+    k_real(w, KEY("memory_gb"), in->memory_gb);
+    k_real(w, KEY("peak_tflops"), in->peak_tflops);
+    k_real(w, KEY("reserve_gb"), in->reserve_gb);
+    k_real(w, KEY("mfu"), in->mfu);
+    k_str(w, KEY("count"), core_count_names[in->count]);
+    k_real_if(w, KEY("usd_per_gpu_hour"), in->usd_per_gpu_hour >= 0, in->usd_per_gpu_hour);
+    k_real_if(w, KEY("tokens_per_second"), in->tokens_per_second > 0, in->tokens_per_second);
+    k_real(w, KEY("global_batch_tokens"), in->global_batch_tokens);
+    shape(w, &in->shape);
+    api_jsonw_close_object(w);
+}
+
+void api_write_warnings(struct api_jsonw *w, const struct core_result *r)
+{
+    api_jsonw_key_encoded(w, KEY("warnings"));
+    api_jsonw_open_array(w);
+    for (int i = 0; i < r->warning_count; i++) {
+        api_jsonw_open_object(w);
+        k_str(w, KEY("code"), r->warnings[i].code);
+        k_str(w, KEY("message"), r->warnings[i].message);
+        api_jsonw_close_object(w);
+    }
+    api_jsonw_close_array(w);
+}
+
+void api_write_flops(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_flops *f = &r->flops;
+
+    api_jsonw_key_encoded(w, KEY("flops"));
+    api_jsonw_open_object(w);
+    k_real(w, KEY("six_nd"), f->six_nd);
+    k_real(w, KEY("model"), f->model);
+    k_real(w, KEY("hardware"), f->hardware);
+    api_jsonw_key_encoded(w, KEY("per_token"));
+    api_jsonw_open_object(w);
+    k_real(w, KEY("forward"), f->per_token.forward);
+    k_real(w, KEY("backward"), f->per_token.backward);
+    k_real(w, KEY("recompute"), f->per_token.recompute);
+    k_real(w, KEY("attention"), f->per_token.attention);
+    api_jsonw_close_object(w);
+    k_real(w, KEY("attention_fraction"), f->attention_fraction);
+    api_jsonw_close_object(w);
+}
+
+void api_write_memory(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_memory *m = &r->memory;
+    const struct core_bytes_per_param *b = &m->bytes_per_param;
+
+    api_jsonw_key_encoded(w, KEY("memory"));
+    api_jsonw_open_object(w);
+    api_jsonw_key_encoded(w, KEY("per_gpu"));
+    api_jsonw_open_object(w);
+    k_bytes(w, KEY("params"), m->params);
+    k_bytes(w, KEY("grads"), m->grads);
+    k_bytes(w, KEY("optimizer"), m->optimizer);
+    k_bytes(w, KEY("activations"), m->activations);
+    k_bytes(w, KEY("reserve"), m->reserve);
+    k_bytes(w, KEY("total"), m->total);
+    api_jsonw_close_object(w);
+    api_jsonw_key_encoded(w, KEY("bytes_per_param"));
+    api_jsonw_open_object(w);
+    k_int(w, KEY("weights"), b->weights);
+    k_int(w, KEY("master"), b->master);
+    k_int(w, KEY("moments"), b->moments);
+    k_int(w, KEY("grads"), b->grads);
+    k_int(w, KEY("total"), b->total);
+    api_jsonw_close_object(w);
+    api_jsonw_close_object(w);
+}
+
+/* 0 means "none": the search found no answer. */
+static void k_int_or_null(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (v > 0)
+        api_jsonw_int(w, v);
+    else
+        api_jsonw_null(w);
+}
+
+void api_write_fit(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_fit *f = &r->fit;
+
+    api_jsonw_key_encoded(w, KEY("fit"));
+    api_jsonw_open_object(w);
+    k_bool(w, KEY("fits"), f->fits);
+    k_bytes(w, KEY("capacity"), f->capacity);
+    k_bytes(w, KEY("headroom"), f->headroom);
+    k_real(w, KEY("utilization"), f->utilization);
+    k_str(w, KEY("bottleneck"), core_bottleneck_names[f->bottleneck]);
+    k_int_or_null(w, KEY("min_gpus"), f->min_gpus);
+    k_int_or_null(w, KEY("min_gpus_state_only"), f->min_gpus_state_only);
+    k_int(w, KEY("max_batch"), f->max_batch);
+    api_jsonw_close_object(w);
+}
+
+void api_write_advice(struct api_jsonw *w, const struct core_result *r)
+{
+    api_jsonw_key_encoded(w, KEY("advice"));
+    api_jsonw_open_array(w);
+    for (int i = 0; i < r->advice_count; i++) {
+        const struct core_note *n = &r->advice[i];
+        api_jsonw_open_object(w);
+        k_str(w, KEY("code"), n->code);
+        k_str(w, KEY("message"), n->message);
+        api_jsonw_key_encoded(w, KEY("change"));
+        api_jsonw_open_object(w);
+        for (int k = 0; k < n->change_count; k++) {
+            const struct core_change *c = &n->changes[k];
+            api_jsonw_key(w, c->input);
+            switch (c->kind) {
+            case CORE_VALUE_INT:
+                api_jsonw_int(w, c->int_value);
+                break;
+            case CORE_VALUE_STRING:
+                api_jsonw_string(w, c->string_value);
+                break;
+            case CORE_VALUE_BOOL:
+                api_jsonw_bool(w, c->bool_value);
+                break;
+            }
+        }
+        api_jsonw_close_object(w);
+        api_jsonw_close_object(w);
+    }
+    api_jsonw_close_array(w);
+}
+
+void api_write_runtime(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_runtime *t = &r->runtime;
+
+    api_jsonw_key_encoded(w, KEY("runtime"));
+    api_jsonw_open_object(w);
+    k_real(w, KEY("flops"), t->flops);
+    k_real(w, KEY("seconds"), t->seconds);
+    k_real(w, KEY("hours"), t->hours);
+    k_real(w, KEY("days"), t->days);
+    k_real(w, KEY("gpu_hours"), t->gpu_hours);
+    k_real(w, KEY("tokens_per_second"), t->tokens_per_second);
+    k_real(w, KEY("tokens_per_second_per_gpu"), t->tokens_per_second_per_gpu);
+    k_real(w, KEY("mfu"), t->mfu);
+    k_bool(w, KEY("mfu_measured"), t->mfu_measured);
+    k_real(w, KEY("peak_flops_per_gpu"), t->peak_flops_per_gpu);
+    k_real(w, KEY("global_batch_tokens"), t->global_batch_tokens);
+    k_real(w, KEY("steps"), t->steps);
+    k_real(w, KEY("step_seconds"), t->step_seconds);
+    if (t->cost_usd >= 0)
+        k_real(w, KEY("cost_usd"), t->cost_usd);
+    api_jsonw_close_object(w);
+}

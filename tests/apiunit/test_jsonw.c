@@ -1,0 +1,530 @@
+/*
+ * test_jsonw.c - proof that the streaming JSON writer (api/jsonw.c, api/write.c) gives exactly
+ * the bytes jansson gave before it replaced jansson on the compute routes.
+ *
+ * The reference is jansson itself, never a copied output: numbers against json_dumps of a
+ * json_real with the reply flags; strings against json_dumps of a json_string; whole replies
+ * against the jansson encoders of api/encode.c assembled as dispatch.c assembled them before
+ * (inputs, the route's members, warnings) and dumped with API_DUMP_FLAGS. Every reply also
+ * survives a jansson round trip unchanged (parse, dump with the same flags). Inputs come from a
+ * fixed-seed generator, so a failure reproduces.
+ */
+#include <check.h>
+#include <float.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "api_internal.h"
+
+/* xorshift64*: deterministic, good enough to spread inputs. */
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ULL;
+}
+
+static double rnd_unit(void)
+{
+    return (double)(rnd() >> 11) / 9007199254740992.0; /* [0, 1) */
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Numbers
+ * ------------------------------------------------------------------------------------------- */
+
+static unsigned long checked_numbers;
+
+static void expect_number(double x)
+{
+    char mine[48];
+    size_t n = api_jsonw_format_double(x, mine);
+    json_t *real = json_real(x);
+    char *want;
+
+    checked_numbers++;
+    if (real == NULL) { /* NaN and infinities: jansson refuses them, so must we */
+        ck_assert_msg(n == 0, "non-finite %g was formatted", x);
+        return;
+    }
+    want = json_dumps(real, API_DUMP_FLAGS | JSON_ENCODE_ANY);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg(n == strlen(want) && memcmp(mine, want, n) == 0, "%.17g: jansson %s, jsonw %.*s",
+                  x, want, (int)n, mine);
+    free(want);
+    json_decref(real);
+}
+
+static double from_bits(uint64_t bits)
+{
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+START_TEST(numbers_like_jansson)
+{
+    static const double edges[] = {0.0,
+                                   -0.0,
+                                   1.0,
+                                   -1.0,
+                                   0.1,
+                                   0.3,
+                                   1e-4,
+                                   9.99999999999999e-5,
+                                   9.999999999999999e-5,
+                                   0.000123456789012345678,
+                                   1e-5,
+                                   1e14,
+                                   1e15,
+                                   -1e15,
+                                   999999999999999.0,
+                                   999999999999999.4,
+                                   999999999999999.5,
+                                   999999999999999.9,
+                                   123456789012345.5, /* an exact tie: to even, up */
+                                   123456789012344.5, /* an exact tie: to even, down */
+                                   1000000000000005.0,
+                                   1000000000000015.0,
+                                   1000000000000025.0,
+                                   9007199254740993.0,
+                                   5.88e22,
+                                   1e37,
+                                   9.99999999999999e37,
+                                   1e38,
+                                   1.7e38,
+                                   1e300,
+                                   DBL_MAX,
+                                   DBL_MIN,
+                                   DBL_TRUE_MIN,
+                                   5e-324,
+                                   1.0 / 3.0,
+                                   2.0 / 3.0,
+                                   0.1 + 0.2,
+                                   12.5,
+                                   26.0 / 1073741824.0,
+                                   NAN,
+                                   INFINITY,
+                                   -INFINITY};
+    unsigned long i;
+    int k;
+
+    checked_numbers = 0;
+    for (i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        expect_number(edges[i]);
+        expect_number(-edges[i]);
+    }
+    /* Around every power of ten in and beyond the fast range, and the doubles next to them. */
+    for (k = -8; k <= 40; k++) {
+        double p = pow(10.0, k);
+        double d = p;
+        for (i = 0; i < 4; i++)
+            d = nextafter(d, 0);
+        for (i = 0; i < 9; i++, d = nextafter(d, INFINITY))
+            expect_number(d);
+        expect_number(p * 0.5);
+        expect_number(p * 9.5);
+    }
+    rng_state = 0x9E3779B97F4A7C15ULL;
+    for (i = 0; i < 250000; i++) {
+        /* Any bit pattern: every path, NaNs and subnormals included. */
+        expect_number(from_bits(rnd()));
+        /* Log-uniform over 1e-6 .. 1e40, the fast paths' range and its borders. */
+        expect_number(pow(10.0, -6.0 + 46.0 * rnd_unit()) * (rnd() & 1 ? 1 : -1));
+        /* The reply's own shapes: bytes / 1e9 and / 2^30, ratios, integers of any size. */
+        int64_t b = (int64_t)(rnd() >> (rnd() % 64));
+        expect_number((double)b / 1e9);
+        expect_number((double)b / 1073741824.0);
+        expect_number((double)b);
+        /* Exact halves at 15 digits: n + 0.5 with 15 integer digits, n * 10 + 5 with 16. */
+        uint64_t n = 100000000000000ULL + rnd() % 900000000000000ULL;
+        expect_number((double)n + 0.5);
+        expect_number((double)(n * 10 + 5));
+    }
+    ck_assert_uint_ge(checked_numbers, 1000000);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------------------
+ * Strings
+ * ------------------------------------------------------------------------------------------- */
+
+static void expect_string(const char *s)
+{
+    struct api_jsonw w;
+    json_t *str = json_string(s);
+    char *want;
+
+    api_jsonw_init(&w);
+    api_jsonw_string(&w, s);
+    if (str == NULL) { /* invalid UTF-8: jansson refuses it, so must we */
+        ck_assert_msg(w.failed, "invalid UTF-8 accepted: %s", s);
+        api_jsonw_free(&w);
+        return;
+    }
+    want = json_dumps(str, API_DUMP_FLAGS | JSON_ENCODE_ANY);
+    ck_assert_msg(!w.failed && w.len == strlen(want) && memcmp(w.buf, want, w.len) == 0,
+                  "jansson %s, jsonw %.*s", want, (int)w.len, w.buf);
+    free(want);
+    json_decref(str);
+    api_jsonw_free(&w);
+}
+
+START_TEST(strings_like_jansson)
+{
+    static const char *const cases[] = {
+        "",
+        "plain",
+        "quote \" and backslash \\",
+        "\b\f\n\r\t",
+        "\x01\x02\x1f\x7f",
+        "slash /",
+        "caf\xc3\xa9",
+        "\xe2\x82\xac and \xf0\x9f\x98\x80", /* 2-, 3- and 4-byte UTF-8 */
+        "\xc3",                              /* truncated */
+        "\xc0\xaf",                          /* overlong */
+        "\xed\xa0\x80",                      /* a surrogate */
+        "\xf4\x90\x80\x80",                  /* above U+10FFFF */
+        "\xff",
+        "\x80",
+        "ok then \xe2\x82"};
+    char all[128];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_string(cases[i]);
+    for (i = 1; i < 128; i++) /* every ASCII byte */
+        all[i - 1] = (char)i;
+    all[127] = '\0';
+    expect_string(all);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------------------
+ * Whole replies
+ * ------------------------------------------------------------------------------------------- */
+
+/* The jansson reply as dispatch.c built it before the writer: inputs, route members, warnings. */
+static char *jansson_reply(const char *route, const struct core_result *r, size_t *len)
+{
+    json_t *o = json_object();
+    char *out;
+
+    json_object_set_new(o, "inputs", api_encode_inputs(r));
+    if (strcmp(route, "/flops") == 0) {
+        json_object_set_new(o, "flops", api_encode_flops(r));
+    } else if (strcmp(route, "/memory") == 0) {
+        json_object_set_new(o, "memory", api_encode_memory(r));
+    } else if (strcmp(route, "/fit") == 0) {
+        json_object_set_new(o, "memory", api_encode_memory(r));
+        json_object_set_new(o, "fit", api_encode_fit(r));
+        json_object_set_new(o, "advice", api_encode_advice(r));
+    } else {
+        json_object_set_new(o, "runtime", api_encode_runtime(r));
+    }
+    json_object_set_new(o, "warnings", api_encode_warnings(r));
+    *len = json_dumpb(o, NULL, 0, API_DUMP_FLAGS);
+    out = malloc(*len);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_uint_eq(json_dumpb(o, out, *len, API_DUMP_FLAGS), *len);
+    json_decref(o);
+    return out;
+}
+
+/* Parse and dump again with the reply flags: the same bytes. */
+static void expect_round_trip(const char *body, size_t len)
+{
+    json_error_t err;
+    json_t *j = json_loadb(body, len, 0, &err);
+    char *again;
+
+    ck_assert_msg(j != NULL, "reply is not JSON: %s: %.*s", err.text, (int)len, body);
+    again = json_dumps(j, API_DUMP_FLAGS);
+    ck_assert_msg(strlen(again) == len && memcmp(again, body, len) == 0,
+                  "round trip differs:\n%.*s\n%s", (int)len, body, again);
+    free(again);
+    json_decref(j);
+}
+
+#define FIELDS_MAX 40
+
+struct query {
+    struct api_param params[FIELDS_MAX];
+    char text[FIELDS_MAX][64];
+    size_t count;
+};
+
+static void add(struct query *q, const char *key, const char *value)
+{
+    snprintf(q->text[q->count], sizeof q->text[0], "%s", value);
+    q->params[q->count].key = key;
+    q->params[q->count].key_len = strlen(key);
+    q->params[q->count].value = q->text[q->count];
+    q->params[q->count].value_len = strlen(q->text[q->count]);
+    q->count++;
+}
+
+static const char *pick(const char *const *names, size_t n)
+{
+    return names[rnd() % n];
+}
+
+#define PICK(a) pick(a, sizeof a / sizeof a[0])
+
+/* Each field with a third's chance; values ranging from ordinary to odd (many digits, huge,
+ * tiny) so the replies carry warnings, advice and every number shape. */
+static void random_query(struct query *q)
+{
+    static const char *const sizes[] = {"7B",   "13e9", "1.3b", "70B",    "175B", "1T",
+                                        "125M", "3e8",  "405B", "2.7e12", "1e6"};
+    static const char *const small[] = {"1", "2", "3", "4", "8", "16", "64", "512", "4096"};
+    static const char *const seqs[] = {"128", "512", "2048", "4096", "8192", "32768", "131072"};
+    static const char *const ckpt[] = {"none", "selective", "full", "true", "false"};
+    static const char *const bools[] = {"true", "false"};
+    static const char *const tp[] = {"1", "2", "4", "8", "16"};
+    char v[64];
+
+    q->count = 0;
+    if (rnd() % 3 == 0)
+        add(q, "model", core_presets[rnd() % core_preset_count].id);
+    else if (rnd() % 2 == 0)
+        add(q, "params", PICK(sizes));
+    else {
+        snprintf(v, sizeof v, "%.17g", pow(10.0, 6.0 + 6.5 * rnd_unit()));
+        add(q, "params", v);
+    }
+    if (rnd() % 3 == 0)
+        add(q, "gpus", PICK(small));
+    if (rnd() % 3 == 0)
+        add(q, "batch", PICK(small));
+    if (rnd() % 3 == 0)
+        add(q, "seq_len", PICK(seqs));
+    if (rnd() % 3 == 0)
+        add(q, "checkpointing", PICK(ckpt));
+    if (rnd() % 3 == 0)
+        add(q, "precision", PICK(core_precision_names));
+    if (rnd() % 4 == 0)
+        add(q, "grad_precision", PICK(core_precision_names));
+    if (rnd() % 3 == 0)
+        add(q, "optimizer", PICK(core_optimizer_names));
+    if (rnd() % 3 == 0)
+        add(q, "gpu", core_gpus[rnd() % core_gpu_count].id);
+    if (rnd() % 3 == 0) {
+        snprintf(v, sizeof v, "%d", (int)(rnd() % 4));
+        add(q, "zero_stage", v);
+    }
+    if (rnd() % 4 == 0)
+        add(q, "tp", PICK(tp));
+    if (rnd() % 4 == 0)
+        add(q, "pp", PICK(tp));
+    if (rnd() % 4 == 0)
+        add(q, "sequence_parallel", PICK(bools));
+    if (rnd() % 4 == 0)
+        add(q, "flash_attention", PICK(bools));
+    if (rnd() % 4 == 0)
+        add(q, "attention_flops", PICK(core_attention_flops_names));
+    if (rnd() % 4 == 0)
+        add(q, "count", PICK(core_count_names));
+    if (rnd() % 3 == 0) {
+        snprintf(v, sizeof v, "%.17g", pow(10.0, 8.0 + 6.0 * rnd_unit()));
+        add(q, "tokens", v);
+    }
+    if (rnd() % 3 == 0) {
+        snprintf(v, sizeof v, "%.17g", 0.05 + 0.9 * rnd_unit());
+        add(q, "mfu", v);
+    }
+    if (rnd() % 4 == 0) {
+        snprintf(v, sizeof v, "%.17g", 8.0 + 200.0 * rnd_unit());
+        add(q, "memory_gb", v);
+    }
+    if (rnd() % 4 == 0) {
+        snprintf(v, sizeof v, "%.6g", 4.0 * rnd_unit());
+        add(q, "reserve_gb", v);
+    }
+    if (rnd() % 3 == 0) {
+        snprintf(v, sizeof v, "%.17g", 10.0 * rnd_unit());
+        add(q, "usd_per_gpu_hour", v);
+    }
+    if (rnd() % 5 == 0) {
+        snprintf(v, sizeof v, "%.17g", pow(10.0, 3.0 + 5.0 * rnd_unit()));
+        add(q, "tokens_per_second", v);
+    }
+    if (rnd() % 5 == 0) {
+        snprintf(v, sizeof v, "%.17g", 50.0 + 2000.0 * rnd_unit());
+        add(q, "peak_tflops", v);
+    }
+    if (rnd() % 5 == 0) {
+        snprintf(v, sizeof v, "%.17g", pow(10.0, 4.0 + 4.0 * rnd_unit()));
+        add(q, "global_batch_tokens", v);
+    }
+}
+
+static const char *const compute_routes[] = {"/flops", "/memory", "/fit", "/runtime"};
+
+/* The query as a JSON object, every value a string (POST decodes those like the query). */
+static char *as_json_object(const struct query *q)
+{
+    json_t *o = json_object();
+    char *s;
+
+    for (size_t i = 0; i < q->count; i++)
+        json_object_set_new(o, q->params[i].key, json_string(q->text[i]));
+    s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+START_TEST(replies_like_jansson)
+{
+    unsigned ok = 0, with_advice = 0, with_warnings = 0, with_cost = 0, problems = 0;
+
+    rng_state = 0x2545F4914F6CDD1DULL;
+    for (size_t r = 0; r < sizeof compute_routes / sizeof compute_routes[0]; r++) {
+        const char *route = compute_routes[r];
+        for (int i = 0; i < 400; i++) {
+            struct query q;
+            struct api_request req = {"GET", route, NULL, 0, NULL, 0, NULL, NULL};
+            struct api_response resp;
+            struct core_input in;
+            struct core_result result;
+            struct core_problems probs;
+            json_t *errors = json_array();
+            bool valid;
+
+            random_query(&q);
+            req.query = q.params;
+            req.query_count = q.count;
+            ck_assert(api_dispatch(&req, &resp));
+            expect_round_trip(resp.body, resp.body_len);
+
+            core_input_init(&in);
+            memset(&probs, 0, sizeof probs);
+            valid = api_decode_query(q.params, q.count, &in, errors) &&
+                    core_evaluate(&in, &result, &probs) == CORE_OK;
+            json_decref(errors);
+            if (valid) {
+                size_t len;
+                char *want = jansson_reply(route, &result, &len);
+                ck_assert_uint_eq(resp.status, 200);
+                ck_assert_msg(resp.body_len == len && memcmp(resp.body, want, len) == 0,
+                              "%s differs:\njansson %.*s\njsonw   %.*s", route, (int)len, want,
+                              (int)resp.body_len, resp.body);
+                free(want);
+                ok++;
+                with_advice += result.advice_count > 0 && strcmp(route, "/fit") == 0;
+                with_warnings += result.warning_count > 0;
+                with_cost += result.runtime.cost_usd >= 0 && strcmp(route, "/runtime") == 0;
+            } else {
+                ck_assert_uint_ne(resp.status, 200);
+                problems++;
+            }
+            api_response_free(&resp);
+        }
+    }
+    /* The generator must reach every shape, or the comparison proves less than it claims. */
+    ck_assert_uint_ge(ok, 800);
+    ck_assert_uint_ge(with_advice, 50);
+    ck_assert_uint_ge(with_warnings, 100);
+    ck_assert_uint_ge(with_cost, 30);
+    ck_assert_uint_ge(problems, 20);
+}
+END_TEST
+
+/* A batch is "[" + each item's single POST reply, comma-separated + "]" (the single replies
+ * being proven above), problem items included. */
+START_TEST(batches_like_single_replies)
+{
+    rng_state = 0x5851F42D4C957F2DULL;
+    for (size_t r = 0; r < sizeof compute_routes / sizeof compute_routes[0]; r++) {
+        for (int b = 0; b < 10; b++) {
+            char *items[12];
+            size_t n = 1 + rnd() % 12, total = 2, len = 0, i;
+            char *batch_body, *want;
+            struct api_response resp;
+            struct api_request req = {"POST", compute_routes[r],  NULL, 0, NULL,
+                                      0,      "application/json", NULL};
+
+            for (i = 0; i < n; i++) {
+                struct query q;
+                random_query(&q);
+                if (i == 3) { /* an item that is not an object: a problem in place */
+                    json_t *odd = json_integer(1);
+                    items[i] = json_dumps(odd, JSON_ENCODE_ANY);
+                    json_decref(odd);
+                } else {
+                    items[i] = as_json_object(&q);
+                }
+                total += strlen(items[i]) + 1;
+            }
+            batch_body = malloc(total + 1);
+            want = malloc(64 * 1024 * n + 2);
+            ck_assert(batch_body != NULL && want != NULL);
+            batch_body[0] = '[';
+            want[len++] = '[';
+            total = 1;
+            for (i = 0; i < n; i++) {
+                struct api_request one = req;
+                struct api_response single;
+                one.body = items[i];
+                one.body_len = strlen(items[i]);
+                ck_assert(api_dispatch(&one, &single));
+                if (i > 0) {
+                    batch_body[total++] = ',';
+                    want[len++] = ',';
+                }
+                memcpy(batch_body + total, items[i], one.body_len);
+                total += one.body_len;
+                memcpy(want + len, single.body, single.body_len);
+                len += single.body_len;
+                api_response_free(&single);
+                free(items[i]);
+            }
+            batch_body[total++] = ']';
+            want[len++] = ']';
+            req.body = batch_body;
+            req.body_len = total;
+            ck_assert(api_dispatch(&req, &resp));
+            ck_assert_uint_eq(resp.status, 200);
+            ck_assert_msg(resp.body_len == len && memcmp(resp.body, want, len) == 0,
+                          "batch differs from its single replies");
+            expect_round_trip(resp.body, resp.body_len);
+            api_response_free(&resp);
+            free(batch_body);
+            free(want);
+        }
+    }
+}
+END_TEST
+
+static Suite *jsonw_suite(void)
+{
+    Suite *s = suite_create("jsonw");
+    TCase *tc = tcase_create("sameness");
+
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, numbers_like_jansson);
+    tcase_add_test(tc, strings_like_jansson);
+    tcase_add_test(tc, replies_like_jansson);
+    tcase_add_test(tc, batches_like_single_replies);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(jsonw_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

@@ -32,11 +32,8 @@
 #define CONNECTION_LIMIT     1024
 /* Per-connection pool for the request line and headers. Above MHD's 32 KiB default so that a
  * target a little over SERVER_URI_MAX still reaches us and gets a problem+json 414 rather
- * than MHD's own HTML one. MHD parses the query into pool records (about 64 bytes each)
- * before we see the request, and one '&' makes one record: 64 bytes per target byte on top
- * keeps a target of SERVER_URI_MAX "&&&..." from exhausting the pool, which makes MHD drop the
- * connection without a reply. The pool is mmap'd, so untouched pages cost no memory. */
-#define CONNECTION_MEMORY (64 * 1024 + 64 * (size_t)SERVER_URI_MAX)
+ * than MHD's own HTML one. */
+#define CONNECTION_MEMORY (64 * 1024)
 /* Body bytes read and dropped after the cap before the connection is simply closed. */
 #define DISCARD_MAX (16 * (size_t)API_BODY_MAX)
 

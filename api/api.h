@@ -17,6 +17,8 @@
 
 /* Hard limit on a request body; the server refuses larger ones (413) without reading them. */
 #define API_BODY_MAX (64 * 1024)
+/* Most items a batch (a JSON array POSTed to /flops, /memory, /fit or /runtime) may hold. */
+#define API_BATCH_MAX 1000
 
 /* One decoded query pair. Borrowed; value may contain NUL bytes, hence the lengths. */
 struct api_param {
@@ -50,7 +52,8 @@ struct api_response {
 };
 
 /* Route a request and build the reply. Routes: /flops /memory /fit /runtime (GET, HEAD, POST,
- * OPTIONS) and /gpus /models (GET, HEAD, OPTIONS). A 200 GET/HEAD reply carries etag and
+ * OPTIONS; a POSTed array is a batch answered by an array), /plan (POST, OPTIONS) and /gpus
+ * /models (GET, HEAD, OPTIONS). A 200 GET/HEAD reply carries etag and
  * cache_control; a matching if_none_match turns it into a bodiless 304. Decoding rules (SI
  * suffixes, booleans, empty POST body = {}, strict names) are documented in api/fields.c and
  * api/dispatch.c. Never fails: errors become problem+json replies.

@@ -44,6 +44,8 @@ bool api_errors_add(json_t *errors, const char *field, size_t field_len, const c
  * NULL means []. detail: a plain sentence without internals. */
 void api_reply_problem(struct api_response *resp, enum api_error code, const char *detail,
                        json_t *errors);
+/* The problem+json body alone (new reference or NULL), for batch items. errors is stolen. */
+json_t *api_problem_body(enum api_error code, const char *detail, json_t *errors);
 
 /* The one function that fills a reply: dumps body (stolen) with API_DUMP_FLAGS into a malloc'd
  * buffer owned by resp. On failure (out of memory) the reply becomes a bodiless 500. */
@@ -57,6 +59,9 @@ void api_reply_json(struct api_response *resp, unsigned status, const char *cont
 bool api_decode_query(const struct api_param *query, size_t count, struct core_input *in,
                       json_t *errors);
 bool api_decode_object(const json_t *object, struct core_input *in, json_t *errors);
+/* /plan: the same rows plus its own (deadline_days, budget_usd, gpus_max, gpu lists, prices by
+ * GPU); in must be core_plan_input_init'ed. */
+bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, json_t *errors);
 
 /* ---- encoders (encode.c); each returns a new reference or NULL when out of memory ---- */
 
@@ -67,6 +72,9 @@ json_t *api_encode_memory(const struct core_result *r);
 json_t *api_encode_fit(const struct core_result *r);
 json_t *api_encode_advice(const struct core_result *r);
 json_t *api_encode_runtime(const struct core_result *r);
+json_t *api_encode_plan(const struct core_plan_input *in, const struct core_plan_summary *s,
+                        const struct core_plan *plans, const struct core_plan *pareto,
+                        double elapsed_seconds);
 json_t *api_encode_gpus(void);
 json_t *api_encode_models(void);
 

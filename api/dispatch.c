@@ -6,7 +6,10 @@
  * is a 405 carrying Allow; OPTIONS is a bodiless 204 carrying Allow (the server adds CORS);
  * HEAD is answered exactly like GET and the server drops the body.
  *
- * Compute handlers are decode -> core_evaluate -> encode -> reply. POST bodies: at most
+ * Compute handlers are decode -> core_evaluate -> encode -> reply. A POSTed JSON array is a
+ * batch (at most API_BATCH_MAX items): an array reply in the same order, 200 overall, where an
+ * item that fails is its own problem object (with its own status) so the others still count.
+ * POST /plan is decode -> core_plan_search -> encode. POST bodies: at most
  * API_BODY_MAX bytes (413), Content-Type application/json with any parameters (415), parsed
  * with JSON_REJECT_DUPLICATES (400 with line and column), must be an object (400); an empty
  * body means {} (all defaults), whatever its Content-Type, so `curl -X POST` works. A POST
@@ -21,11 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "api_internal.h"
 
 #define ALLOW_COMPUTE "GET, HEAD, POST, OPTIONS"
 #define ALLOW_CATALOG "GET, HEAD, OPTIONS"
+#define ALLOW_PLAN    "POST, OPTIONS"
 #define CACHE_CONTROL "public, max-age=3600"
 
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4, M_OPTIONS = 8 };
@@ -118,84 +123,83 @@ static const char *json_problem(const json_error_t *err)
     }
 }
 
-/* Fills *in from the body or the query. On failure the problem reply is already in resp. */
-static bool decode_request(const struct api_request *req, struct api_response *resp,
-                           struct core_input *in)
+/* One answer: a reply body (new reference; NULL = out of memory) and its HTTP status. A single
+ * request replies with it; a batch item becomes one element of the reply array. */
+struct answer {
+    unsigned status;
+    json_t *body;
+};
+
+static void problem_answer(struct answer *a, enum api_error code, const char *detail,
+                           json_t *errors)
 {
-    bool post = strcmp(req->method, "POST") == 0;
-    json_t *errors = json_array(), *body = NULL;
+    a->status = api_error_status(code);
+    a->body = api_problem_body(code, detail, errors);
+}
+
+static void invalid_input_answer(struct answer *a, json_t *errors)
+{
+    char detail[160];
+    size_t n = json_array_size(errors);
+
+    snprintf(detail, sizeof detail, "%zu input%s invalid; see errors.", n,
+             n == 1 ? " is" : "s are");
+    problem_answer(a, API_E_INVALID_INPUT, detail, errors);
+}
+
+static void reply_answer(struct api_response *resp, struct answer *a)
+{
+    api_reply_json(resp, a->status, a->status == 200 ? API_CT_JSON : API_CT_PROBLEM, a->body);
+}
+
+/* The POST body parsed (new reference), any JSON value; NULL with *a set to the problem. An
+ * empty body is {}. */
+static json_t *read_body(const struct api_request *req, struct answer *a)
+{
     json_error_t jerr;
     char detail[160];
-    size_t i;
-    bool ok;
+    json_t *body, *errors;
 
-    core_input_init(in);
-    if (errors == NULL) {
-        api_reply_problem(resp, API_E_INTERNAL, "Out of memory.", NULL);
-        return false;
-    }
-    if (post && req->query_count > 0) {
-        for (i = 0; i < req->query_count; i++)
+    if (req->query_count > 0) {
+        errors = json_array();
+        for (size_t i = 0; errors != NULL && i < req->query_count; i++)
             api_errors_add(errors, req->query[i].key, req->query[i].key_len,
                            "query parameters are not accepted with POST; put inputs in the "
                            "JSON body");
-        api_reply_problem(resp, API_E_INVALID_INPUT, "POST takes its inputs from the JSON body.",
-                          errors);
-        return false;
+        problem_answer(a, API_E_INVALID_INPUT, "POST takes its inputs from the JSON body.", errors);
+        return NULL;
     }
-    if (post && req->body_len > API_BODY_MAX) {
+    if (req->body_len > API_BODY_MAX) {
         snprintf(detail, sizeof detail, "The request body exceeds %d bytes.", API_BODY_MAX);
-        api_reply_problem(resp, API_E_BODY_TOO_LARGE, detail, errors);
-        return false;
+        problem_answer(a, API_E_BODY_TOO_LARGE, detail, NULL);
+        return NULL;
     }
-    if (post && req->body_len > 0 && !is_json_media_type(req->content_type)) {
-        api_reply_problem(resp, API_E_UNSUPPORTED_MEDIA_TYPE,
-                          "POST bodies must be Content-Type: application/json.", errors);
-        return false;
+    if (req->body_len == 0)
+        return json_object(); /* every input at its default, so `curl -X POST` works */
+    if (!is_json_media_type(req->content_type)) {
+        problem_answer(a, API_E_UNSUPPORTED_MEDIA_TYPE,
+                       "POST bodies must be Content-Type: application/json.", NULL);
+        return NULL;
     }
-    if (post && req->body_len > 0) {
-        body =
-            json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-        if (body == NULL) {
-            if (json_error_code(&jerr) == json_error_out_of_memory) {
-                api_reply_problem(resp, API_E_INTERNAL, "Out of memory.", errors);
-                return false;
-            }
-            snprintf(detail, sizeof detail, "Malformed JSON at line %d, column %d: %s.", jerr.line,
-                     jerr.column, json_problem(&jerr));
-            api_reply_problem(resp, API_E_MALFORMED_JSON, detail, errors);
-            return false;
+    body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+    if (body == NULL) {
+        if (json_error_code(&jerr) == json_error_out_of_memory) {
+            problem_answer(a, API_E_INTERNAL, "Out of memory.", NULL);
+            return NULL;
         }
-        if (!json_is_object(body)) {
-            json_decref(body);
-            api_reply_problem(resp, API_E_MALFORMED_JSON, "The body must be a JSON object.",
-                              errors);
-            return false;
-        }
-        ok = api_decode_object(body, in, errors);
-        json_decref(body);
-    } else if (post) {
-        ok = true; /* an empty body is {}: every input at its default */
-    } else {
-        ok = api_decode_query(req->query, req->query_count, in, errors);
+        snprintf(detail, sizeof detail, "Malformed JSON at line %d, column %d: %s.", jerr.line,
+                 jerr.column, json_problem(&jerr));
+        problem_answer(a, API_E_MALFORMED_JSON, detail, NULL);
     }
-    if (!ok) {
-        size_t n = json_array_size(errors);
-        snprintf(detail, sizeof detail, "%zu input%s invalid; see errors.", n,
-                 n == 1 ? " is" : "s are");
-        api_reply_problem(resp, API_E_INVALID_INPUT, detail, errors);
-        return false;
-    }
-    json_decref(errors);
-    return true;
+    return body;
 }
 
 /* ---------------------------------------------------------------------------------------------
  * Handlers
  * ------------------------------------------------------------------------------------------- */
 
-static void reply_core_problems(struct api_response *resp, enum core_status status,
-                                const struct core_problems *problems)
+static void core_problems_answer(struct answer *a, enum core_status status,
+                                 const struct core_problems *problems)
 {
     json_t *errors = json_array();
     int i;
@@ -206,29 +210,24 @@ static void reply_core_problems(struct api_response *resp, enum core_status stat
         api_errors_add(errors, field, strlen(field), p->message);
     }
     if (status == CORE_ERANGE)
-        api_reply_problem(resp, API_E_OUT_OF_RANGE,
-                          "A result would not fit in 64-bit bytes; reduce the inputs named.",
-                          errors);
+        problem_answer(a, API_E_OUT_OF_RANGE,
+                       "A result would not fit in 64-bit bytes; reduce the inputs named.", errors);
     else
-        api_reply_problem(resp, API_E_IMPOSSIBLE_INPUTS,
-                          "The inputs are valid one by one but impossible together.", errors);
+        problem_answer(a, API_E_IMPOSSIBLE_INPUTS,
+                       "The inputs are valid one by one but impossible together.", errors);
 }
 
-static void handle_compute(const struct route *route, const struct api_request *req,
-                           struct api_response *resp)
+static void compute_answer(const struct route *route, const struct core_input *in, struct answer *a)
 {
-    struct core_input in;
     struct core_result result;
     struct core_problems problems;
     enum core_status status;
     json_t *reply;
 
-    if (!decode_request(req, resp, &in))
-        return;
     memset(&problems, 0, sizeof problems);
-    status = core_evaluate(&in, &result, &problems);
+    status = core_evaluate(in, &result, &problems);
     if (status != CORE_OK) {
-        reply_core_problems(resp, status, &problems);
+        core_problems_answer(a, status, &problems);
         return;
     }
     /* Member order: inputs, the route's figures, warnings. */
@@ -239,7 +238,149 @@ static void handle_compute(const struct route *route, const struct api_request *
         json_decref(reply);
         reply = NULL;
     }
-    api_reply_json(resp, 200, API_CT_JSON, reply);
+    a->status = 200;
+    a->body = reply;
+}
+
+/* One JSON value of inputs (a request body, or one item of a batch). */
+static void object_answer(const struct route *route, const json_t *item, struct answer *a)
+{
+    struct core_input in;
+    json_t *errors;
+
+    if (!json_is_object(item)) {
+        problem_answer(a, API_E_MALFORMED_JSON,
+                       "The body must be a JSON object (or, for a batch, an array of them).", NULL);
+        return;
+    }
+    core_input_init(&in);
+    errors = json_array();
+    if (errors == NULL) {
+        problem_answer(a, API_E_INTERNAL, "Out of memory.", NULL);
+        return;
+    }
+    if (!api_decode_object(item, &in, errors)) {
+        invalid_input_answer(a, errors);
+        return;
+    }
+    json_decref(errors);
+    compute_answer(route, &in, a);
+}
+
+/* A batch: each item answered on its own, in order; a bad item is its problem object in
+ * place (carrying its own status) and the batch as a whole is 200. */
+static void batch_reply(const struct route *route, const json_t *items, struct api_response *resp)
+{
+    json_t *out, *item;
+    size_t i;
+    char detail[120];
+
+    if (json_array_size(items) > API_BATCH_MAX) {
+        snprintf(detail, sizeof detail, "A batch holds at most %d items; this one has %zu.",
+                 API_BATCH_MAX, json_array_size(items));
+        api_reply_problem(resp, API_E_INVALID_INPUT, detail, NULL);
+        return;
+    }
+    out = json_array();
+    json_array_foreach (items, i, item) {
+        struct answer a = {0, NULL};
+        if (out == NULL)
+            break;
+        object_answer(route, item, &a);
+        if (a.body == NULL || json_array_append_new(out, a.body) != 0) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    api_reply_json(resp, 200, API_CT_JSON, out);
+}
+
+static void handle_compute(const struct route *route, const struct api_request *req,
+                           struct api_response *resp)
+{
+    struct answer a = {0, NULL};
+    json_t *body, *errors;
+    struct core_input in;
+
+    if (strcmp(req->method, "POST") != 0) {
+        core_input_init(&in);
+        errors = json_array();
+        if (errors == NULL)
+            problem_answer(&a, API_E_INTERNAL, "Out of memory.", NULL);
+        else if (!api_decode_query(req->query, req->query_count, &in, errors))
+            invalid_input_answer(&a, errors);
+        else {
+            json_decref(errors);
+            compute_answer(route, &in, &a);
+        }
+        reply_answer(resp, &a);
+        return;
+    }
+    body = read_body(req, &a);
+    if (body != NULL && json_is_array(body))
+        batch_reply(route, body, resp);
+    else {
+        if (body != NULL)
+            object_answer(route, body, &a);
+        reply_answer(resp, &a);
+    }
+    json_decref(body);
+}
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* POST /plan: decode -> core_plan_search -> encode. The plan arrays live in the request's own
+ * allocation (about 20 KB, too big for a worker's stack). */
+static void handle_plan(const struct route *route, const struct api_request *req,
+                        struct api_response *resp)
+{
+    struct plan_work {
+        struct core_plan_input in;
+        struct core_plan plans[CORE_PLAN_TOP], pareto[CORE_PLAN_PARETO_MAX];
+        struct core_plan_summary summary;
+        struct core_problems problems;
+    } *w = NULL;
+    struct answer a = {0, NULL};
+    json_t *body = read_body(req, &a), *errors = NULL;
+    enum core_status status;
+    double start = monotonic_seconds();
+
+    (void)route;
+    if (body != NULL && !json_is_object(body)) {
+        problem_answer(&a, API_E_MALFORMED_JSON, "The body must be a JSON object.", NULL);
+    } else if (body != NULL) {
+        w = calloc(1, sizeof *w);
+        errors = json_array();
+        if (w == NULL || errors == NULL) {
+            problem_answer(&a, API_E_INTERNAL, "Out of memory.", NULL);
+            json_decref(errors);
+        } else {
+            core_plan_input_init(&w->in);
+            if (!api_decode_plan_object(body, &w->in, errors)) {
+                invalid_input_answer(&a, errors);
+            } else {
+                json_decref(errors);
+                status = core_plan_search(&w->in, w->plans, CORE_PLAN_TOP, w->pareto,
+                                          CORE_PLAN_PARETO_MAX, &w->summary, &w->problems);
+                if (status != CORE_OK) {
+                    core_problems_answer(&a, status, &w->problems);
+                } else {
+                    a.status = 200;
+                    a.body = api_encode_plan(&w->in, &w->summary, w->plans, w->pareto,
+                                             monotonic_seconds() - start);
+                }
+            }
+        }
+    }
+    reply_answer(resp, &a);
+    free(w);
+    json_decref(body);
 }
 
 /* The catalogs take no inputs, and unknown names are errors everywhere. */
@@ -266,6 +407,7 @@ static const struct route routes[] = {
     {"/fit", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute, encode_fit},
     {"/runtime", M_GET | M_HEAD | M_POST | M_OPTIONS, ALLOW_COMPUTE, handle_compute,
      encode_runtime},
+    {"/plan", M_POST | M_OPTIONS, ALLOW_PLAN, handle_plan, NULL},
     {"/gpus", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},
     {"/models", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},
 };

@@ -224,3 +224,174 @@ json_t *api_encode_models(void)
     }
     return json_pack("{s:o}", "models", arr);
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * /plan
+ * ------------------------------------------------------------------------------------------- */
+
+/* Sets key to value (stolen) unless obj is already NULL; returns obj, or NULL (released) when
+ * out of memory, so a chain of calls degrades to NULL like json_pack. */
+static json_t *with(json_t *obj, const char *key, json_t *value)
+{
+    if (obj == NULL || value == NULL || json_object_set_new(obj, key, value) != 0) {
+        json_decref(obj);
+        json_decref(value);
+        return NULL;
+    }
+    return obj;
+}
+
+static json_t *flag_value(enum core_flag f)
+{
+    return json_boolean(f == CORE_FLAG_YES);
+}
+
+/* A plan's configuration: the model inputs as the request gave them (so /fit resolves the same
+ * shape), the training inputs resolved, and the planner's choices. Valid /fit and /runtime
+ * input; /runtime of it gives the plan's days because mfu is the plan's effective MFU. */
+static json_t *plan_config(const struct core_input *in, const struct core_resolved *r,
+                           const struct core_plan *p)
+{
+    struct arch_input {
+        const char *name;
+        int64_t value;
+    } const arch[] = {{"params", in->params},     {"active_params", in->active_params},
+                      {"layers", in->layers},     {"hidden", in->hidden},
+                      {"heads", in->heads},       {"kv_heads", in->kv_heads},
+                      {"head_dim", in->head_dim}, {"ffn_hidden", in->ffn_hidden},
+                      {"vocab", in->vocab}};
+    json_t *c = json_object();
+
+    if (in->preset >= 0)
+        c = with(c, "model", json_string(core_presets[in->preset].id));
+    for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
+        if (arch[i].value > 0)
+            c = with(c, arch[i].name, json_integer((json_int_t)arch[i].value));
+    if (in->gated_mlp != CORE_FLAG_AUTO)
+        c = with(c, "gated_mlp", flag_value(in->gated_mlp));
+    if (in->tied_embeddings != CORE_FLAG_AUTO)
+        c = with(c, "tied_embeddings", flag_value(in->tied_embeddings));
+    c = with(c, "seq_len", json_integer((json_int_t)r->seq_len));
+    c = with(c, "tokens", json_real(r->tokens));
+    c = with(c, "precision", json_string(core_precision_names[r->precision]));
+    c = with(c, "grad_precision", json_string(core_precision_names[r->grad_precision]));
+    c = with(c, "master_weights", json_boolean(r->master_weights));
+    c = with(c, "optimizer", json_string(core_optimizer_names[r->optimizer]));
+    c = with(c, "flash_attention", json_boolean(r->flash_attention));
+    c = with(c, "attention_flops", json_string(core_attention_flops_names[r->attention_flops]));
+    if (in->memory_gb > 0)
+        c = with(c, "memory_gb", json_real(in->memory_gb));
+    if (in->peak_tflops > 0)
+        c = with(c, "peak_tflops", json_real(in->peak_tflops));
+    c = with(c, "reserve_gb", json_real(r->reserve_gb));
+    c = with(c, "count", json_string(core_count_names[r->count]));
+    c = with(c, "gpu", json_string(core_gpus[p->gpu].id));
+    c = with(c, "gpus", json_integer((json_int_t)p->gpus));
+    c = with(c, "tp", json_integer((json_int_t)p->tp));
+    c = with(c, "pp", json_integer((json_int_t)p->pp));
+    c = with(c, "sequence_parallel", json_boolean(p->sequence_parallel));
+    c = with(c, "zero_stage", json_integer(p->zero_stage));
+    c = with(c, "checkpointing", json_string(core_checkpointing_names[p->checkpointing]));
+    c = with(c, "batch", json_integer((json_int_t)p->batch));
+    c = with(c, "mfu", json_real(p->mfu));
+    c = with(c, "global_batch_tokens", json_real(p->global_batch_tokens));
+    if (p->usd_per_gpu_hour >= 0)
+        c = with(c, "usd_per_gpu_hour", json_real(p->usd_per_gpu_hour));
+    return c;
+}
+
+static json_t *plan_object(const struct core_input *in, const struct core_resolved *r,
+                           const struct core_plan *p)
+{
+    json_t *obj = json_pack(
+        "{s:o,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:I,s:I,s:f,s:f,s:f,s:o,s:o,s:f,s:{s:f,s:f,s:f},"
+        "s:{s:o,s:o,s:o,s:o,s:o,s:o}}",
+        "config", plan_config(in, r, p), "gpu", core_gpus[p->gpu].id, "gpus", (json_int_t)p->gpus,
+        "tp", (json_int_t)p->tp, "pp", (json_int_t)p->pp, "dp", (json_int_t)p->dp, "zero_stage",
+        p->zero_stage, "checkpointing", core_checkpointing_names[p->checkpointing], "batch",
+        (json_int_t)p->batch, "micro_batches", (json_int_t)p->micro_batches, "days", p->days,
+        "gpu_hours", p->gpu_hours, "seconds", p->seconds, "cost_usd",
+        p->cost_usd >= 0 ? json_real(p->cost_usd) : json_null(), "usd_per_gpu_hour",
+        p->usd_per_gpu_hour >= 0 ? json_real(p->usd_per_gpu_hour) : json_null(), "mfu", p->mfu,
+        "efficiency", "recompute", p->recompute_factor, "bubble", p->bubble_factor, "tensor",
+        p->tensor_factor, "memory_per_gpu", "params", bytes(p->params), "grads", bytes(p->grads),
+        "optimizer", bytes(p->optimizer), "activations", bytes(p->activations), "total",
+        bytes(p->total), "capacity", bytes(p->capacity));
+
+    return with(obj, "global_batch_tokens", json_real(p->global_batch_tokens));
+}
+
+static json_t *plan_list(const struct core_input *in, const struct core_resolved *r,
+                         const struct core_plan *plans, int n)
+{
+    json_t *arr = json_array();
+
+    for (int i = 0; arr != NULL && i < n; i++)
+        if (json_array_append_new(arr, plan_object(in, r, &plans[i])) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    return arr;
+}
+
+/* The planner's inputs as resolved: the model and training inputs, the constraints, and the
+ * GPUs searched with their prices. */
+static json_t *plan_inputs(const struct core_plan_input *in, const struct core_plan_summary *s)
+{
+    const struct core_resolved *r = &s->resolved;
+    json_t *gpus = json_array(), *prices = s->ranked_by_cost ? json_object() : json_null();
+    json_t *obj;
+
+    for (int i = 0; i < s->gpus_searched; i++) {
+        int g = s->searched[i];
+        if (gpus != NULL && json_array_append_new(gpus, json_string(core_gpus[g].id)) != 0) {
+            json_decref(gpus);
+            gpus = NULL;
+        }
+        if (s->ranked_by_cost)
+            prices = with(prices, core_gpus[g].id, json_real(in->usd_per_gpu_hour[g]));
+    }
+    obj = json_pack(
+        "{s:s?,s:I,s:I,s:I,s:f,s:s,s:s,s:b,s:s,s:b,s:s,s:o,s:o,s:f,s:f,s:s,s:f,s:o,s:o,s:I,s:o,"
+        "s:o,s:o}",
+        "model", r->shape.source == CORE_SHAPE_PRESET ? core_presets[r->shape.preset].id : NULL,
+        "params", (json_int_t)r->params, "active_params", (json_int_t)r->active_params, "seq_len",
+        (json_int_t)r->seq_len, "tokens", r->tokens, "precision",
+        core_precision_names[r->precision], "grad_precision",
+        core_precision_names[r->grad_precision], "master_weights", (int)r->master_weights,
+        "optimizer", core_optimizer_names[r->optimizer], "flash_attention", (int)r->flash_attention,
+        "attention_flops", core_attention_flops_names[r->attention_flops], "memory_gb",
+        real_or_null(in->base.memory_gb), "peak_tflops", real_or_null(in->base.peak_tflops),
+        "reserve_gb", r->reserve_gb, "mfu", r->mfu, "count", core_count_names[r->count],
+        "global_batch_tokens", r->global_batch_tokens, "deadline_days",
+        real_or_null(in->deadline_days), "budget_usd",
+        in->budget_usd >= 0 ? json_real(in->budget_usd) : json_null(), "gpus_max",
+        (json_int_t)in->gpus_max, "gpu", gpus, "usd_per_gpu_hour", prices, "shape",
+        shape(&r->shape));
+    return obj;
+}
+
+json_t *api_encode_plan(const struct core_plan_input *in, const struct core_plan_summary *s,
+                        const struct core_plan *plans, const struct core_plan *pareto,
+                        double elapsed_seconds)
+{
+    json_t *reasons = json_array();
+
+    for (int i = 0; reasons != NULL && i < s->reason_count; i++)
+        if (json_array_append_new(reasons, json_pack("{s:s,s:s}", "field", s->reasons[i].field,
+                                                     "message", s->reasons[i].message)) != 0) {
+            json_decref(reasons);
+            reasons = NULL;
+        }
+    return json_pack(
+        "{s:o,s:s,s:s,s:o,s:o,s:b,s:I,s:I,s:I,s:f,s:o}", "inputs", plan_inputs(in, s), "time_model",
+        "days = F / (G * peak * mfu_eff) / 86400 with F the `count` FLOPs; mfu_eff = mfu * "
+        "recompute (model / hardware FLOPs under the checkpointing) * bubble (m / (m + pp - 1), "
+        "m micro-batches per step) * tensor (0.7 when tp spans more than one 8-GPU node)",
+        "ranked_by", s->ranked_by_cost ? "cost_usd" : "gpu_hours", "plans",
+        plan_list(&in->base, &s->resolved, plans, s->plan_count), "pareto",
+        plan_list(&in->base, &s->resolved, pareto, s->pareto_count), "pareto_truncated",
+        (int)s->pareto_truncated, "evaluated", (json_int_t)s->evaluated, "fitting",
+        (json_int_t)s->fitting, "feasible", (json_int_t)s->feasible, "elapsed_seconds",
+        elapsed_seconds, "reasons", reasons);
+}

@@ -78,20 +78,24 @@ void api_reply_json(struct api_response *resp, unsigned status, const char *cont
     json_decref(body);
 }
 
-void api_reply_problem(struct api_response *resp, enum api_error code, const char *detail,
-                       json_t *errors)
+json_t *api_problem_body(enum api_error code, const char *detail, json_t *errors)
 {
     const struct error_entry *e = &registry[code];
     char type[128];
-    json_t *body;
 
     snprintf(type, sizeof type, "%s%s", PROBLEM_TYPE_BASE, e->slug);
     if (errors == NULL)
         errors = json_array();
     /* "o" steals errors even when packing fails (jansson >= 2.11). */
-    body = json_pack("{s:s,s:s,s:I,s:s,s:o}", "type", type, "title", e->title, "status",
+    return json_pack("{s:s,s:s,s:I,s:s,s:o}", "type", type, "title", e->title, "status",
                      (json_int_t)e->status, "detail", detail, "errors", errors);
-    api_reply_json(resp, e->status, API_CT_PROBLEM, body);
+}
+
+void api_reply_problem(struct api_response *resp, enum api_error code, const char *detail,
+                       json_t *errors)
+{
+    api_reply_json(resp, registry[code].status, API_CT_PROBLEM,
+                   api_problem_body(code, detail, errors));
 }
 
 void api_problem(struct api_response *resp, unsigned status, const char *detail, const char *field)

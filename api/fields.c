@@ -21,6 +21,10 @@
  * - JSON null is accepted only where the reply echoes null (model, usd_per_gpu_hour,
  *   tokens_per_second) and means "not given".
  * - Enum names and catalog ids are case-sensitive, as the API spells them.
+ * - /plan decodes through the same rows plus plan_fields[] (its own inputs, and its readings of
+ *   gpu and usd_per_gpu_hour, which there take a list and per-GPU prices); offsets of those
+ *   rows are into struct core_plan_input, whose first member is the core_input the main rows
+ *   address. The inputs the planner chooses itself (batch, gpus, tp, ...) are refused there.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -41,6 +45,8 @@ enum field_type {
     FT_CKPT,   /* checkpointing: one of names[] or a boolean */
     FT_GPU,    /* catalog id */
     FT_PRESET, /* preset id */
+    FT_GPUS,   /* /plan: a catalog id, a list of them (JSON array or "a,b"), into gpus[] */
+    FT_PRICES, /* /plan: one price, or prices by GPU id ({"b200": 5} or "b200=5,h100-sxm=2") */
 };
 
 enum field_store {
@@ -48,6 +54,8 @@ enum field_store {
     ST_INT,    /* int (also every enum core_* type: see the static asserts) */
     ST_DOUBLE, /* double */
     ST_BOOL,   /* bool */
+    ST_GPUS,   /* gpu_count and gpus[] of struct core_plan_input */
+    ST_PRICES, /* usd_per_gpu_hour[] of struct core_plan_input */
 };
 
 struct field_spec {
@@ -157,12 +165,47 @@ static const struct field_spec fields[] = {
 
 #define FIELD_COUNT (sizeof fields / sizeof fields[0])
 
+_Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
+#define PAT(member) offsetof(struct core_plan_input, member)
+
+/* clang-format off */
+static const struct field_spec plan_fields[] = {
+    {"gpu", FT_GPUS, ST_GPUS, PAT(gpu_count), 0, 0, false, false, NONE,
+     "catalog id or a list of them; default every catalog GPU that supports the precision"},
+    {"usd_per_gpu_hour", FT_PRICES, ST_PRICES, PAT(usd_per_gpu_hour), 0, CORE_USD_MAX, false,
+     true, NONE, "price for every GPU, or an object of prices by GPU id; ranks by cost"},
+    {"deadline_days", FT_NUMBER, ST_DOUBLE, PAT(deadline_days), 0, CORE_PLAN_DEADLINE_MAX, true,
+     true, NONE, "longest acceptable run, days; default none"},
+    {"budget_usd", FT_NUMBER, ST_DOUBLE, PAT(budget_usd), 0, CORE_PLAN_BUDGET_MAX, false, true,
+     NONE, "largest acceptable cost, USD (needs a price); default none"},
+    {"gpus_max", FT_INT, ST_I64, PAT(gpus_max), 1, CORE_PLAN_GPUS_MAX, false, false, NONE,
+     "largest cluster searched; default 4096"},
+};
+/* clang-format on */
+
+#define PLAN_FIELD_COUNT (sizeof plan_fields / sizeof plan_fields[0])
+
+/* Inputs the planner searches over: giving one to /plan is an error, not a constraint. */
+static const char *const planner_chosen[] = {
+    "batch",
+    "gpus",
+    "tp",
+    "pp",
+    "zero_stage",
+    "checkpointing",
+    "sequence_parallel",
+    "tokens_per_second",
+};
+
 /* A decoded value before it is stored. */
 struct value {
-    enum { V_NUMBER, V_BOOL, V_INDEX, V_NULL } kind;
+    enum { V_NUMBER, V_BOOL, V_INDEX, V_NULL, V_GPUS, V_PRICES } kind;
     double number;
     bool boolean;
     int index;
+    int gpu_count;                    /* V_GPUS */
+    int gpus[CORE_PLAN_GPU_MAX];      /* V_GPUS */
+    double prices[CORE_PLAN_GPU_MAX]; /* V_PRICES: by catalog index, < 0 = none */
 };
 
 /* Error messages are built here: long enough for an enum list or a bounds sentence. */
@@ -320,6 +363,116 @@ static void catalog_message(enum field_type type, char *msg, size_t size)
                n);
 }
 
+/* ---- /plan's list and price values ---- */
+
+/* Append catalog id s[0..len) to v's GPU list; false with msg filled when it is not one. */
+static bool add_gpu(struct value *v, const char *s, size_t len, char *msg, size_t size)
+{
+    int g = find_catalog(FT_GPU, s, len);
+
+    if (g < 0) {
+        catalog_message(FT_GPU, msg, size);
+        return false;
+    }
+    for (int i = 0; i < v->gpu_count; i++)
+        if (v->gpus[i] == g)
+            return true; /* a repeat adds nothing */
+    if (v->gpu_count >= CORE_PLAN_GPU_MAX) {
+        snprintf(msg, size, "at most %d GPU types", CORE_PLAN_GPU_MAX);
+        return false;
+    }
+    v->gpus[v->gpu_count++] = g;
+    return true;
+}
+
+/* "h100-sxm" or "h100-sxm,b200". */
+static bool decode_gpu_list(const char *s, size_t len, struct value *v, char *msg, size_t size)
+{
+    size_t start = 0;
+
+    v->kind = V_GPUS;
+    v->gpu_count = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && s[i] != ',')
+            continue;
+        if (!add_gpu(v, s + start, i - start, msg, size))
+            return false;
+        start = i + 1;
+    }
+    return true;
+}
+
+static bool price_ok(double x, char *msg, size_t size)
+{
+    if (x >= 0 && x <= CORE_USD_MAX)
+        return true;
+    snprintf(msg, size, "a price must be >= 0 and <= %.15g", CORE_USD_MAX);
+    return false;
+}
+
+static void prices_none(struct value *v)
+{
+    v->kind = V_PRICES;
+    for (int i = 0; i < CORE_PLAN_GPU_MAX; i++)
+        v->prices[i] = -1.0;
+}
+
+/* One price for id s[0..len) (text t[0..tlen) or a JSON number when t is NULL). */
+static bool set_price(struct value *v, const char *s, size_t len, const char *t, size_t tlen,
+                      double number, char *msg, size_t size)
+{
+    int g = find_catalog(FT_GPU, s, len);
+    const char *why = t != NULL ? parse_number(t, tlen, false, &number) : NULL;
+
+    if (g < 0) {
+        catalog_message(FT_GPU, msg, size);
+        return false;
+    }
+    if (why != NULL) {
+        snprintf(msg, size, "%s", why);
+        return false;
+    }
+    if (!price_ok(number, msg, size))
+        return false;
+    v->prices[g] = number;
+    return true;
+}
+
+/* "2.5" (every GPU) or "h100-sxm=2.5,b200=5". */
+static bool decode_prices(const char *s, size_t len, struct value *v, char *msg, size_t size)
+{
+    size_t start = 0;
+
+    prices_none(v);
+    if (memchr(s, '=', len) == NULL) {
+        const char *why = parse_number(s, len, false, &v->number);
+        if (why != NULL) {
+            snprintf(msg, size, "%s; or give id=price pairs separated by commas", why);
+            return false;
+        }
+        if (!price_ok(v->number, msg, size))
+            return false;
+        for (int i = 0; i < CORE_PLAN_GPU_MAX; i++)
+            v->prices[i] = v->number;
+        return true;
+    }
+    for (size_t i = 0; i <= len; i++) {
+        const char *eq;
+        if (i < len && s[i] != ',')
+            continue;
+        eq = memchr(s + start, '=', i - start);
+        if (eq == NULL) {
+            snprintf(msg, size, "expected id=price pairs separated by commas");
+            return false;
+        }
+        if (!set_price(v, s + start, (size_t)(eq - (s + start)), eq + 1, (size_t)(s + i - (eq + 1)),
+                       0, msg, size))
+            return false;
+        start = i + 1;
+    }
+    return true;
+}
+
 /* Decode a string value for field f. Returns false with msg filled when it is invalid. */
 static bool decode_string(const struct field_spec *f, const char *s, size_t len, struct value *v,
                           char *msg, size_t size)
@@ -374,6 +527,10 @@ static bool decode_string(const struct field_spec *f, const char *s, size_t len,
         }
         v->kind = V_INDEX;
         return true;
+    case FT_GPUS:
+        return decode_gpu_list(s, len, v, msg, size);
+    case FT_PRICES:
+        return decode_prices(s, len, v, msg, size);
     }
     return false;
 }
@@ -419,14 +576,69 @@ static const char *expected_name(const struct field_spec *f)
         return "a GPU id string";
     case FT_PRESET:
         return "a model id string";
+    case FT_GPUS:
+        return "a GPU id or an array of them";
+    case FT_PRICES:
+        return "a number or an object of numbers by GPU id";
     }
     return "something else";
+}
+
+/* /plan's structured forms: a JSON array of GPU ids, an object of prices by id. */
+static bool decode_json_structured(const struct field_spec *f, const json_t *j, struct value *v,
+                                   char *msg, size_t size)
+{
+    const char *key;
+    json_t *item;
+    size_t i;
+
+    if (f->type == FT_GPUS) {
+        v->kind = V_GPUS;
+        v->gpu_count = 0;
+        if (json_array_size(j) == 0) {
+            snprintf(msg, size, "an empty list; omit gpu to search every GPU");
+            return false;
+        }
+        json_array_foreach (j, i, item) {
+            if (!json_is_string(item)) {
+                snprintf(msg, size, "expected GPU id strings, got %s", json_type_name(item));
+                return false;
+            }
+            if (!add_gpu(v, json_string_value(item), json_string_length(item), msg, size))
+                return false;
+        }
+        return true;
+    }
+    prices_none(v);
+    json_object_foreach ((json_t *)j, key, item) {
+        bool text = json_is_string(item);
+        if (!text && !json_is_number(item)) {
+            snprintf(msg, size, "expected a price for %.40s, got %s", key, json_type_name(item));
+            return false;
+        }
+        if (!set_price(v, key, strlen(key), text ? json_string_value(item) : NULL,
+                       text ? json_string_length(item) : 0, text ? 0 : json_number_value(item), msg,
+                       size))
+            return false;
+    }
+    return true;
 }
 
 static bool decode_json(const struct field_spec *f, const json_t *j, struct value *v, char *msg,
                         size_t size)
 {
     bool numeric = f->type == FT_INT || f->type == FT_SIZE || f->type == FT_NUMBER;
+
+    if ((f->type == FT_GPUS && json_is_array(j)) || (f->type == FT_PRICES && json_is_object(j)))
+        return decode_json_structured(f, j, v, msg, size);
+    if (f->type == FT_PRICES && json_is_number(j)) {
+        prices_none(v);
+        if (!price_ok(json_number_value(j), msg, size))
+            return false;
+        for (int i = 0; i < CORE_PLAN_GPU_MAX; i++)
+            v->prices[i] = json_number_value(j);
+        return true;
+    }
     bool boolean = f->type == FT_BOOL || f->type == FT_FLAG || f->type == FT_CKPT;
 
     if (json_is_string(j))
@@ -472,19 +684,22 @@ static bool check_bounds(const struct field_spec *f, const struct value *v, char
     return true;
 }
 
-static void store(const struct field_spec *f, const struct value *v, struct core_input *in)
+/* base: a struct core_input, or a struct core_plan_input for /plan (rows of plan_fields). */
+static void store(const struct field_spec *f, const struct value *v, char *base)
 {
-    char *dst = (char *)in + f->offset;
+    char *dst = base + f->offset;
     int64_t i64;
     int i;
     bool b;
 
     if (v->kind == V_NULL) {
         /* "not given": put back the default this field had after core_input_init(). */
-        struct core_input defaults;
-        core_input_init(&defaults);
+        struct core_plan_input defaults;
+        core_plan_input_init(&defaults);
         memcpy(dst, (const char *)&defaults + f->offset,
-               f->store == ST_DOUBLE ? sizeof(double) : sizeof(int));
+               f->store == ST_PRICES   ? sizeof defaults.usd_per_gpu_hour
+               : f->store == ST_DOUBLE ? sizeof(double)
+                                       : sizeof(int));
         return;
     }
     switch (f->store) {
@@ -498,6 +713,15 @@ static void store(const struct field_spec *f, const struct value *v, struct core
     case ST_BOOL:
         b = v->boolean;
         memcpy(dst, &b, sizeof b);
+        break;
+    case ST_GPUS: {
+        struct core_plan_input *plan = (struct core_plan_input *)base;
+        plan->gpu_count = v->gpu_count;
+        memcpy(plan->gpus, v->gpus, sizeof plan->gpus);
+        break;
+    }
+    case ST_PRICES:
+        memcpy(dst, v->prices, sizeof v->prices);
         break;
     case ST_INT:
         if (v->kind == V_NUMBER)
@@ -551,17 +775,36 @@ static size_t distance(const char *a, size_t alen, const char *b)
     return row[blen];
 }
 
-static void add_unknown(json_t *errors, const char *name, size_t len)
+/* /plan: its own rows first (they shadow gpu and usd_per_gpu_hour), then the shared ones. */
+static const struct field_spec *find_plan_field(const char *name, size_t len)
+{
+    for (size_t i = 0; i < PLAN_FIELD_COUNT; i++)
+        if (text_is(name, len, plan_fields[i].name))
+            return &plan_fields[i];
+    return find_field(name, len);
+}
+
+static bool planner_chooses(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof planner_chosen / sizeof planner_chosen[0]; i++)
+        if (text_is(name, len, planner_chosen[i]))
+            return true;
+    return false;
+}
+
+static void add_unknown(json_t *errors, const char *name, size_t len, bool plan)
 {
     char msg[MSG_MAX];
     const char *best = NULL;
     size_t best_d = 3, i; /* suggest only within two edits */
 
-    for (i = 0; i < FIELD_COUNT; i++) {
-        size_t d = distance(name, len, fields[i].name);
-        if (d < best_d) {
+    for (i = 0; i < FIELD_COUNT + (plan ? PLAN_FIELD_COUNT : 0); i++) {
+        const char *candidate =
+            i < FIELD_COUNT ? fields[i].name : plan_fields[i - FIELD_COUNT].name;
+        size_t d = distance(name, len, candidate);
+        if (d < best_d && !(plan && planner_chooses(candidate, strlen(candidate)))) {
             best_d = d;
-            best = fields[i].name;
+            best = candidate;
         }
     }
     if (best != NULL)
@@ -575,8 +818,8 @@ static void add_unknown(json_t *errors, const char *name, size_t len)
  * Decoders
  * ------------------------------------------------------------------------------------------- */
 
-static void finish(const struct field_spec *f, bool decoded, struct value *v, char *msg,
-                   struct core_input *in, json_t *errors)
+static void finish(const struct field_spec *f, bool decoded, struct value *v, char *msg, char *in,
+                   json_t *errors)
 {
     if (decoded && check_bounds(f, v, msg, MSG_MAX))
         store(f, v, in);
@@ -606,7 +849,7 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
                            memcmp(query[unknown[j]].key, p->key, p->key_len) == 0;
             if (!reported && unknown_count < API_ERRORS_MAX) {
                 unknown[unknown_count++] = i;
-                add_unknown(errors, p->key, p->key_len);
+                add_unknown(errors, p->key, p->key_len, false);
             }
             continue;
         }
@@ -624,13 +867,14 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
             api_errors_add(errors, f->name, strlen(f->name), msg);
             continue;
         }
-        finish(f, decode_string(f, p->value, p->value_len, &v, msg, sizeof msg), &v, msg, in,
-               errors);
+        finish(f, decode_string(f, p->value, p->value_len, &v, msg, sizeof msg), &v, msg,
+               (char *)in, errors);
     }
     return json_array_size(errors) == before;
 }
 
-bool api_decode_object(const json_t *object, struct core_input *in, json_t *errors)
+/* base is a struct core_input, or a struct core_plan_input when plan. */
+static bool decode_object(const json_t *object, char *base, bool plan, json_t *errors)
 {
     size_t before = json_array_size(errors);
     const char *key;
@@ -638,17 +882,33 @@ bool api_decode_object(const json_t *object, struct core_input *in, json_t *erro
 
     /* Keys are unique (the parser rejects duplicates) and iterate in document order. */
     json_object_foreach ((json_t *)object, key, value) {
-        const struct field_spec *f = find_field(key, strlen(key));
+        size_t len = strlen(key);
+        const struct field_spec *f = plan ? find_plan_field(key, len) : find_field(key, len);
         struct value v = {0};
         char msg[MSG_MAX] = "";
 
         if (json_array_size(errors) >= API_ERRORS_MAX)
             break;
-        if (f == NULL) {
-            add_unknown(errors, key, strlen(key));
+        if (plan && planner_chooses(key, len)) {
+            api_errors_add(errors, key, len,
+                           "the planner chooses this; it is not an input of /plan");
             continue;
         }
-        finish(f, decode_json(f, value, &v, msg, sizeof msg), &v, msg, in, errors);
+        if (f == NULL) {
+            add_unknown(errors, key, len, plan);
+            continue;
+        }
+        finish(f, decode_json(f, value, &v, msg, sizeof msg), &v, msg, base, errors);
     }
     return json_array_size(errors) == before;
+}
+
+bool api_decode_object(const json_t *object, struct core_input *in, json_t *errors)
+{
+    return decode_object(object, (char *)in, false, errors);
+}
+
+bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, json_t *errors)
+{
+    return decode_object(object, (char *)in, true, errors);
 }

@@ -1,44 +1,123 @@
-# embed.cmake - turn a file into a C array at build time, with nothing but CMake (no xxd).
+# embed.cmake - turn a list of files into one C source at build time, with nothing but CMake
+# (no xxd). The server serves the result as its static assets (openapi.yaml, the dashboard).
 #
-# cmake -DINPUT=<file> -DOUTPUT=<file.c> -DNAME=<symbol> -P embed.cmake
-# defines  const unsigned char NAME[]  (NUL-terminated),  const size_t NAME_len  (without the
-# NUL) and  const char NAME_etag[]  (a strong ETag: the first 16 hex digits of the SHA-256).
-# A missing INPUT gives an empty array and a warning instead of a failed build, so the target
-# builds while the file is still being written; it is meant to run on every build and rewrites
-# OUTPUT only when the text changes, so nothing recompiles needlessly.
-if(NOT DEFINED INPUT OR NOT DEFINED OUTPUT OR NOT DEFINED NAME)
-  message(FATAL_ERROR "embed.cmake: INPUT, OUTPUT and NAME are required")
+# Two modes in one file, so the list and the generator cannot drift apart:
+#
+#   include(embed.cmake)
+#   memwall_embed(<target> OUTPUT <file.c> NAME <symbol> HEADER <header.h>
+#                 FILES <url-path> <content-type> <file> [<url-path> <content-type> <file> ...])
+#     writes a manifest next to OUTPUT at configure time and adds <target>, a custom target that
+#     runs this file in script mode on every build.
+#
+#   cmake -DMANIFEST=<manifest> -DOUTPUT=<file.c> -DNAME=<symbol> -DHEADER=<header.h> -P embed.cmake
+#     generates OUTPUT: it includes HEADER (which declares struct server_asset) and defines
+#       const struct server_asset NAME[];  const size_t NAME_count;
+#     one row per file, in manifest order: {path, content_type, bytes, len, etag}. bytes is
+#     NUL-terminated (len excludes the NUL); etag is a strong ETag, the first 16 hex digits of
+#     the file's SHA-256 in quotes. A text/* type gets "; charset=utf-8" appended here, because a
+#     ';' cannot travel through a CMake list.
+#
+# A missing file gives a row with len 0 and a warning instead of a failed build (the server
+# answers 404 for it), so the target builds while a file is still being written. OUTPUT is
+# rewritten only when its text changes, so nothing recompiles needlessly.
+
+# ---------------------------------------------------------------------------------------------
+# Include mode
+# ---------------------------------------------------------------------------------------------
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  set(MEMWALL_EMBED_SCRIPT "${CMAKE_CURRENT_LIST_FILE}")
+
+  function(memwall_embed target)
+    cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAME;HEADER" "FILES")
+    list(LENGTH arg_FILES n)
+    math(EXPR rem "${n} % 3")
+    if(n EQUAL 0 OR NOT rem EQUAL 0)
+      message(FATAL_ERROR "memwall_embed: FILES takes triples <url-path> <content-type> <file>")
+    endif()
+    # One line per file, fields separated by '|' (none of them contains one).
+    set(manifest "${arg_OUTPUT}.manifest")
+    set(text "")
+    set(inputs "")
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE 0 ${last} 3)
+      math(EXPR j "${i} + 1")
+      math(EXPR k "${i} + 2")
+      list(GET arg_FILES ${i} url)
+      list(GET arg_FILES ${j} type)
+      list(GET arg_FILES ${k} file)
+      get_filename_component(file "${file}" ABSOLUTE)
+      string(APPEND text "${url}|${type}|${file}\n")
+      list(APPEND inputs "${file}")
+    endforeach()
+    file(WRITE "${manifest}.tmp" "${text}")
+    file(COPY_FILE "${manifest}.tmp" "${manifest}" ONLY_IF_DIFFERENT)
+    file(REMOVE "${manifest}.tmp")
+    # Always out of date: the script itself decides whether OUTPUT changes.
+    add_custom_target(${target}
+      COMMAND ${CMAKE_COMMAND} -DMANIFEST=${manifest} -DOUTPUT=${arg_OUTPUT} -DNAME=${arg_NAME}
+              -DHEADER=${arg_HEADER} -P ${MEMWALL_EMBED_SCRIPT}
+      BYPRODUCTS ${arg_OUTPUT}
+      COMMENT "Embedding static assets into ${arg_NAME}"
+      VERBATIM)
+  endfunction()
+  return()
 endif()
 
-if(EXISTS "${INPUT}")
-  file(READ "${INPUT}" hex HEX)
-  file(SHA256 "${INPUT}" digest)
-  string(SUBSTRING "${digest}" 0 16 tag)
-  string(LENGTH "${hex}" hex_len)
-  math(EXPR size "${hex_len} / 2")
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  # 16 bytes per line keeps the generated file readable (CMake regexes have no {16}).
-  string(REPEAT "0x[0-9a-f][0-9a-f]," 16 line)
-  string(REGEX REPLACE "(${line})" "\\1\n    " bytes "${bytes}")
-  set(etag "\\\"${tag}\\\"")
-else()
-  message(WARNING "embed.cmake: ${INPUT} does not exist; embedding an empty ${NAME}")
-  set(bytes "")
-  set(size 0)
-  set(etag "")
-endif()
+# ---------------------------------------------------------------------------------------------
+# Script mode
+# ---------------------------------------------------------------------------------------------
+foreach(var MANIFEST OUTPUT NAME HEADER)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "embed.cmake: MANIFEST, OUTPUT, NAME and HEADER are required")
+  endif()
+endforeach()
 
-set(text "/* Generated by cmake/embed.cmake from ${INPUT}; do not edit. */
+file(STRINGS "${MANIFEST}" lines)
+set(arrays "")
+set(rows "")
+set(index 0)
+# 16 bytes per line keeps the generated file readable (CMake regexes have no {16}).
+string(REPEAT "0x[0-9a-f][0-9a-f]," 16 line16)
+foreach(entry IN LISTS lines)
+  string(REPLACE "|" ";" fields "${entry}")
+  list(GET fields 0 url)
+  list(GET fields 1 type)
+  list(GET fields 2 file)
+  if(type MATCHES "^text/")
+    string(APPEND type "; charset=utf-8")
+  endif()
+  if(EXISTS "${file}")
+    file(READ "${file}" hex HEX)
+    file(SHA256 "${file}" digest)
+    string(SUBSTRING "${digest}" 0 16 tag)
+    string(LENGTH "${hex}" hex_len)
+    math(EXPR size "${hex_len} / 2")
+    string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+    string(REGEX REPLACE "(${line16})" "\\1\n    " bytes "${bytes}")
+    set(etag "\\\"${tag}\\\"")
+  else()
+    message(WARNING "embed.cmake: ${file} does not exist; embedding an empty ${url}")
+    set(bytes "")
+    set(size 0)
+    set(etag "")
+  endif()
+  string(APPEND arrays "
+/* ${file} */
+static const unsigned char asset_${index}[] = {
+    ${bytes}0x00};
+")
+  string(APPEND rows "    {\"${url}\", \"${type}\", asset_${index}, ${size}, \"${etag}\"},\n")
+  math(EXPR index "${index} + 1")
+endforeach()
+
+set(text "/* Generated by cmake/embed.cmake from ${MANIFEST}; do not edit. */
 #include <stddef.h>
 
-extern const unsigned char ${NAME}[];
-extern const size_t ${NAME}_len;
-extern const char ${NAME}_etag[];
-
-const unsigned char ${NAME}[] = {
-    ${bytes}0x00};
-const size_t ${NAME}_len = ${size};
-const char ${NAME}_etag[] = \"${etag}\";
+#include \"${HEADER}\"
+${arrays}
+const struct server_asset ${NAME}[] = {
+${rows}};
+const size_t ${NAME}_count = ${index};
 ")
 
 file(WRITE "${OUTPUT}.tmp" "${text}")

@@ -327,4 +327,95 @@ struct core_result {
 enum core_status core_evaluate(const struct core_input *in, struct core_result *out,
                                struct core_problems *problems);
 
+/* ---------------------------------------------------------------------------------------------
+ * Planner (core/plan.c; docs/planner.md): the inverse question. Given a model, tokens and
+ * constraints, search GPU type x G x tp x pp x ZeRO stage x checkpointing x micro-batch for the
+ * layouts that fit, rank them by cost (GPU-hours when no price is given) and keep the Pareto
+ * front of (days, cost). Pure like the rest of core: the caller passes the arrays the plans go
+ * into, nothing is allocated, and each candidate is priced with the ledger and activation
+ * functions core_evaluate() uses, so /fit of a plan's configuration reproduces its memory.
+ * ------------------------------------------------------------------------------------------- */
+
+#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 12) */
+#define CORE_PLAN_TOP           20      /* plans a reply lists */
+#define CORE_PLAN_PARETO_MAX    64      /* Pareto points kept */
+#define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */
+#define CORE_PLAN_GPUS_DEFAULT  4096    /* gpus_max when not given */
+#define CORE_PLAN_PP_MAX        64      /* pipeline stages searched: divisors of L up to this */
+#define CORE_PLAN_NODE_GPUS     8       /* GPUs per node: tensor parallelism beyond it is slower */
+#define CORE_PLAN_CROSS_NODE_TP 0.7     /* throughput factor when a tp group spans nodes */
+#define CORE_PLAN_GLOBAL_BATCH  4194304 /* default global batch, tokens (2^22, ~4M: Llama 2) */
+#define CORE_PLAN_DEADLINE_MAX  1e6     /* days */
+#define CORE_PLAN_BUDGET_MAX    1e15    /* USD */
+#define CORE_PLAN_REASONS       4
+
+struct core_plan_input {
+    /* Model, training and precision inputs as for core_evaluate(). The cluster fields the
+     * planner chooses (gpus, gpu, tp, pp, zero_stage, checkpointing, batch, sequence_parallel)
+     * are ignored; global_batch_tokens 0 means max(CORE_PLAN_GLOBAL_BATCH, seq_len);
+     * memory_gb and peak_tflops, when given, override every candidate GPU's catalog figure. */
+    struct core_input base;
+    double deadline_days; /* 0 = none */
+    double budget_usd;    /* < 0 = none (default -1) */
+    int64_t gpus_max;     /* 1..CORE_PLAN_GPUS_MAX, default CORE_PLAN_GPUS_DEFAULT */
+    int gpu_count;        /* 0 = every catalog GPU that supports the precision */
+    int gpus[CORE_PLAN_GPU_MAX];
+    /* $/GPU-hour by catalog index; < 0 = no price (default). When any searched GPU has a
+     * price, GPUs without one are left out (they cannot be ranked by cost). */
+    double usd_per_gpu_hour[CORE_PLAN_GPU_MAX];
+};
+
+void core_plan_input_init(struct core_plan_input *in);
+
+/* One plan: a layout and its best settings (the fastest for that layout). */
+struct core_plan {
+    int gpu; /* catalog index */
+    int64_t gpus, tp, pp, dp, batch;
+    int zero_stage;
+    enum core_checkpointing checkpointing;
+    bool sequence_parallel;
+    int64_t micro_batches;      /* m: micro-batches per pipeline per optimizer step */
+    double global_batch_tokens; /* m * batch * seq_len * dp (<= the requested global batch) */
+    double mfu;                 /* effective: base x recompute x bubble x tensor */
+    double recompute_factor, bubble_factor, tensor_factor;
+    double seconds, days, gpu_hours;
+    double usd_per_gpu_hour;                                        /* < 0 = no price */
+    double cost_usd;                                                /* < 0 = no price */
+    int64_t params, grads, optimizer, activations, total, capacity; /* bytes per GPU */
+};
+
+struct core_plan_reason {
+    const char *field; /* the constraint: "memory", "deadline_days", "budget_usd", "gpu" */
+    char message[CORE_MESSAGE_MAX];
+};
+
+struct core_plan_summary {
+    struct core_resolved resolved; /* the base inputs, resolved (shape, N, precisions) */
+    bool ranked_by_cost;           /* prices given: rank by cost_usd, else by gpu_hours */
+    int plan_count, pareto_count;
+    bool pareto_truncated;           /* the front had more points than the caller's array */
+    int64_t evaluated;               /* configurations priced (memory and time) */
+    int64_t fitting;                 /* of those, fitting in memory */
+    int64_t feasible;                /* of those, meeting the deadline and the budget too */
+    int gpus_searched;               /* GPU types searched */
+    int searched[CORE_PLAN_GPU_MAX]; /* their catalog indexes */
+    int reason_count;                /* why plans is empty (0 when it is not) */
+    struct core_plan_reason reasons[CORE_PLAN_REASONS];
+};
+
+/*
+ * Search. plans (plans_max, e.g. CORE_PLAN_TOP) receives the best plans sorted by cost (or
+ * GPU-hours), pareto (pareto_max) the non-dominated (days, cost) points sorted by days. All
+ * pointers borrowed. CORE_EINVAL / CORE_ERANGE with problems as core_evaluate() for inputs
+ * that cannot be planned; an empty result is CORE_OK with reasons.
+ */
+enum core_status core_plan_search(const struct core_plan_input *in, struct core_plan *plans,
+                                  int plans_max, struct core_plan *pareto, int pareto_max,
+                                  struct core_plan_summary *out, struct core_problems *problems);
+
+/* The time model's efficiency: mfu x recompute x bubble x tensor, where bubble =
+ * 1 - (pp - 1)/(m + pp - 1) and tensor = CORE_PLAN_CROSS_NODE_TP when tp > CORE_PLAN_NODE_GPUS. */
+double core_plan_effective_mfu(double mfu, double recompute_factor, int64_t pp, int64_t m,
+                               int64_t tp);
+
 #endif

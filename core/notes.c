@@ -213,9 +213,13 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         zero3 = g > 0;
     }
     if (g > 0) {
+        /* The lesson's wording when it is literally true (7B: 84 GB of optimizer > 80 GB). */
         n = ADVISE(res, "shard_state",
-                   "the optimizer state alone overflows; checkpointing cannot help - shard it "
-                   "across >= %lld GPUs%s",
+                   "the %s overflows; checkpointing cannot help \u2014 shard it across \u2265 %lld "
+                   "GPUs%s",
+                   m->optimizer > res->fit.capacity
+                       ? "optimizer state alone"
+                       : "training state (weights, gradients, optimizer)",
                    (long long)g, zero3 ? " with zero_stage 3" : "");
         core_note_change_int(n, "gpus", g);
         if (zero3)
@@ -226,7 +230,7 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
     if (g > 0) {
         n = ADVISE(res, "shard_state",
                    "the optimizer state overflows and the activations alone exceed a GPU: shard "
-                   "state across >= %lld GPUs and shrink activations too",
+                   "state across \u2265 %lld GPUs and shrink activations too",
                    (long long)g);
         core_note_change_int(n, "gpus", g);
         if (r->zero_stage < 3)

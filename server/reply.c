@@ -3,16 +3,21 @@
  *
  * Every reply, from the api layer or the server itself, success or problem, goes through
  * server_reply() so the headers cannot drift apart between routes: Content-Type, Allow,
- * ETag, Cache-Control, CORS (and the preflight answer), X-Content-Type-Options and
- * X-Request-Id. A HEAD reply keeps the GET body so Content-Length is the GET one; libmicrohttpd
- * never sends the body of a HEAD reply.
+ * ETag, Cache-Control, CORS (and the preflight answer), X-Content-Type-Options,
+ * Content-Security-Policy (default-src 'self': the dashboard loads nothing from elsewhere and
+ * runs no inline script; on a JSON reply it is inert) and X-Request-Id. A HEAD reply keeps the GET
+ * body so Content-Length is the GET one; libmicrohttpd never sends the body of a HEAD reply.
+ * While the server drains, every reply says "Connection: close" so keep-alive clients move to
+ * another replica instead of reusing a connection that is about to go.
+ *
+ * CORS: with "*" every origin may read replies; with a list, a request's Origin found in it is
+ * echoed back (with Vary: Origin, since the reply then depends on it) and any other origin gets
+ * no Access-Control-Allow-Origin at all, which is how a browser is told no.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
-
-#define REQUEST_ID_MAX 128
 
 /* Headers a browser may send cross-origin and read back; kept in one place with the reply. */
 static const char cors_request_headers[] = "Content-Type, If-None-Match, X-Request-Id";
@@ -20,42 +25,38 @@ static const char cors_exposed_headers[] = "ETag, X-Request-Id, Allow";
 static const char cors_default_methods[] = "GET, HEAD, POST, OPTIONS";
 static const char cors_max_age[] = "86400";
 
-/* An incoming id is echoed only when it is safe to put back in a header and a log line:
- * 1..REQUEST_ID_MAX bytes of printable ASCII. */
-static bool request_id_sane(const char *id, size_t len)
+/* The Origin to allow for this request: "*" for any, the request's own Origin when it is in
+ * the configured list (exact, whole-entry match), else NULL. */
+static const char *allowed_origin(const struct server *srv, struct MHD_Connection *conn)
 {
-    if (id == NULL || len == 0 || len > REQUEST_ID_MAX)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        if (id[i] < 0x20 || id[i] > 0x7e)
-            return false;
-    }
-    return true;
-}
+    const char *list = srv->cfg.cors_origins;
+    const char *origin;
+    size_t n;
 
-static void request_id(struct server *srv, struct MHD_Connection *conn, char *buf, size_t size)
-{
-    const char *in = NULL;
-    size_t in_len = 0;
+    if (strcmp(list, "*") == 0)
+        return "*";
+    origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+    if (origin == NULL)
+        return NULL;
+    n = strlen(origin);
+    for (const char *p = list; *p != '\0';) {
+        size_t len = strcspn(p, ",");
 
-    if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, "X-Request-Id", strlen("X-Request-Id"),
-                                      &in, &in_len) == MHD_YES &&
-        request_id_sane(in, in_len)) {
-        snprintf(buf, size, "%.*s", (int)in_len, in);
-        return;
+        if (len == n && strncmp(p, origin, n) == 0)
+            return origin;
+        p += len + (p[len] == ',');
     }
-    snprintf(buf, size, "%s-%llx", srv->id_prefix, atomic_fetch_add(&srv->next_id, 1ULL));
+    return NULL;
 }
 
 /* Add the headers that depend on the reply; false when MHD refused one (out of memory). */
 static bool add_headers(struct server *srv, struct MHD_Connection *conn, const char *method,
-                        const struct api_response *resp, bool has_body, struct MHD_Response *r)
+                        const char *id, const struct api_response *resp, bool has_body,
+                        struct MHD_Response *r)
 {
-    char id[REQUEST_ID_MAX + 1];
     bool ok = true;
     bool preflight = strcmp(method, "OPTIONS") == 0 && resp->status == 204;
-
-    request_id(srv, conn, id, sizeof id);
+    const char *origin = allowed_origin(srv, conn);
     if (has_body && resp->content_type != NULL)
         ok = ok && MHD_add_response_header(r, "Content-Type", resp->content_type) == MHD_YES;
     if (resp->allow != NULL)
@@ -65,11 +66,15 @@ static bool add_headers(struct server *srv, struct MHD_Connection *conn, const c
     if (resp->cache_control != NULL)
         ok = ok && MHD_add_response_header(r, "Cache-Control", resp->cache_control) == MHD_YES;
     ok = ok && MHD_add_response_header(r, "X-Content-Type-Options", "nosniff") == MHD_YES;
-    ok = ok && MHD_add_response_header(r, "X-Request-Id", id) == MHD_YES;
-
     ok = ok &&
-         MHD_add_response_header(r, "Access-Control-Allow-Origin", srv->cfg.cors_origin) == MHD_YES;
-    if (strcmp(srv->cfg.cors_origin, "*") != 0)
+         MHD_add_response_header(r, "Content-Security-Policy", "default-src 'self'") == MHD_YES;
+    ok = ok && MHD_add_response_header(r, "X-Request-Id", id) == MHD_YES;
+    if (atomic_load(&srv->draining))
+        ok = ok && MHD_add_response_header(r, "Connection", "close") == MHD_YES;
+
+    if (origin != NULL)
+        ok = ok && MHD_add_response_header(r, "Access-Control-Allow-Origin", origin) == MHD_YES;
+    if (strcmp(srv->cfg.cors_origins, "*") != 0)
         ok = ok && MHD_add_response_header(r, "Vary", "Origin") == MHD_YES;
     if (preflight) {
         const char *methods = resp->allow != NULL ? resp->allow : cors_default_methods;
@@ -86,7 +91,7 @@ static bool add_headers(struct server *srv, struct MHD_Connection *conn, const c
 }
 
 enum MHD_Result server_reply(struct server *srv, struct MHD_Connection *conn, const char *method,
-                             struct api_response *resp)
+                             const char *request_id, struct api_response *resp)
 {
     /* 1xx, 204 and 304 replies carry no body by definition (RFC 9110 6.4.1). */
     bool has_body = resp->status >= 200 && resp->status != 204 && resp->status != 304;
@@ -99,7 +104,7 @@ enum MHD_Result server_reply(struct server *srv, struct MHD_Connection *conn, co
     else
         r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     if (r != NULL) {
-        if (add_headers(srv, conn, method, resp, has_body, r))
+        if (add_headers(srv, conn, method, request_id, resp, has_body, r))
             ret = MHD_queue_response(conn, resp->status, r);
         MHD_destroy_response(r);
     }

@@ -5,11 +5,16 @@
  * runs just before the first access-handler call and is the only place the raw request target,
  * query included, can be measured) and freed only in the completion callback, so no path can
  * leak it or free it twice. The first access-handler call admits or refuses the request before
- * any body is read: a target over SERVER_URI_MAX gets 414, a Content-Length over API_BODY_MAX
+ * any body is read: a target over max_uri_bytes gets 414, a Content-Length over max_body_bytes
  * gets 413 and MHD then never reads the body. Body bytes are accumulated centrally under the
  * same cap (a chunked body that grows past it is dropped and gets 413 when it ends); the final
  * call builds a struct api_request and hands it to the server's own routes, then to
  * api_dispatch().
+ *
+ * The same two callbacks bracket every request for operations: the URI callback starts the
+ * clock and the in-flight count, the completion callback (after the last byte of the reply, or
+ * when the request died) records the metrics and writes the access line. Connections are
+ * counted through MHD's connection notifications so that draining knows when nobody is left.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,13 +31,11 @@
 #include <jansson.h>
 
 #include "internal.h"
+#include "log.h"
 
-/* Idle seconds before MHD drops a connection: slow clients cannot pin a worker forever. */
-#define CONNECTION_TIMEOUT_S 30
-#define CONNECTION_LIMIT     1024
 /* Per-connection pool for the request line and headers. Above MHD's 32 KiB default so that a
- * target a little over SERVER_URI_MAX still reaches us and gets a problem+json 414 rather
- * than MHD's own HTML one. */
+ * target a little over max_uri_bytes (at most SERVER_URI_CEILING) still reaches us and gets a
+ * problem+json 414 rather than MHD's own HTML one. */
 #define CONNECTION_MEMORY (64 * 1024)
 /* Body bytes read and dropped after the cap before the connection is simply closed. */
 #define DISCARD_MAX (16 * (size_t)API_BODY_MAX)
@@ -41,8 +44,16 @@ struct request {
     size_t uri_len; /* raw request target, query included */
     bool admitted;  /* the first access-handler call has run */
     bool replied;   /* a reply was queued before the body was read */
-    bool too_large; /* the body grew past API_BODY_MAX */
+    bool too_large; /* the body grew past max_body_bytes */
     bool oom;
+    unsigned long long start_ns;  /* CLOCK_MONOTONIC at the request line */
+    unsigned route, method_index; /* metrics table indexes */
+    unsigned status;              /* of the queued reply; 0 while none */
+    size_t bytes;                 /* body bytes of the queued reply */
+    char id[SERVER_REQUEST_ID_MAX + 1];
+    char method[16];
+    char path[SERVER_LOG_PATH_MAX + 4]; /* printable copy for the access log */
+    char remote[64];
     size_t discarded; /* body bytes thrown away once too_large */
     char *body;
     size_t body_len, body_cap;
@@ -54,31 +65,83 @@ struct request {
  * Request context
  * ------------------------------------------------------------------------------------------- */
 
-static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* A request context, counted in flight until on_completed() releases it. */
+static struct request *new_request(struct server *srv, size_t uri_len)
 {
     struct request *rq = calloc(1, sizeof *rq);
 
-    (void)cls;
+    if (rq == NULL)
+        return NULL;
+    rq->uri_len = uri_len;
+    rq->start_ns = now_ns();
+    rq->route = SERVER_METRICS_ROUTES - 1;
+    rq->method_index = SERVER_METRICS_METHODS - 1;
+    atomic_fetch_add(&srv->in_flight, 1U);
+    atomic_store(&srv->last_activity_ns, rq->start_ns);
+    return rq;
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
     (void)conn;
-    if (rq != NULL)
-        rq->uri_len = strlen(uri);
-    return rq; /* NULL is fine: the access handler retries the allocation */
+    return new_request(cls, strlen(uri)); /* NULL is fine: the access handler retries */
+}
+
+static void log_access(struct server *srv, const struct request *rq, double duration_ms)
+{
+    server_log(&srv->cfg, SERVER_LOG_INFO, "request",
+               json_pack("{s:s, s:s, s:s, s:i, s:f, s:I, s:s, s:s}", "method", rq->method, "route",
+                         server_metrics_route_name(rq->route), "path", rq->path, "status",
+                         (int)rq->status, "duration_ms", duration_ms, "bytes",
+                         (json_int_t)rq->bytes, "request_id", rq->id, "remote", rq->remote));
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode code)
 {
+    struct server *srv = cls;
     struct request *rq = *con_cls;
+    unsigned long long end, took;
 
-    (void)cls;
     (void)conn;
-    (void)code;
     if (rq == NULL)
         return;
+    end = now_ns();
+    took = end - rq->start_ns;
+    if (code == MHD_REQUEST_TERMINATED_COMPLETED_OK && rq->status != 0)
+        server_metrics_record(&srv->metrics, rq->route, rq->method_index, rq->status, took);
+    else if (rq->admitted)
+        atomic_fetch_add(&srv->metrics.aborted, 1ULL);
+    if (rq->admitted && srv->cfg.access_log && server_log_enabled(&srv->cfg, SERVER_LOG_INFO))
+        log_access(srv, rq, (double)(took / 1000ULL) / 1000.0);
     free(rq->body);
     free(rq->params);
     free(rq);
     *con_cls = NULL;
+    atomic_store(&srv->last_activity_ns, end);
+    atomic_fetch_sub(&srv->in_flight, 1U);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct server *srv = cls;
+
+    (void)conn;
+    (void)socket_context;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&srv->connections, 1U);
+        atomic_store(&srv->last_activity_ns, now_ns()); /* a request may be on its way */
+    } else
+        atomic_fetch_sub(&srv->connections, 1U);
 }
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -106,6 +169,15 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
  * Access handler
  * ------------------------------------------------------------------------------------------- */
 
+/* Every reply of a request goes through here, so the access log and metrics see its status. */
+static enum MHD_Result reply(struct server *srv, struct MHD_Connection *conn, const char *method,
+                             struct request *rq, struct api_response *resp)
+{
+    rq->status = resp->status;
+    rq->bytes = strcmp(method, "HEAD") == 0 ? 0 : resp->body_len;
+    return server_reply(srv, conn, method, rq->id, resp);
+}
+
 static enum MHD_Result refuse(struct server *srv, struct MHD_Connection *conn, const char *method,
                               struct request *rq, unsigned status, const char *detail)
 {
@@ -114,18 +186,107 @@ static enum MHD_Result refuse(struct server *srv, struct MHD_Connection *conn, c
     memset(&resp, 0, sizeof resp);
     api_problem(&resp, status, detail, NULL);
     rq->replied = true;
-    return server_reply(srv, conn, method, &resp);
+    return reply(srv, conn, method, rq, &resp);
 }
 
-/* First call: headers are in, no body read yet. Refuse what we will never serve. */
-static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn, const char *method,
-                             struct request *rq)
+/* An incoming id is echoed only when it is safe to put back in a header and a log line:
+ * 1..SERVER_REQUEST_ID_MAX bytes of printable ASCII. */
+static bool request_id_sane(const char *id, size_t len)
+{
+    if (id == NULL || len == 0 || len > SERVER_REQUEST_ID_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        if (id[i] < 0x20 || id[i] > 0x7e)
+            return false;
+    }
+    return true;
+}
+
+static void request_id(struct server *srv, struct MHD_Connection *conn, char *buf, size_t size)
+{
+    const char *in = NULL;
+    size_t in_len = 0;
+
+    if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, "X-Request-Id", strlen("X-Request-Id"),
+                                      &in, &in_len) == MHD_YES &&
+        request_id_sane(in, in_len)) {
+        snprintf(buf, size, "%.*s", (int)in_len, in);
+        return;
+    }
+    snprintf(buf, size, "%s-%llx", srv->id_prefix, atomic_fetch_add(&srv->next_id, 1ULL));
+}
+
+/* Copy s into buf for a log line: bytes outside printable ASCII become %XX (a path is
+ * client-controlled and must not forge lines or break JSON), cut with "..." at the cap. */
+static void printable(const char *s, char *buf, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        size_t need = c > 0x20 && c < 0x7f ? 1 : 3;
+
+        if (n + need + 4 > size) {
+            snprintf(buf + n, size - n, "...");
+            return;
+        }
+        if (need == 1) {
+            buf[n++] = (char)c;
+        } else {
+            buf[n++] = '%';
+            buf[n++] = hex[c >> 4];
+            buf[n++] = hex[c & 15];
+        }
+    }
+    buf[n] = '\0';
+}
+
+static void remote_address(struct MHD_Connection *conn, char *buf, size_t size)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info != NULL ? info->client_addr : NULL;
+    char host[INET6_ADDRSTRLEN];
+
+    buf[0] = '\0';
+    if (sa == NULL)
+        return;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+
+        if (inet_ntop(AF_INET, &in->sin_addr, host, sizeof host) != NULL)
+            snprintf(buf, size, "%s:%u", host, ntohs(in->sin_port));
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
+
+        if (inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host) != NULL)
+            snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
+    }
+}
+
+/* First call: headers are in, no body read yet. Note who asked, refuse what we will never
+ * serve. */
+static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn, const char *url,
+                             const char *method, struct request *rq)
 {
     const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    char detail[96];
 
     rq->admitted = true;
-    if (rq->uri_len > SERVER_URI_MAX)
-        return refuse(srv, conn, method, rq, 414, "request target longer than 8192 bytes");
+    rq->route = server_metrics_route(url);
+    rq->method_index = server_metrics_method(method);
+    request_id(srv, conn, rq->id, sizeof rq->id);
+    if (srv->cfg.access_log) {
+        printable(method, rq->method, sizeof rq->method);
+        printable(url, rq->path, sizeof rq->path);
+        remote_address(conn, rq->remote, sizeof rq->remote);
+    }
+    if (rq->uri_len > srv->cfg.max_uri_bytes) {
+        snprintf(detail, sizeof detail, "request target longer than %zu bytes",
+                 srv->cfg.max_uri_bytes);
+        return refuse(srv, conn, method, rq, 414, detail);
+    }
     if (length != NULL) {
         char *end;
         unsigned long long n;
@@ -133,13 +294,16 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn, co
         errno = 0;
         n = strtoull(length, &end, 10);
         /* MHD already rejected malformed lengths; be strict anyway. */
-        if (errno != 0 || end == length || n > API_BODY_MAX)
-            return refuse(srv, conn, method, rq, 413, "request body larger than 65536 bytes");
+        if (errno != 0 || end == length || n > srv->cfg.max_body_bytes) {
+            snprintf(detail, sizeof detail, "request body larger than %zu bytes",
+                     srv->cfg.max_body_bytes);
+            return refuse(srv, conn, method, rq, 413, detail);
+        }
     }
     return MHD_YES;
 }
 
-static enum MHD_Result take_body(struct request *rq, const char *data, size_t *len)
+static enum MHD_Result take_body(struct request *rq, size_t max, const char *data, size_t *len)
 {
     size_t n = *len;
 
@@ -153,7 +317,7 @@ static enum MHD_Result take_body(struct request *rq, const char *data, size_t *l
     }
     if (rq->oom)
         return MHD_YES;
-    if (n > API_BODY_MAX - rq->body_len) {
+    if (n > max - rq->body_len) {
         rq->too_large = true;
         rq->discarded = rq->body_len + n;
         free(rq->body);
@@ -167,8 +331,8 @@ static enum MHD_Result take_body(struct request *rq, const char *data, size_t *l
 
         while (cap < rq->body_len + n)
             cap *= 2;
-        if (cap > API_BODY_MAX)
-            cap = API_BODY_MAX;
+        if (cap > max)
+            cap = max;
         grown = realloc(rq->body, cap);
         if (grown == NULL) {
             rq->oom = true;
@@ -189,9 +353,13 @@ static enum MHD_Result finish(struct server *srv, struct MHD_Connection *conn, c
     struct api_request req;
     struct api_response resp;
     bool head = strcmp(method, "HEAD") == 0;
+    char detail[96];
 
-    if (rq->too_large)
-        return refuse(srv, conn, method, rq, 413, "request body larger than 65536 bytes");
+    if (rq->too_large) {
+        snprintf(detail, sizeof detail, "request body larger than %zu bytes",
+                 srv->cfg.max_body_bytes);
+        return refuse(srv, conn, method, rq, 413, detail);
+    }
     MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, rq);
     if (rq->oom)
         return refuse(srv, conn, method, rq, 500, "out of memory");
@@ -208,7 +376,7 @@ static enum MHD_Result finish(struct server *srv, struct MHD_Connection *conn, c
     req.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
 
     memset(&resp, 0, sizeof resp);
-    if (!server_route(&req, &resp) && !api_dispatch(&req, &resp))
+    if (!server_route(srv, &req, &resp) && !api_dispatch(&req, &resp))
         api_problem(&resp, 404, "no such resource", NULL);
     /* A preflight or OPTIONS answer is bodiless whatever the route produced. */
     if (strcmp(method, "OPTIONS") == 0 && resp.status < 300 && resp.status != 204) {
@@ -217,7 +385,7 @@ static enum MHD_Result finish(struct server *srv, struct MHD_Connection *conn, c
         resp.body = NULL;
         resp.body_len = 0;
     }
-    return server_reply(srv, conn, method, &resp);
+    return reply(srv, conn, method, rq, &resp);
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -230,20 +398,19 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     (void)version;
     if (rq == NULL) {
         /* The URI log callback could not allocate; try once more, measuring the path only. */
-        rq = calloc(1, sizeof *rq);
+        rq = new_request(srv, strlen(url));
         if (rq == NULL)
             return MHD_NO;
-        rq->uri_len = strlen(url);
         *con_cls = rq;
     }
     if (!rq->admitted)
-        return admit(srv, conn, method, rq);
+        return admit(srv, conn, url, method, rq);
     if (rq->replied) {
         *upload_len = 0;
         return MHD_YES;
     }
     if (*upload_len != 0)
-        return take_body(rq, upload, upload_len);
+        return take_body(rq, srv->cfg.max_body_bytes, upload, upload_len);
     return finish(srv, conn, url, method, rq);
 }
 
@@ -251,25 +418,22 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
  * Daemon
  * ------------------------------------------------------------------------------------------- */
 
-/* MHD's own diagnostics, one JSON line each on stderr like the rest of memwall's logs. */
+/* MHD's own diagnostics, one warn line each like the rest of memwall's logs. */
 __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    struct server *srv = cls;
     char text[512];
-    json_t *line;
-    char *out;
     size_t len;
 
-    (void)cls;
     vsnprintf(text, sizeof text, fmt, ap);
     len = strlen(text);
     while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         text[--len] = '\0';
-    line = json_pack("{s:s, s:s, s:s}", "level", "warn", "event", "mhd", "message", text);
-    out = line ? json_dumps(line, JSON_COMPACT) : NULL;
-    if (out != NULL)
-        fprintf(stderr, "%s\n", out);
-    free(out);
-    json_decref(line);
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < 0x20 || text[i] > 0x7e)
+            text[i] = '?'; /* jansson refuses strings that are not UTF-8 */
+    }
+    server_log(&srv->cfg, SERVER_LOG_WARN, "mhd", json_pack("{s:s}", "message", text));
 }
 
 static void seed_ids(struct server *srv)
@@ -283,6 +447,22 @@ static void seed_ids(struct server *srv)
         close(fd);
     snprintf(srv->id_prefix, sizeof srv->id_prefix, "%016llx", seed);
     atomic_init(&srv->next_id, 1ULL);
+}
+
+/* A config where every zero has become its default (see server.h). */
+static void fill_defaults(struct server_config *out, const struct server_config *in)
+{
+    *out = *in;
+    if (out->cors_origins == NULL)
+        out->cors_origins = "*";
+    if (out->max_body_bytes == 0 || out->max_body_bytes > API_BODY_MAX)
+        out->max_body_bytes = API_BODY_MAX;
+    if (out->max_uri_bytes == 0 || out->max_uri_bytes > SERVER_URI_CEILING)
+        out->max_uri_bytes = out->max_uri_bytes == 0 ? SERVER_URI_MAX : SERVER_URI_CEILING;
+    if (out->timeout_s == 0)
+        out->timeout_s = SERVER_TIMEOUT_DEFAULT;
+    if (out->max_connections == 0)
+        out->max_connections = SERVER_CONNECTIONS_DEFAULT;
 }
 
 static int fail(char *err, size_t err_len, const char *what, const char *value)
@@ -314,7 +494,8 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
     struct sockaddr_storage addr;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     unsigned port;
-    struct MHD_OptionItem pool[2] = {{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}};
+    struct MHD_OptionItem pool[3] = {
+        {MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}};
 
     *out = NULL;
     if (cfg->threads < 1 || cfg->threads > SERVER_THREADS_MAX)
@@ -339,18 +520,23 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
     srv = calloc(1, sizeof *srv);
     if (srv == NULL)
         return fail(err, err_len, "out of memory", NULL);
-    srv->cfg = *cfg;
-    if (srv->cfg.cors_origin == NULL)
-        srv->cfg.cors_origin = "*";
+    fill_defaults(&srv->cfg, cfg);
+    srv->listen_fd = -1;
     seed_ids(srv);
+    server_metrics_init(&srv->metrics);
 
     /* epoll scales with the thread pool; poll is the portable fallback (never select: its
-     * FD_SETSIZE would cap the connection limit). */
+     * FD_SETSIZE would cap the connection limit). ITC lets MHD_quiesce_daemon() reach every
+     * worker of the pool. */
     flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
+    flags |= MHD_USE_ITC;
     /* One thread means no pool (MHD warns about a pool of one or zero), so the option is
      * passed through an array that is empty in that case. */
     pool[0].option = cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END;
     pool[0].value = (intptr_t)cfg->threads;
+    /* 0 means no per-address limit, which MHD spells by leaving the option out. */
+    pool[1].option = srv->cfg.max_per_ip > 0 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END;
+    pool[1].value = (intptr_t)srv->cfg.max_per_ip;
     /* one option and its arguments per line */
     /* clang-format off */
     srv->daemon = MHD_start_daemon(
@@ -359,11 +545,12 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_ARRAY, pool,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.timeout_s,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
         MHD_OPTION_END);
     /* clang-format on */
     if (srv->daemon == NULL) {
@@ -379,10 +566,51 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
     return (int)port;
 }
 
+void server_drain(struct server *srv)
+{
+    MHD_socket fd;
+
+    if (srv == NULL || atomic_exchange(&srv->draining, true))
+        return;
+    /* Quiet is measured from now: a connection accepted a moment ago gets its chance. */
+    atomic_store(&srv->last_activity_ns, now_ns());
+    fd = MHD_quiesce_daemon(srv->daemon);
+    if (fd == MHD_INVALID_SOCKET)
+        return;
+    /* MHD's threads may still hold the descriptor, so it is closed only after they stop;
+     * shutting the listening socket down now makes the kernel refuse new connections (and
+     * reset those waiting in the backlog, which were never accepted) instead of queueing them
+     * for a server that will not read them. */
+    shutdown(fd, SHUT_RDWR);
+    srv->listen_fd = fd;
+}
+
+bool server_idle(struct server *srv, unsigned quiet_ms)
+{
+    unsigned long long last = atomic_load(&srv->last_activity_ns);
+
+    if (atomic_load(&srv->in_flight) != 0)
+        return false;
+    return atomic_load(&srv->connections) == 0 ||
+           now_ns() - last >= (unsigned long long)quiet_ms * 1000000ULL;
+}
+
+unsigned server_in_flight(struct server *srv)
+{
+    return atomic_load(&srv->in_flight);
+}
+
+unsigned long long server_aborted(struct server *srv)
+{
+    return atomic_load(&srv->metrics.aborted);
+}
+
 void server_stop(struct server *srv)
 {
     if (srv == NULL)
         return;
     MHD_stop_daemon(srv->daemon);
+    if (srv->listen_fd >= 0)
+        close(srv->listen_fd);
     free(srv);
 }

@@ -4,9 +4,15 @@
  * test). Every assertion is on the status, headers and the parsed body; expected figures are
  * derived by hand from the formulas in docs/model.md, the derivation next to each.
  */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <curl/curl.h>
@@ -641,15 +647,596 @@ START_TEST(test_request_id)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------------------------------
+ * Operations: configuration, /readyz, /metrics, the access log
+ * ------------------------------------------------------------------------------------------- */
+
+/* Restart the fixture's daemon with cfg (bind and port are forced to 127.0.0.1:0). */
+static void restart(struct server_config cfg)
+{
+    char err[256] = "";
+
+    server_stop(srv);
+    cfg.bind = "127.0.0.1";
+    cfg.port = 0;
+    if (cfg.threads == 0)
+        cfg.threads = 2;
+    port = server_start(&cfg, &srv, err, sizeof err);
+    ck_assert_msg(port > 0, "server_start: %s", err);
+}
+
+static size_t body_write(char *data, size_t size, size_t nmemb, void *user)
+{
+    (void)data;
+    (void)user;
+    return size * nmemb;
+}
+
+/* GET path on an existing easy handle (so the connection is reused); returns the status. */
+static long get_on(CURL *curl, const char *path, CURLcode *rc)
+{
+    long status = 0;
+
+    curl_easy_setopt(curl, CURLOPT_URL, url(path));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, body_write);
+    *rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    return status;
+}
+
+START_TEST(test_readyz_and_drain)
+{
+    struct http_reply r;
+    json_t *doc;
+    CURL *keep = curl_easy_init();
+    CURLcode rc;
+    long reused = -1;
+
+    get("/readyz", &r);
+    ck_assert_int_eq(r.status, 200);
+    assert_header_has(&r, "Content-Type", "application/json");
+    assert_header(&r, "Cache-Control", "no-store");
+    doc = parse(&r);
+    ck_assert_str_eq(json_string_value(at(doc, "status")), "ok");
+    ck_assert_str_eq(json_string_value(at(doc, "version")), MEMWALL_VERSION);
+    json_decref(doc);
+    http_reply_free(&r);
+
+    /* A connection opened before the drain keeps being served, and hears 503 from /readyz;
+     * liveness stays 200 (draining is not dying). */
+    ck_assert_ptr_nonnull(keep);
+    ck_assert_int_eq(get_on(keep, "/readyz", &rc), 200);
+    server_drain(srv);
+    ck_assert_int_eq(get_on(keep, "/readyz", &rc), 503);
+    ck_assert_int_eq(rc, CURLE_OK);
+    curl_easy_getinfo(keep, CURLINFO_NUM_CONNECTS, &reused);
+    ck_assert_int_eq(reused, 0); /* the same connection, not a new one */
+    curl_easy_cleanup(keep);
+
+    /* A new connection is refused outright. */
+    ck_assert(!http_get(url("/healthz"), &r));
+    ck_assert_int_eq(r.status, 0);
+    http_reply_free(&r);
+    /* Nothing in flight, nothing open: idle at once; draining twice is harmless. */
+    server_drain(srv);
+    /* Once MHD has seen the closed connections (a few ms), nothing is open: idle long before
+     * the 60 s quiet period would say so. */
+    for (int i = 0; i < 500 && !server_idle(srv, 60000); i++)
+        nanosleep(&(struct timespec){.tv_nsec = 10000000L}, NULL);
+    ck_assert(server_idle(srv, 60000));
+    ck_assert_uint_eq(server_in_flight(srv), 0);
+}
+END_TEST
+
+/* ---- a strict reader of the Prometheus text format (0.0.4) ---- */
+
+struct sample {
+    char name[128];
+    char labels[256]; /* as written between the braces, "" when none */
+    double value;
+};
+
+struct exposition {
+    struct sample *s;
+    size_t n;
+};
+
+static bool metric_name_ok(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = p[i];
+        bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+
+        if (!alpha && !(i > 0 && c >= '0' && c <= '9'))
+            return false;
+    }
+    return len > 0;
+}
+
+/* labels: name="value"(,name="value")* with \\ \" \n escapes only. */
+static bool labels_ok(const char *p, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        size_t start = i;
+
+        while (i < len && p[i] != '=')
+            i++;
+        if (i == len || !metric_name_ok(p + start, i - start) || i + 1 >= len || p[i + 1] != '"')
+            return false;
+        for (i += 2; i < len && p[i] != '"'; i++) {
+            if (p[i] == '\\' && (i + 1 == len || strchr("\\\"n", p[++i]) == NULL))
+                return false;
+        }
+        if (i == len)
+            return false;
+        i++;
+        if (i < len && p[i++] != ',')
+            return false;
+    }
+    return true;
+}
+
+/* Parse text strictly: every line is blank, "# HELP name text", "# TYPE name type" (before the
+ * family's samples), or "name{labels} value". Aborts the test on anything else. */
+static struct exposition parse_exposition(const char *text)
+{
+    struct exposition e = {calloc(4096, sizeof(struct sample)), 0};
+    char typed[64][128];
+    size_t ntyped = 0;
+
+    ck_assert_ptr_nonnull(e.s);
+    for (const char *line = text; *line != '\0';) {
+        const char *eol = strchr(line, '\n');
+        size_t len;
+
+        ck_assert_msg(eol != NULL, "last line lacks its newline");
+        len = (size_t)(eol - line);
+        if (len == 0) {
+            /* blank */
+        } else if (strncmp(line, "# HELP ", 7) == 0) {
+            ck_assert(metric_name_ok(line + 7, strcspn(line + 7, " \n")));
+        } else if (strncmp(line, "# TYPE ", 7) == 0) {
+            char name[128], type[32];
+
+            ck_assert_int_eq(sscanf(line, "# TYPE %127s %31s", name, type), 2);
+            ck_assert_msg(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0 ||
+                              strcmp(type, "histogram") == 0,
+                          "type %s", type);
+            ck_assert_uint_lt(ntyped, 64);
+            snprintf(typed[ntyped++], sizeof typed[0], "%s", name);
+        } else {
+            struct sample *s = &e.s[e.n++];
+            size_t nlen = strcspn(line, "{ ");
+            const char *rest = line + nlen;
+            char *end;
+            bool known = false;
+
+            ck_assert_uint_lt(e.n, 4096);
+            ck_assert_msg(line[0] != '#', "stray comment: %.*s", (int)len, line);
+            ck_assert_msg(metric_name_ok(line, nlen), "bad name: %.*s", (int)len, line);
+            snprintf(s->name, sizeof s->name, "%.*s", (int)nlen, line);
+            if (*rest == '{') {
+                const char *close = strchr(rest, '}');
+
+                ck_assert_msg(close != NULL && close < eol, "unclosed labels: %.*s", (int)len,
+                              line);
+                ck_assert_msg(labels_ok(rest + 1, (size_t)(close - rest - 1)), "bad labels: %.*s",
+                              (int)len, line);
+                snprintf(s->labels, sizeof s->labels, "%.*s", (int)(close - rest - 1), rest + 1);
+                rest = close + 1;
+            }
+            ck_assert_msg(*rest == ' ', "no space before the value: %.*s", (int)len, line);
+            rest++;
+            if (strncmp(rest, "+Inf", 4) == 0) {
+                s->value = 1e308;
+                end = (char *)rest + 4;
+            } else {
+                s->value = strtod(rest, &end);
+            }
+            ck_assert_msg(end == eol && end != rest, "bad value: %.*s", (int)len, line);
+            /* the family (name less a histogram suffix) must have been typed */
+            for (size_t t = 0; t < ntyped && !known; t++) {
+                size_t tl = strlen(typed[t]);
+
+                known = strcmp(s->name, typed[t]) == 0 || (strncmp(s->name, typed[t], tl) == 0 &&
+                                                           (strcmp(s->name + tl, "_bucket") == 0 ||
+                                                            strcmp(s->name + tl, "_sum") == 0 ||
+                                                            strcmp(s->name + tl, "_count") == 0));
+            }
+            ck_assert_msg(known, "sample before its TYPE: %.*s", (int)len, line);
+        }
+        line = eol + 1;
+    }
+    return e;
+}
+
+/* The value of name{labels}, 0 when absent (a counter not yet incremented). */
+static double value_of(const struct exposition *e, const char *name, const char *labels)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        if (strcmp(e->s[i].name, name) == 0 && strcmp(e->s[i].labels, labels) == 0)
+            return e->s[i].value;
+    }
+    return 0;
+}
+
+static bool has_sample(const struct exposition *e, const char *name, const char *labels)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        if (strcmp(e->s[i].name, name) == 0 && strcmp(e->s[i].labels, labels) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Scrape until the only request in flight is the scrape itself, so every request made before
+ * has been recorded (the completion callback records after the last byte is sent). */
+static struct exposition scrape(void)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        struct http_reply r;
+        struct exposition e;
+
+        get("/metrics", &r);
+        ck_assert_int_eq(r.status, 200);
+        e = parse_exposition(r.body);
+        http_reply_free(&r);
+        if (value_of(&e, "memwall_http_requests_in_flight", "") == 1)
+            return e;
+        free(e.s);
+        nanosleep(&(struct timespec){.tv_nsec = 10000000L}, NULL);
+    }
+    ck_abort_msg("requests stayed in flight");
+    return (struct exposition){NULL, 0};
+}
+
+START_TEST(test_metrics)
+{
+    static const char *const plain[] = {NULL};
+    struct http_request put = {.method = "PUT", .body = "", .headers = plain};
+    struct http_request brew = {.method = "BREW"};
+    struct http_reply r;
+    struct exposition before, after;
+    char ct[128];
+    /* Expected increments, one per request made below (route, method, code). */
+    static const struct {
+        const char *labels;
+        double n;
+    } want[] = {
+        {"route=\"/fit\",method=\"GET\",code=\"200\"", 3},
+        {"route=\"/flops\",method=\"POST\",code=\"200\"", 2},
+        {"route=\"unmatched\",method=\"GET\",code=\"404\"", 2},
+        {"route=\"/fit\",method=\"PUT\",code=\"405\"", 1},
+        {"route=\"/fit\",method=\"other\",code=\"405\"", 1},
+        {"route=\"/healthz\",method=\"HEAD\",code=\"200\"", 1},
+        {"route=\"/memory\",method=\"GET\",code=\"400\"", 1},
+    };
+    /* Per-route totals of the above: /fit 3+1+1 = 5, /flops 2, unmatched 2, /healthz 1,
+     * /memory 1. */
+    static const struct {
+        const char *route;
+        double n;
+    } per_route[] = {{"/fit", 5}, {"/flops", 2}, {"unmatched", 2}, {"/healthz", 1}, {"/memory", 1}};
+
+    get("/metrics", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(http_header(&r, "Content-Type", ct, sizeof ct));
+    ck_assert_str_eq(ct, "text/plain; version=0.0.4; charset=utf-8");
+    http_reply_free(&r);
+
+    before = scrape();
+    for (int i = 0; i < 3; i++) {
+        get("/fit", &r);
+        http_reply_free(&r);
+    }
+    for (int i = 0; i < 2; i++) {
+        post_json("/flops", "{}", &r);
+        http_reply_free(&r);
+    }
+    get("/nope", &r);
+    http_reply_free(&r);
+    get("/no/such/thing?x=1", &r);
+    http_reply_free(&r);
+    ck_assert(http_do(url("/fit"), &put, &r));
+    ck_assert_int_eq(r.status, 405);
+    http_reply_free(&r);
+    ck_assert(http_do(url("/fit"), &brew, &r));
+    ck_assert_int_eq(r.status, 405);
+    http_reply_free(&r);
+    ck_assert(http_do(url("/healthz"), &(struct http_request){.method = "HEAD"}, &r));
+    http_reply_free(&r);
+    get("/memory?batch=0", &r);
+    ck_assert_int_eq(r.status, 400);
+    http_reply_free(&r);
+    after = scrape();
+
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        double d = value_of(&after, "memwall_http_requests_total", want[i].labels) -
+                   value_of(&before, "memwall_http_requests_total", want[i].labels);
+
+        ck_assert_msg(d == want[i].n, "%s grew by %g, not %g", want[i].labels, d, want[i].n);
+    }
+    /* Nothing else moved, except /metrics itself: the total over all other series equals the
+     * 11 requests made (3 + 2 + 2 + 1 + 1 + 1 + 1). */
+    {
+        double total = 0;
+
+        for (size_t i = 0; i < after.n; i++) {
+            if (strcmp(after.s[i].name, "memwall_http_requests_total") == 0 &&
+                strstr(after.s[i].labels, "route=\"/metrics\"") == NULL)
+                total += after.s[i].value - value_of(&before, after.s[i].name, after.s[i].labels);
+        }
+        ck_assert_msg(total == 11, "requests_total grew by %g, not 11", total);
+    }
+    for (size_t i = 0; i < sizeof per_route / sizeof per_route[0]; i++) {
+        char labels[128], inf[160];
+        double count, prev = -1;
+
+        snprintf(labels, sizeof labels, "route=\"%s\"", per_route[i].route);
+        snprintf(inf, sizeof inf, "route=\"%s\",le=\"+Inf\"", per_route[i].route);
+        count = value_of(&after, "memwall_http_request_duration_seconds_count", labels) -
+                value_of(&before, "memwall_http_request_duration_seconds_count", labels);
+        ck_assert_msg(count == per_route[i].n, "%s count grew by %g", labels, count);
+        ck_assert(value_of(&after, "memwall_http_request_duration_seconds_bucket", inf) ==
+                  value_of(&after, "memwall_http_request_duration_seconds_count", labels));
+        ck_assert(value_of(&after, "memwall_http_request_duration_seconds_sum", labels) >
+                  value_of(&before, "memwall_http_request_duration_seconds_sum", labels));
+        /* buckets are cumulative: never decreasing with le */
+        for (size_t k = 0; k < after.n; k++) {
+            if (strcmp(after.s[k].name, "memwall_http_request_duration_seconds_bucket") == 0 &&
+                strncmp(after.s[k].labels, labels, strlen(labels)) == 0 &&
+                after.s[k].labels[strlen(labels)] == ',') {
+                ck_assert(after.s[k].value >= prev);
+                prev = after.s[k].value;
+            }
+        }
+    }
+    /* The gauges and process families are there, with plausible values. */
+    ck_assert(value_of(&after, "memwall_build_info", "version=\"" MEMWALL_VERSION "\"") == 1);
+    ck_assert(value_of(&after, "process_resident_memory_bytes", "") > 1e5);
+    ck_assert(value_of(&after, "process_open_fds", "") >= 3);
+    ck_assert(value_of(&after, "process_start_time_seconds", "") > 1.6e9);
+    ck_assert(value_of(&after, "process_start_time_seconds", "") <= (double)time(NULL) + 1);
+    ck_assert(has_sample(&after, "memwall_http_connections_open", ""));
+    ck_assert(value_of(&after, "memwall_http_requests_aborted_total", "") == 0);
+    free(before.s);
+    free(after.s);
+}
+END_TEST
+
+/* max_body_bytes and max_uri_bytes from the configuration, with the limit in the detail. */
+START_TEST(test_configured_limits)
+{
+    struct server_config cfg = {.max_body_bytes = 100, .max_uri_bytes = 64};
+    static char body[102];
+    static char path[80];
+    struct http_reply r;
+    json_t *doc;
+
+    restart(cfg);
+    /* 101 bytes: one over */
+    memset(body, ' ', 101);
+    body[0] = '{';
+    body[100] = '}';
+    post_json("/fit", body, &r);
+    doc = assert_problem(&r, 413);
+    ck_assert_msg(strstr(json_string_value(at(doc, "detail")), "100 bytes") != NULL, "%s", r.body);
+    json_decref(doc);
+    http_reply_free(&r);
+    /* 100 bytes ("{" + 98 spaces + "}") is within the limit: the defaults, 200 */
+    body[99] = '}';
+    body[100] = '\0';
+    post_json("/fit", body, &r);
+    ck_assert_int_eq(r.status, 200);
+    http_reply_free(&r);
+
+    /* "/fit?x=" is 7 bytes; 58 more make 65, one over 64 */
+    snprintf(path, sizeof path, "/fit?x=%058d", 0);
+    ck_assert_uint_eq(strlen(path), 65);
+    get(path, &r);
+    json_decref(assert_problem(&r, 414));
+    http_reply_free(&r);
+    path[64] = '\0'; /* 64 bytes: reaches the api, which names the unknown input */
+    get(path, &r);
+    json_decref(assert_problem(&r, 400));
+    http_reply_free(&r);
+}
+END_TEST
+
+START_TEST(test_cors_list)
+{
+    struct server_config cfg = {.cors_origins = "https://a.example,http://b.example:8080"};
+    static const char *const from_b[] = {"Origin: http://b.example:8080", NULL};
+    static const char *const from_c[] = {"Origin: https://c.example", NULL};
+    static const char *const prefix[] = {"Origin: https://a.exampl", NULL};
+    struct http_request req = {.headers = from_b};
+    struct http_reply r;
+    char buf[128];
+
+    restart(cfg);
+    ck_assert(http_do(url("/gpus"), &req, &r));
+    assert_header(&r, "Access-Control-Allow-Origin", "http://b.example:8080");
+    assert_header(&r, "Vary", "Origin");
+    http_reply_free(&r);
+    req.headers = from_c;
+    ck_assert(http_do(url("/gpus"), &req, &r));
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_null(http_header(&r, "Access-Control-Allow-Origin", buf, sizeof buf));
+    assert_header(&r, "Vary", "Origin");
+    http_reply_free(&r);
+    req.headers = prefix; /* whole entries only */
+    ck_assert(http_do(url("/gpus"), &req, &r));
+    ck_assert_ptr_null(http_header(&r, "Access-Control-Allow-Origin", buf, sizeof buf));
+    http_reply_free(&r);
+}
+END_TEST
+
+/* A second connection from the same address is refused when max_per_ip is 1. */
+START_TEST(test_per_ip_limit)
+{
+    struct server_config cfg = {.max_per_ip = 1};
+    char buf[256];
+    struct http_reply r;
+    int fd;
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+
+    restart(cfg);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    addr.sin_port = htons((uint16_t)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    /* let MHD accept it before the second one arrives */
+    nanosleep(&(struct timespec){.tv_nsec = 100000000L}, NULL);
+    ck_assert(!http_get(url("/healthz"), &r));
+    http_reply_free(&r);
+    close(fd);
+    nanosleep(&(struct timespec){.tv_nsec = 100000000L}, NULL);
+    ck_assert(http_get(url("/healthz"), &r));
+    ck_assert_int_eq(r.status, 200);
+    http_reply_free(&r);
+    (void)buf;
+}
+END_TEST
+
+/* Read whatever log lines are in fd (non-blocking) into buf. */
+static size_t drain_fd(int fd, char *buf, size_t size)
+{
+    size_t got = 0;
+
+    for (int idle = 0; idle < 20 && got + 1 < size;) {
+        ssize_t n = read(fd, buf + got, size - 1 - got);
+
+        if (n > 0) {
+            got += (size_t)n;
+            idle = 0;
+        } else {
+            idle++;
+            nanosleep(&(struct timespec){.tv_nsec = 10000000L}, NULL);
+        }
+    }
+    buf[got] = '\0';
+    return got;
+}
+
+START_TEST(test_access_log_json)
+{
+    int pipefd[2];
+    struct server_config cfg = {.access_log = true};
+    static const char *const id[] = {"X-Request-Id: trace-7", NULL};
+    struct http_request req = {.headers = id};
+    struct http_reply r;
+    static char buf[65536];
+    char *line, *save = NULL;
+    int lines = 0;
+
+    ck_assert_int_eq(pipe(pipefd), 0);
+    fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+    cfg.log_fd = pipefd[1];
+    restart(cfg);
+    ck_assert(http_do(url("/fit?gpus=2"), &req, &r));
+    ck_assert_int_eq(r.status, 200);
+    http_reply_free(&r);
+    get("/nope/%0a%22x", &r); /* a newline and a quote in the path must not break the line */
+    http_reply_free(&r);
+    stop(); /* every request completed and logged */
+    drain_fd(pipefd[0], buf, sizeof buf);
+    close(pipefd[0]);
+    close(pipefd[1]);
+
+    for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        json_error_t err;
+        json_t *doc = json_loads(line, 0, &err);
+        const char *when;
+
+        ck_assert_msg(doc != NULL, "not a JSON line: %s", line);
+        ck_assert_str_eq(json_string_value(at(doc, "event")), "request");
+        ck_assert_str_eq(json_string_value(at(doc, "level")), "info");
+        when = json_string_value(at(doc, "time"));
+        /* RFC 3339 with milliseconds, UTC: 2026-01-02T03:04:05.678Z is 24 bytes */
+        ck_assert_msg(when != NULL && strlen(when) == 24 && when[10] == 'T' && when[19] == '.' &&
+                          when[23] == 'Z',
+                      "time %s", when ? when : "(none)");
+        ck_assert_str_eq(json_string_value(at(doc, "method")), "GET");
+        ck_assert(json_is_number(at(doc, "duration_ms")));
+        ck_assert(num_at(doc, "duration_ms") >= 0);
+        ck_assert(json_is_integer(at(doc, "bytes")));
+        ck_assert_msg(strncmp(json_string_value(at(doc, "remote")), "127.0.0.1:", 10) == 0,
+                      "remote %s", json_string_value(at(doc, "remote")));
+        /* two workers: the lines may come in either order */
+        if (strcmp(json_string_value(at(doc, "path")), "/fit") == 0) {
+            ck_assert_str_eq(json_string_value(at(doc, "route")), "/fit");
+            ck_assert_str_eq(json_string_value(at(doc, "path")), "/fit");
+            ck_assert_int_eq(int_at(doc, "status"), 200);
+            ck_assert_int_gt(int_at(doc, "bytes"), 100);
+            ck_assert_str_eq(json_string_value(at(doc, "request_id")), "trace-7");
+        } else {
+            ck_assert_str_eq(json_string_value(at(doc, "route")), "unmatched");
+            ck_assert_str_eq(json_string_value(at(doc, "path")), "/nope/%0A\"x");
+            ck_assert_int_eq(int_at(doc, "status"), 404);
+            ck_assert_uint_gt(strlen(json_string_value(at(doc, "request_id"))), 0);
+        }
+        json_decref(doc);
+        lines++;
+    }
+    ck_assert_int_eq(lines, 2);
+}
+END_TEST
+
+START_TEST(test_access_log_text_and_off)
+{
+    int pipefd[2];
+    struct server_config cfg = {.access_log = true, .log_format = SERVER_LOG_TEXT};
+    struct http_reply r;
+    static char buf[8192];
+
+    ck_assert_int_eq(pipe(pipefd), 0);
+    fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+    cfg.log_fd = pipefd[1];
+    restart(cfg);
+    get("/healthz", &r);
+    http_reply_free(&r);
+    stop();
+    drain_fd(pipefd[0], buf, sizeof buf);
+    /* "TIME info request method=GET route=/healthz path=/healthz status=200 ..." */
+    ck_assert_msg(
+        strstr(buf, "Z info request method=GET route=/healthz path=/healthz status=200 ") != NULL,
+        "%s", buf);
+    ck_assert_ptr_nonnull(strstr(buf, " remote=127.0.0.1:"));
+    /* exactly one line, whole */
+    ck_assert_ptr_eq(strchr(buf, '\n'), buf + strlen(buf) - 1);
+
+    /* access log off: the same request writes nothing; level warn hides info lines too */
+    cfg.access_log = false;
+    restart(cfg);
+    get("/healthz", &r);
+    http_reply_free(&r);
+    stop();
+    ck_assert_uint_eq(drain_fd(pipefd[0], buf, sizeof buf), 0);
+    cfg.access_log = true;
+    cfg.log_level = SERVER_LOG_WARN;
+    restart(cfg);
+    get("/healthz", &r);
+    http_reply_free(&r);
+    stop();
+    ck_assert_uint_eq(drain_fd(pipefd[0], buf, sizeof buf), 0);
+    close(pipefd[0]);
+    close(pipefd[1]);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api_live");
     TCase *routes = tcase_create("routes");
     TCase *errors = tcase_create("errors");
     TCase *headers = tcase_create("headers");
-    TCase *all[] = {routes, errors, headers};
+    TCase *ops = tcase_create("operations");
+    TCase *all[] = {routes, errors, headers, ops};
 
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         tcase_add_checked_fixture(all[i], start, stop);
         tcase_set_timeout(all[i], 60);
         suite_add_tcase(s, all[i]);
@@ -674,6 +1261,13 @@ static Suite *api_suite(void)
     tcase_add_test(headers, test_etag_304);
     tcase_add_test(headers, test_head_no_body);
     tcase_add_test(headers, test_request_id);
+    tcase_add_test(ops, test_readyz_and_drain);
+    tcase_add_test(ops, test_metrics);
+    tcase_add_test(ops, test_configured_limits);
+    tcase_add_test(ops, test_cors_list);
+    tcase_add_test(ops, test_per_ip_limit);
+    tcase_add_test(ops, test_access_log_json);
+    tcase_add_test(ops, test_access_log_text_and_off);
     return s;
 }
 

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,26 @@ struct child {
     pid_t pid;
     int out, err; /* read ends of its stdout and stderr */
 };
+
+extern char **environ;
+
+/* Drop every MEMWALL_* variable, so the caller's shell cannot change what a test sees. */
+static void clear_memwall_env(void)
+{
+    for (bool again = true; again;) {
+        again = false;
+        for (char **e = environ; *e != NULL; e++) {
+            if (strncmp(*e, "MEMWALL_", 8) == 0) {
+                char name[128];
+
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(name);
+                again = true;
+                break;
+            }
+        }
+    }
+}
 
 /* Start memwall with args (NULL-terminated) and, if env is not NULL, "NAME=value" settings
  * added to the environment. The rest of the environment is kept but MEMWALL_* is cleared. */
@@ -50,9 +72,7 @@ static struct child spawn(const char *const *args, const char *const *env)
         close(out[1]);
         close(err[0]);
         close(err[1]);
-        unsetenv("MEMWALL_BIND");
-        unsetenv("MEMWALL_PORT");
-        unsetenv("MEMWALL_THREADS");
+        clear_memwall_env();
         for (const char *const *e = env; e != NULL && *e != NULL; e++) {
             char name[64];
             const char *eq = strchr(*e, '=');
@@ -197,13 +217,14 @@ static void serve_and_stop(int sig)
     const char *const args[] = {"serve", "--port", "0", "--threads", "2", NULL};
     const char *const env[] = {"MEMWALL_PORT=1", NULL};
     struct child c = spawn(args, env);
-    char line[1024], rest[1024], target[128], err[1024];
+    char line[1024], rest[8192], target[128], err[1024];
     struct http_reply r;
     json_error_t jerr;
     json_t *doc;
     long long port;
     const char *when;
 
+    slurp(c.out, line, sizeof line, 10000, true); /* config */
     slurp(c.out, line, sizeof line, 10000, true);
     doc = json_loads(line, 0, &jerr);
     if (doc == NULL) {
@@ -232,10 +253,40 @@ static void serve_and_stop(int sig)
     ck_assert_int_eq(kill(c.pid, sig), 0);
     ck_assert_int_eq(wait_exit(c.pid), 0);
     slurp(c.out, rest, sizeof rest, 2000, false);
-    doc = json_loads(rest, JSON_DISABLE_EOF_CHECK, &jerr);
-    ck_assert_msg(doc != NULL, "no stopped line: '%s'", rest);
-    ck_assert_str_eq(json_string_value(json_object_get(doc, "event")), "stopped");
-    json_decref(doc);
+    /* the /healthz request, draining, stopped: each a JSON line with time and level; the
+     * request line is written when its reply is done, which may be after "draining" */
+    {
+        static const char *const events[] = {"request", "draining", "stopped"};
+        bool seen[3] = {false, false, false};
+        const char *last = "";
+        char *save = NULL;
+
+        for (char *l = strtok_r(rest, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+            const char *event;
+            size_t i = 0;
+
+            doc = json_loads(l, 0, &jerr);
+            ck_assert_msg(doc != NULL, "not JSON: '%s'", l);
+            ck_assert(json_is_string(json_object_get(doc, "time")));
+            ck_assert(json_is_string(json_object_get(doc, "level")));
+            event = json_string_value(json_object_get(doc, "event"));
+            while (i < 3 && strcmp(event, events[i]) != 0)
+                i++;
+            ck_assert_msg(i < 3 && !seen[i], "unexpected line: %s", l);
+            seen[i] = true;
+            last = events[i];
+            if (i == 1)
+                ck_assert_str_eq(json_string_value(json_object_get(doc, "signal")),
+                                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+            if (i == 2) {
+                ck_assert(json_is_true(json_object_get(doc, "drained")));
+                ck_assert_int_eq(json_integer_value(json_object_get(doc, "in_flight_cut")), 0);
+            }
+            json_decref(doc);
+        }
+        ck_assert(seen[0] && seen[1] && seen[2]);
+        ck_assert_str_eq(last, "stopped");
+    }
     close(c.out);
     close(c.err);
 }
@@ -249,6 +300,403 @@ END_TEST
 START_TEST(test_serve_sigint)
 {
     serve_and_stop(SIGINT);
+}
+END_TEST
+
+/* Every setting refuses a bad value, as a flag and as its variable, naming which. */
+START_TEST(test_every_setting_bad_value)
+{
+    static const struct {
+        const char *flag, *env, *bad;
+    } cases[] = {
+        {"--bind", "MEMWALL_BIND", "localhost"},
+        {"--port", "MEMWALL_PORT", "-1"},
+        {"--threads", "MEMWALL_THREADS", "many"},
+        {"--max-body-bytes", "MEMWALL_MAX_BODY_BYTES", "65537"}, /* over API_BODY_MAX */
+        {"--max-uri-bytes", "MEMWALL_MAX_URI_BYTES", "32769"},
+        {"--connection-timeout", "MEMWALL_CONNECTION_TIMEOUT", "0"},
+        {"--max-connections", "MEMWALL_MAX_CONNECTIONS", "0"},
+        {"--max-connections-per-ip", "MEMWALL_MAX_CONNECTIONS_PER_IP", "1e3"},
+        {"--cors-origins", "MEMWALL_CORS_ORIGINS", "https://a.example/"},
+        {"--log-format", "MEMWALL_LOG_FORMAT", "xml"},
+        {"--log-level", "MEMWALL_LOG_LEVEL", "loud"},
+        {"--access-log", "MEMWALL_ACCESS_LOG", "maybe"},
+        {"--shutdown-grace", "MEMWALL_SHUTDOWN_GRACE", "3601"},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[1024], err[1024], env_line[160];
+        const char *const flag_args[] = {"serve", cases[i].flag, cases[i].bad, NULL};
+        const char *const env_args[] = {"serve", NULL};
+        const char *const env[] = {env_line, NULL};
+        int status;
+
+        status = run(flag_args, NULL, out, sizeof out, err, sizeof err);
+        ck_assert_msg(status == 2, "%s %s: exit %d", cases[i].flag, cases[i].bad, status);
+        ck_assert_msg(strstr(err, cases[i].flag) != NULL, "stderr lacks %s: %s", cases[i].flag,
+                      err);
+        ck_assert_msg(out[0] == '\0', "stdout not empty: %s", out);
+
+        snprintf(env_line, sizeof env_line, "%s=%s", cases[i].env, cases[i].bad);
+        status = run(env_args, env, out, sizeof out, err, sizeof err);
+        ck_assert_msg(status == 2, "%s: exit %d", env_line, status);
+        ck_assert_msg(strstr(err, cases[i].env) != NULL, "stderr lacks %s: %s", cases[i].env, err);
+    }
+}
+END_TEST
+
+/* Start, read the listening and config lines, stop with SIGTERM. Returns the config line. */
+static json_t *config_of(const char *const *args, const char *const *env)
+{
+    struct child c = spawn(args, env);
+    char line[4096];
+    json_t *listening, *config;
+
+    slurp(c.out, line, sizeof line, 10000, true);
+    config = json_loads(line, 0, NULL);
+    ck_assert_msg(config != NULL, "no config line: %s", line);
+    ck_assert_str_eq(json_string_value(json_object_get(config, "event")), "config");
+    slurp(c.out, line, sizeof line, 10000, true);
+    listening = json_loads(line, 0, NULL);
+    ck_assert_msg(listening != NULL, "no listening line: %s", line);
+    ck_assert_str_eq(json_string_value(json_object_get(listening, "event")), "listening");
+    json_decref(listening);
+    kill(c.pid, SIGTERM);
+    ck_assert_int_eq(wait_exit(c.pid), 0);
+    close(c.out);
+    close(c.err);
+    return config;
+}
+
+/* Defaults, then the environment over the defaults, then a flag over the environment. */
+START_TEST(test_precedence_and_config_line)
+{
+    const char *const plain[] = {"serve", "--port", "0", NULL};
+    const char *const flags[] = {"serve", "--port",           "0", "--max-body-bytes",
+                                 "200",   "--access-log=off", NULL};
+    const char *const env[] = {"MEMWALL_MAX_BODY_BYTES=100", "MEMWALL_ACCESS_LOG=yes",
+                               "MEMWALL_CORS_ORIGINS=https://a.example,http://b.example:81",
+                               "MEMWALL_SHUTDOWN_GRACE=3", NULL};
+    json_t *c;
+
+    /* the defaults documented in --help */
+    c = config_of(plain, NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(c, "bind")), "127.0.0.1");
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_body_bytes")), 65536);
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_uri_bytes")), 8192);
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "connection_timeout_s")), 30);
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_connections")), 4096);
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_connections_per_ip")), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(c, "cors_origins")), "*");
+    ck_assert_str_eq(json_string_value(json_object_get(c, "log_format")), "json");
+    ck_assert_str_eq(json_string_value(json_object_get(c, "log_level")), "info");
+    ck_assert(json_is_true(json_object_get(c, "access_log")));
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "shutdown_grace_s")), 10);
+    ck_assert_int_ge(json_integer_value(json_object_get(c, "threads")), 1);
+    json_decref(c);
+
+    c = config_of(plain, env);
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_body_bytes")), 100);
+    ck_assert(json_is_true(json_object_get(c, "access_log")));
+    ck_assert_str_eq(json_string_value(json_object_get(c, "cors_origins")),
+                     "https://a.example,http://b.example:81");
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "shutdown_grace_s")), 3);
+    json_decref(c);
+
+    c = config_of(flags, env);
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_body_bytes")), 200);
+    ck_assert(json_is_false(json_object_get(c, "access_log")));
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "shutdown_grace_s")), 3);
+    json_decref(c);
+}
+END_TEST
+
+/* --log-format text: "TIME LEVEL EVENT key=value ..." lines, not JSON. */
+START_TEST(test_text_logs)
+{
+    const char *const args[] = {"serve", "--port", "0", "--log-format", "text", NULL};
+    struct child c = spawn(args, NULL);
+    char line[4096];
+
+    slurp(c.out, line, sizeof line, 10000, true);
+    ck_assert_msg(strstr(line, "Z info config bind=127.0.0.1 port=0 ") != NULL, "%s", line);
+    ck_assert_msg(strstr(line, " cors_origins=* log_format=text ") != NULL, "%s", line);
+    ck_assert_ptr_null(json_loads(line, 0, NULL));
+    slurp(c.out, line, sizeof line, 10000, true);
+    ck_assert_msg(strstr(line, "Z info listening bind=127.0.0.1 port=") != NULL, "%s", line);
+    kill(c.pid, SIGTERM);
+    ck_assert_int_eq(wait_exit(c.pid), 0);
+    close(c.out);
+    close(c.err);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------------------
+ * SIGTERM under load
+ * ------------------------------------------------------------------------------------------- */
+
+#define FAST_CLIENTS 6
+#define SLOW_CLIENTS 4
+#define SLOW_CHUNKS  10
+#define SLOW_BODY    2000 /* bytes, sent in SLOW_CHUNKS pieces 50 ms apart: about 0.5 s */
+
+struct load {
+    int port;
+    atomic_bool stop;
+    atomic_int slow_started; /* slow clients that have sent their first chunk */
+    atomic_long ok, refused, unanswered, broken;
+    char broken_why[256];
+};
+
+/* One outcome: a complete 200 with a JSON object body, no response at all (refused, or reset
+ * before a single byte came back: never accepted), or broken (anything else: a status other
+ * than 200, a reply cut short, a body that does not parse). Returns false when the server is
+ * no longer there. */
+static bool judge(struct load *ld, CURL *curl, CURLcode rc, const char *body, size_t len)
+{
+    long status = 0, header_bytes = 0;
+    json_t *doc;
+
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(curl, CURLINFO_HEADER_SIZE, &header_bytes);
+    if (rc == CURLE_COULDNT_CONNECT) {
+        atomic_fetch_add(&ld->refused, 1);
+        return false;
+    }
+    if ((rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
+        header_bytes == 0 && len == 0) {
+        atomic_fetch_add(&ld->unanswered, 1);
+        return false;
+    }
+    doc = rc == CURLE_OK && status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    if (doc != NULL && json_is_object(json_object_get(doc, "fit"))) {
+        atomic_fetch_add(&ld->ok, 1);
+        json_decref(doc);
+        return true;
+    }
+    json_decref(doc);
+    if (atomic_fetch_add(&ld->broken, 1) == 0)
+        snprintf(ld->broken_why, sizeof ld->broken_why, "curl %d status %ld, %zu body bytes",
+                 (int)rc, status, len);
+    return true;
+}
+
+struct sink {
+    char data[65536];
+    size_t len;
+};
+
+static size_t to_sink(char *data, size_t size, size_t nmemb, void *user)
+{
+    struct sink *s = user;
+    size_t n = size * nmemb;
+
+    if (n >= sizeof s->data - s->len) /* keep a byte for a terminating NUL */
+        return 0;
+    memcpy(s->data + s->len, data, n);
+    s->len += n;
+    return n;
+}
+
+/* Keep-alive GETs until the server goes away or the test says stop. */
+static void *fast_client(void *arg)
+{
+    struct load *ld = arg;
+    CURL *curl = curl_easy_init();
+    char target[128];
+    static struct sink sinks[FAST_CLIENTS];
+    static atomic_int next;
+    struct sink *sink = &sinks[atomic_fetch_add(&next, 1) % FAST_CLIENTS];
+
+    snprintf(target, sizeof target, "http://127.0.0.1:%d/fit?gpus=8", ld->port);
+    curl_easy_setopt(curl, CURLOPT_URL, target);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 20L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, to_sink);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, sink);
+    while (!atomic_load(&ld->stop)) {
+        CURLcode rc;
+
+        sink->len = 0;
+        rc = curl_easy_perform(curl);
+        if (!judge(ld, curl, rc, sink->data, sink->len))
+            break;
+    }
+    curl_easy_cleanup(curl);
+    return NULL;
+}
+
+struct slow_upload {
+    struct load *ld;
+    size_t sent;
+    char body[SLOW_BODY];
+};
+
+static size_t slow_read(char *dest, size_t size, size_t nmemb, void *user)
+{
+    struct slow_upload *up = user;
+    size_t n = SLOW_BODY / SLOW_CHUNKS;
+
+    if (up->sent == SLOW_BODY)
+        return 0;
+    if (up->sent > 0)
+        nanosleep(&(struct timespec){.tv_nsec = 50000000L}, NULL);
+    if (n > size * nmemb)
+        n = size * nmemb;
+    if (n > SLOW_BODY - up->sent)
+        n = SLOW_BODY - up->sent;
+    memcpy(dest, up->body + up->sent, n);
+    if (up->sent == 0)
+        atomic_fetch_add(&up->ld->slow_started, 1);
+    up->sent += n;
+    return n;
+}
+
+/* One POST /fit whose body trickles in over about half a second. */
+static void *slow_client(void *arg)
+{
+    struct load *ld = arg;
+    CURL *curl = curl_easy_init();
+    struct slow_upload *up = calloc(1, sizeof *up);
+    struct sink *sink = calloc(1, sizeof *sink);
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    char target[128];
+    CURLcode rc;
+
+    up->ld = ld;
+    /* {"gpus":8} padded with spaces to SLOW_BODY bytes: still one JSON object */
+    memset(up->body, ' ', SLOW_BODY);
+    memcpy(up->body, "{\"gpus\":8", 9);
+    up->body[SLOW_BODY - 1] = '}';
+    snprintf(target, sizeof target, "http://127.0.0.1:%d/fit", ld->port);
+    curl_easy_setopt(curl, CURLOPT_URL, target);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 20L);
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)SLOW_BODY);
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, slow_read);
+    curl_easy_setopt(curl, CURLOPT_READDATA, up);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, to_sink);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, sink);
+    rc = curl_easy_perform(curl);
+    judge(ld, curl, rc, sink->data, sink->len);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(curl);
+    free(up);
+    free(sink);
+    return NULL;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* SIGTERM while fast keep-alive clients hammer /fit and slow clients are mid-upload: /readyz
+ * turns 503 on a connection opened before, every request that got a reply got a whole 200,
+ * every slow request (accepted before the signal) completes, the process reports nothing cut
+ * off and exits 0 well within the grace. */
+START_TEST(test_sigterm_under_load)
+{
+    const char *const args[] = {
+        "serve", "--port",       "0",   "--threads", "4", "--shutdown-grace",
+        "5",     "--access-log", "off", NULL};
+    struct child c = spawn(args, NULL);
+    static struct load ld;
+    static struct sink probe_sink; /* static: libcurl writes into it from several calls */
+    pthread_t fast[FAST_CLIENTS], slow[SLOW_CLIENTS];
+    char line[4096], target[128];
+    static char rest[16384];
+    CURL *probe = curl_easy_init();
+    CURLcode rc;
+    long status = 0;
+    json_t *doc, *stopped = NULL;
+    double t0, took;
+    int exit_status;
+
+    slurp(c.out, line, sizeof line, 10000, true); /* config */
+    slurp(c.out, line, sizeof line, 10000, true);
+    doc = json_loads(line, 0, NULL);
+    ck_assert_msg(doc != NULL, "no listening line: %s", line);
+    ld.port = (int)json_integer_value(json_object_get(doc, "port"));
+    json_decref(doc);
+
+    /* The readiness probe's connection, opened before the signal. */
+    snprintf(target, sizeof target, "http://127.0.0.1:%d/readyz", ld.port);
+    curl_easy_setopt(probe, CURLOPT_URL, target);
+    curl_easy_setopt(probe, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(probe, CURLOPT_WRITEFUNCTION, to_sink);
+    curl_easy_setopt(probe, CURLOPT_WRITEDATA, &probe_sink);
+    ck_assert_int_eq(curl_easy_perform(probe), CURLE_OK);
+    curl_easy_getinfo(probe, CURLINFO_RESPONSE_CODE, &status);
+    ck_assert_int_eq(status, 200);
+
+    for (int i = 0; i < FAST_CLIENTS; i++)
+        ck_assert_int_eq(pthread_create(&fast[i], NULL, fast_client, &ld), 0);
+    nanosleep(&(struct timespec){.tv_nsec = 300000000L}, NULL); /* load is on */
+    for (int i = 0; i < SLOW_CLIENTS; i++)
+        ck_assert_int_eq(pthread_create(&slow[i], NULL, slow_client, &ld), 0);
+    while (atomic_load(&ld.slow_started) < SLOW_CLIENTS)
+        nanosleep(&(struct timespec){.tv_nsec = 5000000L}, NULL);
+    nanosleep(&(struct timespec){.tv_nsec = 60000000L}, NULL); /* they are mid-body */
+
+    t0 = mono_s();
+    ck_assert_int_eq(kill(c.pid, SIGTERM), 0);
+    nanosleep(&(struct timespec){.tv_nsec = 50000000L}, NULL);
+    {
+        long connects = -1;
+
+        probe_sink.len = 0;
+        rc = curl_easy_perform(probe);
+        curl_easy_getinfo(probe, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(probe, CURLINFO_NUM_CONNECTS, &connects);
+        ck_assert_msg(rc == CURLE_OK && status == 503 && connects == 0,
+                      "readyz while draining: curl %d status %ld new connections %ld", (int)rc,
+                      status, connects);
+        probe_sink.data[probe_sink.len] = '\0';
+        ck_assert_ptr_nonnull(strstr(probe_sink.data, "\"draining\""));
+    }
+    curl_easy_cleanup(probe);
+
+    exit_status = wait_exit(c.pid);
+    took = mono_s() - t0;
+    atomic_store(&ld.stop, true);
+    for (int i = 0; i < FAST_CLIENTS; i++)
+        pthread_join(fast[i], NULL);
+    for (int i = 0; i < SLOW_CLIENTS; i++)
+        pthread_join(slow[i], NULL);
+
+    slurp(c.out, rest, sizeof rest, 2000, false);
+    for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l != NULL;
+         l = strtok_r(NULL, "\n", &save)) {
+        doc = json_loads(l, 0, NULL);
+        ck_assert_msg(doc != NULL, "not a JSON line: %s", l);
+        if (strcmp(json_string_value(json_object_get(doc, "event")), "stopped") == 0)
+            stopped = json_incref(doc);
+        json_decref(doc);
+    }
+    fprintf(stderr,
+            "sigterm under load: exit %d after %.3f s (server's own shutdown_ms %.1f); "
+            "%ld complete, %ld refused, %ld unanswered, %ld broken\n",
+            exit_status, took,
+            stopped ? json_number_value(json_object_get(stopped, "shutdown_ms")) : -1.0,
+            atomic_load(&ld.ok), atomic_load(&ld.refused), atomic_load(&ld.unanswered),
+            atomic_load(&ld.broken));
+    ck_assert_int_eq(exit_status, 0);
+    ck_assert_msg(took < 5.0, "took %.3f s, more than the 5 s grace", took);
+    ck_assert_msg(atomic_load(&ld.broken) == 0, "%ld broken replies, first: %s",
+                  atomic_load(&ld.broken), ld.broken_why);
+    /* every slow client was accepted before the signal, so each got its whole reply */
+    ck_assert_int_ge(atomic_load(&ld.ok), SLOW_CLIENTS + 1);
+    ck_assert_msg(stopped != NULL, "no stopped line in: %s", rest);
+    ck_assert(json_is_true(json_object_get(stopped, "drained")));
+    ck_assert_int_eq(json_integer_value(json_object_get(stopped, "in_flight_cut")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(stopped, "aborted")), 0);
+    json_decref(stopped);
+    close(c.out);
+    close(c.err);
 }
 END_TEST
 
@@ -271,6 +719,10 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_bad_usage);
     tcase_add_test(tc, test_serve_sigterm);
     tcase_add_test(tc, test_serve_sigint);
+    tcase_add_test(tc, test_every_setting_bad_value);
+    tcase_add_test(tc, test_precedence_and_config_line);
+    tcase_add_test(tc, test_text_logs);
+    tcase_add_test(tc, test_sigterm_under_load);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -111,7 +111,8 @@ function conforms(res, urlPath, method, expectStatus) {
     const mt = mediaType(res);
     assert.ok(declared.content[mt], `${where}: content type "${res.headers['content-type']}" not one of ` +
         Object.keys(declared.content).join(', '));
-    const body = mt === 'application/yaml' ? YAML.parse(res.text) : JSON.parse(res.text);
+    const body = mt === 'application/yaml' ? YAML.parse(res.text)
+        : mt.startsWith('text/') ? res.text : JSON.parse(res.text);
     const validate = validator(declared.content[mt].schema);
     assert.ok(validate(body), `${where} ${res.status}: body breaks the schema:\n` +
         JSON.stringify(validate.errors, null, 1).slice(0, 3000) + `\nbody: ${res.text.slice(0, 1500)}`);
@@ -226,7 +227,14 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
             const timer = setTimeout(() => reject(new Error(`no listening line within ${START_TIMEOUT_MS} ms; stderr: ${stderr}`)),
                 START_TIMEOUT_MS);
             const rl = readline.createInterface({ input: child.stdout });
-            rl.once('line', (line) => { clearTimeout(timer); resolve(line); });
+            // Lines before "listening" (the "config" line) are skipped.
+            const onLine = (line) => {
+                if (!line.includes('"event":"listening"')) return;
+                rl.off('line', onLine);
+                clearTimeout(timer);
+                resolve(line);
+            };
+            rl.on('line', onLine);
             child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}; stderr: ${stderr}`)); });
         });
         const ev = JSON.parse(first);
@@ -428,6 +436,57 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
         }
     });
 
+    describe('/plan and batch requests', () => {
+        test('POST /plan: the 7B plan by hand, and every plan is valid /fit input that fits', async () => {
+            const b = await ok('/plan', { gpu: 'h100-sxm', gpus_max: 8, usd_per_gpu_hour: 2 });
+            // 8 H100s, tp = pp = 1, ZeRO 1, micro-batch 8: state 14e9 + 14e9 + 84e9/8 = 38.5e9,
+            // activations 8 * 3689414656 (see tests/core/test_core_plan.c for the derivation).
+            assert.equal(b.ranked_by, 'cost_usd');
+            assert.equal(b.plans[0].gpus, 8);
+            assert.equal(b.plans[0].zero_stage, 1);
+            assert.equal(b.plans[0].memory_per_gpu.total.bytes, 38.5e9 + 8 * 3689414656);
+            // 6 N D / (peak * mfu) / 3600 GPU-hours at $2.
+            close(b.plans[0].cost_usd, 5.88e22 / (989.4e12 * 0.5) / 3600 * 2);
+            const res = await postJson('/fit', b.plans.map((p) => p.config));
+            const fits = conforms(res, '/fit', 'POST', 200);
+            assert.equal(fits.length, b.plans.length);
+            fits.forEach((f, i) => {
+                assert.equal(f.fit.fits, true);
+                assert.equal(f.memory.per_gpu.total.bytes, b.plans[i].memory_per_gpu.total.bytes);
+            });
+        });
+
+        test('POST /plan: nothing within the deadline is a 200 with reasons', async () => {
+            const b = await ok('/plan', { gpu: ['h100-sxm'], gpus_max: 8, deadline_days: 10 });
+            assert.deepEqual(b.plans, []);
+            assert.equal(b.reasons[0].field, 'deadline_days');
+        });
+
+        test('POST /plan: the llama2-70b example on every GPU conforms', async () => {
+            const ex = DOC.paths['/plan'].post.requestBody.content['application/json'].examples.llama70b.value;
+            const b = await ok('/plan', ex);
+            assert.ok(b.plans.length > 0);
+            for (const p of b.plans) assert.ok(p.days <= 30, JSON.stringify(p.config));
+        });
+
+        test('POST /plan: 400 for a planner-chosen input, 405 for GET', async () => {
+            const { p } = await problem('POST', '/plan', 400,
+                { body: '{"tp":2}', headers: { 'Content-Type': 'application/json' } });
+            assert.ok(fields(p).includes('tp'), JSON.stringify(p));
+            await problem('GET', '/plan', 405);
+        });
+
+        for (const route of ['/flops', '/memory', '/fit', '/runtime']) {
+            test(`POST ${route} with an array is a batch: replies and problems in order`, async () => {
+                const b = await ok(route, [{}, { batch: 0 }, { gpus: 3, tp: 2 }]);
+                assert.equal(b.length, 3);
+                assert.ok(b[0].inputs);
+                assert.equal(b[1].status, 400);
+                assert.equal(b[2].status, 422);
+            });
+        }
+    });
+
     describe('catalog and service routes', () => {
         test('GET /gpus: the catalog, h100-sxm first', async () => {
             const b = await ok('/gpus');
@@ -451,6 +510,25 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
 
         test('GET /healthz', async () => {
             await ok('/healthz');
+        });
+
+        test('GET /readyz: ready while serving', async () => {
+            const b = await ok('/readyz');
+            assert.equal(b.status, 'ok');
+        });
+
+        test('GET /metrics: Prometheus text 0.0.4, every sample line well formed', async () => {
+            const res = await get('/metrics');
+            const text = conforms(res, '/metrics', 'GET', 200);
+            assert.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+            const sample = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? -?[0-9.e+Inf-]+$/;
+            for (const line of text.split('\n').slice(0, -1)) {
+                if (line === '' || line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+                assert.match(line, sample);
+            }
+            // This suite made requests before: GET /healthz at least once answered 200.
+            assert.match(text, /^memwall_http_requests_total\{route="\/healthz",method="GET",code="200"\} [1-9]/m);
+            assert.match(text, /^memwall_build_info\{version="[^"]+"\} 1$/m);
         });
 
         test('GET /openapi.yaml serves this very document', async () => {

@@ -1,0 +1,628 @@
+/*
+ * plan.c - the planner: the cheapest layouts that fit and meet a deadline and a budget.
+ *
+ * The search walks GPU type x tp x pp (divisors of L) x G x checkpointing x ZeRO stage x
+ * micro-batch (powers of two). core_evaluate() costs microseconds because it resolves, checks
+ * and annotates everything; a candidate here needs only two sums, so the work is hoisted to
+ * where it varies: the base inputs are resolved and validated once (by core_evaluate itself),
+ * the model-parallel state once per (tp, pp), activations once per (tp, pp, checkpointing,
+ * micro-batch) through core_activation_bytes(), and the inner loop adds a ZeRO-sharded state
+ * (core_state_shard) to a cached activation figure and prices the time. Those are the very
+ * functions core_evaluate() uses, which is why /fit of a plan's configuration reproduces its
+ * memory to the byte.
+ *
+ * Pruning, all exact: a checkpointing mode whose b = 1 activations exceed the GPU is skipped
+ * for every G; a ZeRO stage whose state alone overflows is skipped; the micro-batch loop stops
+ * at the first b that does not fit (activations grow with b) or that no longer divides into
+ * the global batch. Within one layout (GPU, G, tp, pp) only the fastest setting counts (for a
+ * fixed layout the fastest is also the cheapest); every layout's best goes to the Pareto
+ * front, and the ranking takes the best layout of each (GPU, tp, pp), so the top list holds
+ * twenty different shardings rather than one sharding at twenty cluster sizes (the front
+ * shows the days/cost trade-off over G).
+ *
+ * Ranking and the Pareto front use caller-provided arrays: a bounded max-heap (worst plan at
+ * the root, replaced when a better one arrives) and a front kept sorted by days with strictly
+ * falling cost, so a dominated candidate is rejected by one binary search.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define BATCH_STEPS 21 /* micro-batches 1, 2, 4, ..., 2^20 (CORE_BATCH_MAX is 1e6) */
+
+static const int64_t tp_choices[] = {1, 2, 4, 8};
+
+void core_plan_input_init(struct core_plan_input *in)
+{
+    memset(in, 0, sizeof *in);
+    core_input_init(&in->base);
+    in->budget_usd = -1.0;
+    in->gpus_max = CORE_PLAN_GPUS_DEFAULT;
+    for (int i = 0; i < CORE_PLAN_GPU_MAX; i++)
+        in->usd_per_gpu_hour[i] = -1.0;
+}
+
+double core_plan_effective_mfu(double mfu, double recompute_factor, int64_t pp, int64_t m,
+                               int64_t tp)
+{
+    /* 1 - (pp-1)/(m+pp-1) written as m/(m+pp-1): exactly 1 when pp = 1. */
+    double bubble = (double)m / (double)(m + pp - 1);
+    double tensor = tp > CORE_PLAN_NODE_GPUS ? CORE_PLAN_CROSS_NODE_TP : 1.0;
+
+    return mfu * recompute_factor * bubble * tensor;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Search state
+ * ------------------------------------------------------------------------------------------- */
+
+struct gpu_row {
+    int index;
+    double peak;      /* FLOP/s */
+    int64_t capacity; /* bytes */
+    double price;     /* $/GPU-hour, < 0 none */
+};
+
+struct search {
+    const struct core_plan_input *in;
+    struct core_resolved r; /* the base; tp, pp and sequence_parallel vary per layout */
+    struct core_bytes_per_param bpp;
+    double gpu_flops[3]; /* F / (peak * eff) numerators per checkpointing mode: the run's F */
+    double recompute[3]; /* model / hardware FLOPs per checkpointing mode */
+    double gbt;          /* global batch, tokens */
+    struct core_plan *plans, *pareto;
+    int plans_max, pareto_max;
+    struct core_plan_summary *out;
+    /* For the reasons when nothing qualifies. */
+    int64_t min_need;        /* smallest per-GPU bytes seen (b = 1) */
+    int64_t batch_blocked;   /* fitting layouts whose b = 1 step exceeds the global batch */
+    double min_days_fit;     /* fastest fitting configuration */
+    double min_cost_fit;     /* cheapest fitting configuration (cost or GPU-hours) */
+    double min_cost_in_time; /* cheapest fitting configuration that meets the deadline */
+};
+
+static double rank_value(const struct search *s, const struct core_plan *p)
+{
+    return s->out->ranked_by_cost ? p->cost_usd : p->gpu_hours;
+}
+
+/* Order of plans: cost (or GPU-hours), then days, then fewer model-parallel ways, fewer GPUs,
+ * catalog order. <0 when a ranks before b. */
+static int plan_cmp(const struct search *s, const struct core_plan *a, const struct core_plan *b)
+{
+    double ka = rank_value(s, a), kb = rank_value(s, b);
+
+    if (ka != kb)
+        return ka < kb ? -1 : 1;
+    if (a->days != b->days)
+        return a->days < b->days ? -1 : 1;
+    if (a->tp * a->pp != b->tp * b->pp)
+        return a->tp * a->pp < b->tp * b->pp ? -1 : 1;
+    if (a->gpus != b->gpus)
+        return a->gpus < b->gpus ? -1 : 1;
+    if (a->tp != b->tp)
+        return a->tp < b->tp ? -1 : 1;
+    return (a->gpu > b->gpu) - (a->gpu < b->gpu);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The bounded heap of the best plans (root = the worst kept)
+ * ------------------------------------------------------------------------------------------- */
+
+static void swap_plans(struct core_plan *a, struct core_plan *b)
+{
+    struct core_plan t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void sift_down(const struct search *s, struct core_plan *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, worst = i;
+        if (l < n && plan_cmp(s, &h[l], &h[worst]) > 0)
+            worst = l;
+        if (r < n && plan_cmp(s, &h[r], &h[worst]) > 0)
+            worst = r;
+        if (worst == i)
+            return;
+        swap_plans(&h[i], &h[worst]);
+        i = worst;
+    }
+}
+
+static void offer_top(struct search *s, const struct core_plan *c)
+{
+    struct core_plan *h = s->plans;
+    int n = s->out->plan_count;
+
+    if (s->plans_max <= 0)
+        return;
+    if (n < s->plans_max) {
+        int i = n;
+        h[i] = *c;
+        while (i > 0 && plan_cmp(s, &h[(i - 1) / 2], &h[i]) < 0) {
+            swap_plans(&h[(i - 1) / 2], &h[i]);
+            i = (i - 1) / 2;
+        }
+        s->out->plan_count = n + 1;
+    } else if (plan_cmp(s, c, &h[0]) < 0) {
+        h[0] = *c;
+        sift_down(s, h, n, 0);
+    }
+}
+
+/* Heap sort in place: the max-heap becomes ascending order. */
+static void sort_top(const struct search *s)
+{
+    for (int n = s->out->plan_count; n > 1; n--) {
+        swap_plans(&s->plans[0], &s->plans[n - 1]);
+        sift_down(s, s->plans, n - 1, 0);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The Pareto front of (days, cost): sorted by days, cost strictly falling
+ * ------------------------------------------------------------------------------------------- */
+
+static void offer_pareto(struct search *s, const struct core_plan *c)
+{
+    struct core_plan *f = s->pareto;
+    int n = s->out->pareto_count, lo = 0, hi = n, end;
+    double cost = rank_value(s, c);
+
+    if (s->pareto_max <= 0)
+        return;
+    while (lo < hi) { /* lo = first point with days > c->days */
+        int mid = lo + (hi - lo) / 2;
+        if (f[mid].days <= c->days)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* The last point at most as slow is the cheapest of those: it alone can dominate c. */
+    if (lo > 0 && rank_value(s, &f[lo - 1]) <= cost)
+        return;
+    /* Points no faster and no cheaper than c are dominated by it; they follow lo-1 (a point
+     * at exactly c's days sits at lo-1 and is dominated only when its cost >= c's, which the
+     * test above excluded unless it is dearer). */
+    if (lo > 0 && f[lo - 1].days == c->days)
+        lo--;
+    end = lo;
+    while (end < n && rank_value(s, &f[end]) >= cost)
+        end++;
+    if (end == lo && n == s->pareto_max) {
+        /* Full: the slowest point gives way, and the front is reported as truncated. */
+        s->out->pareto_truncated = true;
+        if (lo == n)
+            return;
+        n--;
+    }
+    memmove(&f[lo + 1], &f[end], (size_t)(n - end) * sizeof *f);
+    f[lo] = *c;
+    s->out->pareto_count = n - (end - lo) + 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Candidates
+ * ------------------------------------------------------------------------------------------- */
+
+/* Is candidate c (same layout) better than the layout's best so far? Faster first; then a
+ * lower ZeRO stage (less communication), a lighter checkpointing mode, a larger micro-batch. */
+static bool better_in_layout(const struct core_plan *c, const struct core_plan *best)
+{
+    if (c->seconds != best->seconds)
+        return c->seconds < best->seconds;
+    if (c->zero_stage != best->zero_stage)
+        return c->zero_stage < best->zero_stage;
+    if (c->checkpointing != best->checkpointing)
+        return c->checkpointing < best->checkpointing;
+    return c->batch > best->batch;
+}
+
+struct layout {
+    const struct gpu_row *g;
+    int64_t tp, pp, gpus, dp;
+    struct core_state mp;
+    int64_t act[3][BATCH_STEPS]; /* activations per checkpointing mode and micro-batch */
+    int steps[3];                /* micro-batches whose activations alone fit */
+};
+
+static void price(struct core_plan *p, double gpu_seconds)
+{
+    p->gpu_hours = gpu_seconds / 3600.0;
+    p->seconds = gpu_seconds / (double)p->gpus;
+    p->days = p->seconds / 86400.0;
+    p->cost_usd = p->usd_per_gpu_hour >= 0 ? p->gpu_hours * p->usd_per_gpu_hour : -1.0;
+}
+
+static bool meets(const struct search *s, const struct core_plan *p)
+{
+    const struct core_plan_input *in = s->in;
+
+    return (in->deadline_days <= 0 || p->days <= in->deadline_days) &&
+           (in->budget_usd < 0 || p->cost_usd <= in->budget_usd);
+}
+
+static void note_fitting(struct search *s, const struct core_plan *p)
+{
+    double v = rank_value(s, p);
+
+    if (p->days < s->min_days_fit)
+        s->min_days_fit = p->days;
+    if (v < s->min_cost_fit)
+        s->min_cost_fit = v;
+    if ((s->in->deadline_days <= 0 || p->days <= s->in->deadline_days) && v < s->min_cost_in_time)
+        s->min_cost_in_time = v;
+}
+
+/* Every (checkpointing, ZeRO, micro-batch) of one layout; the layout's best goes to the Pareto
+ * front and, when it beats *group (the best of this GPU, tp and pp so far), into *group. */
+static void search_layout(struct search *s, const struct layout *L, struct core_plan *group,
+                          bool *have_group)
+{
+    const double seq = (double)s->r.seq_len;
+    struct core_plan best, c;
+    bool have = false;
+
+    memset(&c, 0, sizeof c);
+    c.gpu = L->g->index;
+    c.gpus = L->gpus;
+    c.tp = L->tp;
+    c.pp = L->pp;
+    c.dp = L->dp;
+    c.sequence_parallel = L->tp > 1;
+    c.capacity = L->g->capacity;
+    c.usd_per_gpu_hour = L->g->price;
+    for (int ck = 0; ck < 3; ck++) {
+        if (L->act[ck][0] == INT64_MAX)
+            continue;
+        for (int zero = 0; zero <= 3; zero++) {
+            struct core_state st;
+            int64_t state, need;
+
+            if (!core_state_shard(&L->mp, zero, L->dp, &st, &state))
+                continue;
+            s->out->evaluated++; /* b = 1 is priced even when it cannot fit */
+            if (ck_add(state, L->act[ck][0], &need) && need < s->min_need)
+                s->min_need = need;
+            if (L->steps[ck] == 0 || need > L->g->capacity)
+                continue;
+            if (seq * (double)L->dp > s->gbt) {
+                s->batch_blocked++;
+                continue;
+            }
+            for (int bi = 0; bi < L->steps[ck]; bi++) {
+                int64_t b = (int64_t)1 << bi, total;
+                double micro = (double)b * seq * (double)L->dp;
+
+                if (bi > 0)
+                    s->out->evaluated++;
+                if (micro > s->gbt || !ck_add(state, L->act[ck][bi], &total) ||
+                    total > L->g->capacity)
+                    break;
+                s->out->fitting++;
+                c.batch = b;
+                c.zero_stage = zero;
+                c.checkpointing = (enum core_checkpointing)ck;
+                c.micro_batches = (int64_t)floor(s->gbt / micro);
+                c.global_batch_tokens = (double)c.micro_batches * micro;
+                c.recompute_factor = s->recompute[ck];
+                c.bubble_factor = (double)c.micro_batches / (double)(c.micro_batches + L->pp - 1);
+                c.tensor_factor = L->tp > CORE_PLAN_NODE_GPUS ? CORE_PLAN_CROSS_NODE_TP : 1.0;
+                c.mfu = core_plan_effective_mfu(s->r.mfu, c.recompute_factor, L->pp,
+                                                c.micro_batches, L->tp);
+                if (c.mfu < CORE_MFU_MIN)
+                    continue;
+                price(&c, s->gpu_flops[ck] / (L->g->peak * c.mfu));
+                c.params = st.weights;
+                c.grads = st.grads;
+                c.optimizer = st.optimizer;
+                c.activations = L->act[ck][bi];
+                c.total = total;
+                note_fitting(s, &c);
+                if (meets(s, &c)) {
+                    s->out->feasible++;
+                    if (!have || better_in_layout(&c, &best)) {
+                        best = c;
+                        have = true;
+                    }
+                }
+            }
+        }
+    }
+    if (have) {
+        offer_pareto(s, &best);
+        if (!*have_group || plan_cmp(s, &best, group) < 0) {
+            *group = best;
+            *have_group = true;
+        }
+    }
+}
+
+/* Activations for every checkpointing mode and micro-batch of a (tp, pp); INT64_MAX marks a
+ * mode whose b = 1 overflows. steps[] counts the micro-batches whose activations fit alone. */
+static void activation_table(struct search *s, struct layout *L)
+{
+    for (int ck = 0; ck < 3; ck++) {
+        L->steps[ck] = 0;
+        L->act[ck][0] = INT64_MAX;
+        for (int bi = 0; bi < BATCH_STEPS; bi++) {
+            int64_t b = (int64_t)1 << bi, layers, logits;
+
+            if (b > CORE_BATCH_MAX ||
+                !core_activation_bytes(&s->r, b, s->r.seq_len, (enum core_checkpointing)ck, &layers,
+                                       &logits))
+                break;
+            L->act[ck][bi] = layers + logits;
+            if (L->act[ck][bi] > L->g->capacity)
+                break;
+            L->steps[ck] = bi + 1;
+        }
+    }
+}
+
+static int64_t next_gpus(int64_t g)
+{
+    return g < CORE_PLAN_NODE_GPUS ? g + 1 : g + CORE_PLAN_NODE_GPUS;
+}
+
+static void search_gpu(struct search *s, const struct gpu_row *g)
+{
+    const int64_t layers = s->r.shape.arch.layers;
+    struct layout L;
+    struct core_plan group;
+    bool have;
+
+    memset(&L, 0, sizeof L);
+    L.g = g;
+    for (size_t t = 0; t < sizeof tp_choices / sizeof tp_choices[0]; t++) {
+        for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
+            int64_t ways = tp_choices[t] * pp;
+
+            if (layers % pp != 0 || ways > s->in->gpus_max)
+                continue;
+            L.tp = tp_choices[t];
+            L.pp = pp;
+            s->r.tp = L.tp;
+            s->r.pp = pp;
+            s->r.sequence_parallel = L.tp > 1;
+            if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
+                continue;
+            activation_table(s, &L);
+            have = false;
+            for (int64_t gpus = 1; gpus <= s->in->gpus_max; gpus = next_gpus(gpus)) {
+                if (gpus % ways != 0)
+                    continue;
+                L.gpus = gpus;
+                L.dp = gpus / ways;
+                search_layout(s, &L, &group, &have);
+            }
+            if (have)
+                offer_top(s, &group);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Inputs
+ * ------------------------------------------------------------------------------------------- */
+
+static void check_plan_ranges(const struct core_plan_input *in, struct core_problems *p)
+{
+    if (!(in->gpus_max >= 1 && in->gpus_max <= CORE_PLAN_GPUS_MAX))
+        core_problem_add(p, "gpus_max", "%lld is outside [1, %d]", (long long)in->gpus_max,
+                         CORE_PLAN_GPUS_MAX);
+    if (!(in->deadline_days >= 0 && in->deadline_days <= CORE_PLAN_DEADLINE_MAX))
+        core_problem_add(p, "deadline_days", "must be a number of days in (0, %g]",
+                         CORE_PLAN_DEADLINE_MAX);
+    if (!(in->budget_usd <= CORE_PLAN_BUDGET_MAX) || isnan(in->budget_usd))
+        core_problem_add(p, "budget_usd", "must be at most %g", CORE_PLAN_BUDGET_MAX);
+    if (in->gpu_count < 0 || in->gpu_count > CORE_PLAN_GPU_MAX)
+        core_problem_add(p, "gpu", "at most %d GPU types", CORE_PLAN_GPU_MAX);
+    for (int i = 0; i < in->gpu_count && i < CORE_PLAN_GPU_MAX; i++)
+        if (in->gpus[i] < 0 || (size_t)in->gpus[i] >= core_gpu_count)
+            core_problem_add(p, "gpu", "%d is not a catalog index", in->gpus[i]);
+    for (size_t i = 0; i < core_gpu_count && i < CORE_PLAN_GPU_MAX; i++)
+        if (!isfinite(in->usd_per_gpu_hour[i]) || in->usd_per_gpu_hour[i] > CORE_USD_MAX)
+            core_problem_add(p, "usd_per_gpu_hour", "must be a finite price of at most %g",
+                             CORE_USD_MAX);
+}
+
+/* The GPU rows to search: the listed ones, or every catalog GPU with a peak for the
+ * precision. An explicitly listed GPU without one is an error; with prices, unpriced GPUs go. */
+static int gpu_rows(const struct core_plan_input *in, struct gpu_row *rows, bool *priced,
+                    struct core_problems *p)
+{
+    const struct core_input *b = &in->base;
+    int want[CORE_PLAN_GPU_MAX], n = 0, count = 0;
+
+    if (in->gpu_count > 0)
+        for (int i = 0; i < in->gpu_count; i++)
+            want[n++] = in->gpus[i];
+    else
+        for (size_t i = 0; i < core_gpu_count && n < CORE_PLAN_GPU_MAX; i++)
+            want[n++] = (int)i;
+    *priced = false;
+    for (int i = 0; i < n; i++)
+        *priced = *priced || in->usd_per_gpu_hour[want[i]] >= 0;
+    for (int i = 0; i < n; i++) {
+        int g = want[i];
+        double peak =
+            b->peak_tflops > 0 ? b->peak_tflops : core_catalog_peak_tflops(g, b->precision);
+        double mem = b->memory_gb > 0 ? b->memory_gb : core_gpus[g].memory_gb;
+        int64_t capacity = (int64_t)llround(mem * 1e9) - (int64_t)llround(b->reserve_gb * 1e9);
+
+        if (peak <= 0 && in->gpu_count > 0)
+            core_problem_add(p, "gpu", "%s does not support %s", core_gpus[g].id,
+                             core_precision_names[b->precision]);
+        if (peak <= 0 || capacity <= 0 || (*priced && in->usd_per_gpu_hour[g] < 0))
+            continue;
+        rows[count++] = (struct gpu_row){g, peak * 1e12, capacity, in->usd_per_gpu_hour[g]};
+    }
+    return count;
+}
+
+/* Resolve and validate the base inputs once, through core_evaluate(), on a plain layout. */
+static enum core_status resolve_base(const struct core_plan_input *in, int gpu, struct search *s,
+                                     struct core_problems *p)
+{
+    struct core_input base = in->base;
+    static const struct core_result zero;
+    struct core_result res = zero;
+    enum core_status st;
+
+    base.gpus = 1;
+    base.tp = 1;
+    base.pp = 1;
+    base.batch = 1;
+    base.zero_stage = 3;
+    base.checkpointing = CORE_CKPT_NONE;
+    base.sequence_parallel = CORE_FLAG_AUTO;
+    base.gpu = gpu;
+    base.usd_per_gpu_hour = -1.0;
+    base.tokens_per_second = 0;
+    st = core_evaluate(&base, &res, p);
+    if (st != CORE_OK)
+        return st;
+    s->r = res.resolved;
+    core_bytes_per_param(&s->r, &s->bpp);
+    for (int ck = 0; ck < 3; ck++) {
+        struct core_flops f;
+        double model, hardware;
+
+        s->r.checkpointing = (enum core_checkpointing)ck;
+        core_flops_compute(&s->r, &f);
+        model = f.model;
+        hardware = f.hardware;
+        s->recompute[ck] = s->r.count == CORE_COUNT_HARDWARE ? 1.0 : model / hardware;
+        s->gpu_flops[ck] = s->r.count == CORE_COUNT_SIX_ND  ? f.six_nd
+                           : s->r.count == CORE_COUNT_MODEL ? f.model
+                                                            : f.hardware;
+    }
+    s->r.checkpointing = CORE_CKPT_NONE;
+    s->gbt = in->base.global_batch_tokens > 0
+                 ? in->base.global_batch_tokens
+                 : fmax((double)CORE_PLAN_GLOBAL_BATCH, (double)s->r.seq_len);
+    s->r.global_batch_tokens = s->gbt;
+    return CORE_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Reasons for an empty answer, one per constraint that rules every plan out
+ * ------------------------------------------------------------------------------------------- */
+
+static void reason(struct core_plan_summary *out, const char *field, const char *fmt, ...)
+    CORE_PRINTF(3, 4);
+
+static void reason(struct core_plan_summary *out, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    struct core_plan_reason *r;
+
+    if (out->reason_count >= CORE_PLAN_REASONS)
+        return;
+    r = &out->reasons[out->reason_count++];
+    r->field = field;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+}
+
+static void explain(const struct search *s)
+{
+    const struct core_plan_input *in = s->in;
+    struct core_plan_summary *out = s->out;
+    const char *unit = out->ranked_by_cost ? "USD" : "GPU-hours";
+
+    if (out->plan_count > 0)
+        return;
+    if (out->fitting == 0) {
+        if (s->batch_blocked > 0)
+            reason(out, "global_batch_tokens",
+                   "a layout fits only where one sequence per data-parallel rank exceeds the "
+                   "global batch of %.15g tokens",
+                   s->gbt);
+        if (s->min_need == INT64_MAX)
+            reason(out, "memory", "no configuration of up to %lld GPUs fits in memory",
+                   (long long)in->gpus_max);
+        else
+            reason(out, "memory",
+                   "no configuration of up to %lld GPUs fits in memory; the smallest needs "
+                   "%.4g GB per GPU",
+                   (long long)in->gpus_max, (double)s->min_need / 1e9);
+        return;
+    }
+    if (in->deadline_days > 0 && s->min_days_fit > in->deadline_days)
+        reason(out, "deadline_days", "the fastest plan that fits takes %.4g days (deadline %g)",
+               s->min_days_fit, in->deadline_days);
+    if (in->budget_usd >= 0 && s->min_cost_fit > in->budget_usd)
+        reason(out, "budget_usd", "the cheapest plan that fits costs %.6g %s (budget %g)",
+               s->min_cost_fit, unit, in->budget_usd);
+    if (out->reason_count == 0)
+        reason(out, "budget_usd",
+               "no plan meets both: the cheapest within the %g-day deadline costs %.6g %s "
+               "(budget %g)",
+               in->deadline_days, s->min_cost_in_time, unit, in->budget_usd);
+}
+
+enum core_status core_plan_search(const struct core_plan_input *in, struct core_plan *plans,
+                                  int plans_max, struct core_plan *pareto, int pareto_max,
+                                  struct core_plan_summary *out, struct core_problems *problems)
+{
+    struct core_problems scratch;
+    struct core_problems *p = problems != NULL ? problems : &scratch;
+    struct gpu_row rows[CORE_PLAN_GPU_MAX];
+    struct search s;
+    bool priced;
+    int n;
+    enum core_status st;
+
+    p->count = 0;
+    if (in == NULL || out == NULL || (plans == NULL && plans_max > 0) ||
+        (pareto == NULL && pareto_max > 0)) {
+        core_problem_add(p, "input", "no input or no result to fill");
+        return CORE_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    check_plan_ranges(in, p);
+    if (p->count > 0)
+        return CORE_EINVAL;
+    n = gpu_rows(in, rows, &priced, p);
+    if (p->count > 0)
+        return CORE_EINVAL;
+    if (n == 0) {
+        core_problem_add(p, "gpu", "no GPU to search supports %s%s",
+                         core_precision_names[in->base.precision],
+                         priced ? " and has a price" : "");
+        return CORE_EINVAL;
+    }
+    if (in->budget_usd >= 0 && !priced) {
+        core_problem_add(p, "budget_usd", "a budget needs usd_per_gpu_hour");
+        return CORE_EINVAL;
+    }
+    memset(&s, 0, sizeof s);
+    s.in = in;
+    st = resolve_base(in, rows[0].index, &s, p);
+    if (st != CORE_OK)
+        return st;
+    out->resolved = s.r;
+    out->ranked_by_cost = priced;
+    s.plans = plans;
+    s.plans_max = plans_max;
+    s.pareto = pareto;
+    s.pareto_max = pareto_max;
+    s.out = out;
+    s.min_need = INT64_MAX;
+    s.min_days_fit = s.min_cost_fit = s.min_cost_in_time = INFINITY;
+    for (int i = 0; i < n; i++) {
+        out->searched[out->gpus_searched++] = rows[i].index;
+        search_gpu(&s, &rows[i]);
+    }
+    sort_top(&s);
+    explain(&s);
+    return CORE_OK;
+}

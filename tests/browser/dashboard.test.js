@@ -1,0 +1,414 @@
+'use strict';
+/*
+ * dashboard.test.js - the calculator page at / in a real browser (Debian's chromium driven by
+ * playwright-core) against a live memwall on a port the kernel picked.
+ *
+ * It automates the lesson's "Try it": at the defaults (7B, 1 GPU, bf16, T 512, B 1, no
+ * checkpointing) the bar is red and "Fits?" says no with ~112 GB of state; (a) checkpointing
+ * shrinks only the activation segment and it still does not fit; (b) G = 2 makes it fit; (c) the
+ * days estimate shows and halving MFU doubles it; raising T inflates activations; the shareable
+ * URL restores the state; no console errors. Then the page's own promises: headers (CSP, nosniff,
+ * ETag/304), errors next to the field the API names, labels and keyboard, 375 px without
+ * sideways scrolling. Screenshots (1440 and 375 px) go to MEMWALL_SHOTS (the build dir).
+ *
+ * Every expected number is derived by hand below from the lesson's formulas (docs/model.md),
+ * never read back from the program.
+ */
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const http = require('node:http');
+const { spawn } = require('node:child_process');
+const { chromium } = require('playwright-core');
+
+const BIN = process.env.MEMWALL_BIN;
+const SHOTS = process.env.MEMWALL_SHOTS || path.join(os.tmpdir(), 'memwall-shots');
+const WAIT_MS = 15000;
+
+/* ---------------------------------------------------------------------------------------------
+ * Hand-derived expectations (GB = 1e9 bytes)
+ *
+ * State, mixed-precision AdamW: 2 (bf16 weights) + 2 (grads) + 4 (fp32 master) + 8 (m, v)
+ * = 16 B/param; 7e9 params -> params 14e9, grads 14e9, optimizer (master + moments) 84e9 bytes:
+ * 112 GB. With G = 2 and ZeRO 3 (the default) every piece is split in two: 7 + 7 + 42 = 56 GB.
+ *
+ * Activations: N = 7e9 alone resolves to the nearest preset's shape, 32 layers x d 4096, 32
+ * heads, V 32000 (design.md). Per layer (Korthikanti et al. 2022, t = 1): 34 s b d + 5 a s^2 b.
+ *   T 512:  34*512*4096 = 71,303,168;  5*32*512^2 = 41,943,040;  sum 113,246,208; x32 =
+ *           3,623,878,656; logits 4 s b V = 4*512*32000 = 65,536,000 -> 3,689,414,656 bytes.
+ *   full checkpointing, T 512: (L-1) layers keep 2 s b d = 4,194,304 -> 31 x = 130,023,424, plus
+ *           one layer's working set 113,246,208, plus logits 65,536,000 -> 308,805,632 bytes.
+ *   T 1024: 34*1024*4096 = 142,606,336; 5*32*1024^2 = 167,772,160; sum 310,378,496; x32 =
+ *           9,932,111,872; logits 4*1024*32000 = 131,072,000 -> 10,063,183,872 bytes.
+ * Totals: defaults 112 + 3.689414656 = 115.689414656 GB (shown "115.69"); checkpointing full
+ * 112.308805632 ("112.31"); G 2: 56 + 3.689414656 = 59.689414656 ("59.69"); G 2, T 1024:
+ * 56 + 10.063183872 = 66.063183872 ("66.06").
+ *
+ * FLOPs: 6 N D = 6 * 7e9 * 1.4e12 = 5.88e22. Runtime on H100 SXM (bf16 peak 989.4e12 FLOP/s):
+ * G 2, MFU 0.5: 5.88e22 / (2 * 989.4e12 * 0.5) = 5.88e22 / 9.894e14 = 59,429,957.55 s
+ * = 687.847 days; MFU 0.25 doubles it: 1,375.69 days.
+ * ------------------------------------------------------------------------------------------- */
+const GB = 1e9;
+const STATE_7B = { params: 14e9, grads: 14e9, optimizer: 84e9 };
+const ACT_T512 = 3689414656;
+const ACT_T512_FULL = 308805632;
+const ACT_T1024 = 10063183872;
+const SIX_ND = 6 * 7e9 * 1.4e12;
+const DAYS_G2_MFU50 = 5.88e22 / (2 * 989.4e12 * 0.5) / 86400;
+
+let daemon;
+let port;
+let userDir;
+let context;
+const consoleErrors = [];
+
+function startDaemon() {
+    return new Promise((resolve, reject) => {
+        assert.ok(BIN, 'MEMWALL_BIN must name the memwall executable');
+        daemon = spawn(BIN, ['serve', '--port', '0', '--bind', '127.0.0.1', '--threads', '2'],
+            { stdio: ['ignore', 'pipe', 'inherit'] });
+        let buf = '';
+        const timer = setTimeout(() => reject(new Error('memwall did not print its port')), WAIT_MS);
+        daemon.stdout.on('data', (chunk) => {
+            buf += chunk;
+            const line = buf.split('\n').find((l) => l.includes('"listening"'));
+            if (line) {
+                clearTimeout(timer);
+                resolve(JSON.parse(line).port);
+            }
+        });
+        daemon.on('exit', (code) => reject(new Error(`memwall exited early (${code})`)));
+    });
+}
+
+function base() { return `http://127.0.0.1:${port}`; }
+
+function fetchRaw(p, headers = {}) {
+    return new Promise((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: p, headers }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (c) => { body += c; });
+            res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
+        }).on('error', reject);
+    });
+}
+
+/* Console errors are collected from every page; one that sends bad inputs on purpose may pass
+ * httpErrors to excuse chromium's "Failed to load resource ... 4xx" lines (and nothing else). */
+async function newPage(width, height, { httpErrors = false } = {}) {
+    const page = await context.newPage();
+    await page.setViewportSize({ width, height });
+    page.on('console', (m) => {
+        if (m.type() !== 'error')
+            return;
+        if (httpErrors && /^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text()))
+            return;
+        consoleErrors.push(`${page.url()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+    return page;
+}
+
+/* The page marks <body data-state> "busy" from an input until its last reply is drawn. */
+async function settle(page) {
+    await page.waitForFunction(() => document.body.dataset.state === 'idle', null, { timeout: WAIT_MS });
+}
+
+async function open(page, query = '') {
+    await page.goto(base() + '/' + query);
+    await settle(page);
+}
+
+async function set(page, testid, value) {
+    const loc = page.locator(`[data-testid="${testid}"]`);
+    if (await loc.evaluate((e) => e.tagName === 'SELECT'))
+        await loc.selectOption(value);
+    else
+        await loc.fill(value);
+    await settle(page);
+}
+
+const text = (page, testid) => page.locator(`[data-testid="${testid}"]`).textContent();
+const value = async (page, testid) =>
+    Number(await page.locator(`[data-testid="${testid}"]`).getAttribute('data-value'));
+const segBytes = async (page, s) =>
+    Number(await page.locator(`[data-testid="seg-${s}"]`).getAttribute('data-bytes'));
+const segWidth = async (page, s) =>
+    (await page.locator(`[data-testid="seg-${s}"]`).boundingBox()).width;
+
+async function segments(page) {
+    const out = {};
+    for (const s of ['params', 'grads', 'optimizer', 'activations'])
+        out[s] = await segBytes(page, s);
+    return out;
+}
+
+function near(actual, expected, rel, what) {
+    assert.ok(Math.abs(actual - expected) <= Math.abs(expected) * rel,
+        `${what}: ${actual}, expected ${expected} (within ${rel * 100}%)`);
+}
+
+before(async () => {
+    fs.mkdirSync(SHOTS, { recursive: true });
+    port = await startDaemon();
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memwall-chromium-'));
+    context = await chromium.launchPersistentContext(userDir, {
+        executablePath: process.env.MEMWALL_CHROMIUM || '/usr/bin/chromium',
+        headless: true,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+            '--disable-component-update', '--disable-sync', '--no-first-run',
+            '--disable-dev-shm-usage'],
+        viewport: { width: 1440, height: 1000 },
+        /* The meter animates widths; with reduced motion (which the page honours) a width read
+         * right after the numbers settle is the final one, however loaded the machine is. */
+        reducedMotion: 'reduce',
+        timeout: WAIT_MS * 2,
+    });
+});
+
+after(async () => {
+    if (context)
+        await context.close();
+    if (userDir)
+        fs.rmSync(userDir, { recursive: true, force: true });
+    if (daemon && daemon.exitCode === null) {
+        daemon.removeAllListeners('exit');
+        daemon.kill('SIGTERM');
+    }
+});
+
+/* ---------------------------------------------------------------------------------------------
+ * Serving: the page is one self-contained, locked-down bundle
+ * ------------------------------------------------------------------------------------------- */
+
+test('/ is served with CSP, nosniff, no-cache and an ETag that revalidates to 304', async () => {
+    const r = await fetchRaw('/');
+    assert.equal(r.status, 200);
+    assert.match(r.headers['content-type'], /^text\/html; charset=utf-8$/);
+    assert.equal(r.headers['content-security-policy'], "default-src 'self'");
+    assert.equal(r.headers['x-content-type-options'], 'nosniff');
+    assert.equal(r.headers['cache-control'], 'no-cache');
+    assert.match(r.headers.etag, /^"[0-9a-f]{16}"$/);
+    const again = await fetchRaw('/', { 'If-None-Match': r.headers.etag });
+    assert.equal(again.status, 304);
+    assert.equal(again.body, '');
+
+    /* Nothing from elsewhere and nothing inline: the CSP would block it, so it must not exist. */
+    assert.doesNotMatch(r.body, /(src|href)\s*=\s*["']?(https?:)?\/\//i, 'an external URL');
+    assert.doesNotMatch(r.body, /<script(?![^>]*\bsrc=)[^>]*>/i, 'an inline <script>');
+    assert.doesNotMatch(r.body, /<style|\sstyle\s*=|\son[a-z]+\s*=/i, 'inline style or handler');
+    for (const testid of ['params', 'batch', 'seq_len', 'precision', 'checkpointing', 'gpus', 'gpu',
+        'fits', 'total-gb', 'train-flops', 'est-days', 'seg-params', 'seg-grads', 'seg-optimizer',
+        'seg-activations', 'capacity-line'])
+        assert.ok(r.body.includes(`data-testid="${testid}"`), `hook ${testid}`);
+
+    for (const [p, type] of [['/app.js', /^text\/javascript/], ['/app.css', /^text\/css/],
+        ['/favicon.svg', /^image\/svg\+xml$/]]) {
+        const a = await fetchRaw(p);
+        assert.equal(a.status, 200, p);
+        assert.match(a.headers['content-type'], type, p);
+        assert.equal(a.headers['content-security-policy'], "default-src 'self'", p);
+        assert.ok(a.body.length > 100, `${p} is embedded`);
+    }
+});
+
+/* ---------------------------------------------------------------------------------------------
+ * The lesson's "Try it", step by step on one page
+ * ------------------------------------------------------------------------------------------- */
+
+test("the lesson's Try it: 7B overflows one H100, checkpointing cannot save it, two GPUs do", async (t) => {
+    const page = await newPage(1440, 1000);
+    await open(page);
+
+    await t.test('defaults: ~112 GB of state, the bar red and Fits says no', async () => {
+        assert.equal(await page.inputValue('[data-testid="params"]'), '7B');
+        assert.equal(await page.inputValue('[data-testid="gpus"]'), '1');
+        assert.equal(await page.inputValue('[data-testid="precision"]'), 'bf16');
+        assert.equal(await page.inputValue('[data-testid="seq_len"]'), '512');
+        assert.equal(await page.inputValue('[data-testid="batch"]'), '1');
+        assert.equal(await page.inputValue('[data-testid="checkpointing"]'), 'none');
+
+        const seg = await segments(page);
+        assert.deepEqual(seg, { ...STATE_7B, activations: ACT_T512 });
+        assert.equal(seg.params + seg.grads + seg.optimizer, 112e9, 'state = 16 B/param x 7e9');
+        assert.equal(await text(page, 'total-gb'), '115.69');
+        near(await value(page, 'total-gb'), (112e9 + ACT_T512) / GB, 1e-12, 'total GB');
+        assert.equal(await text(page, 'fits'), 'No');
+        assert.equal(await text(page, 'capacity-line'), '80 GB · 1× H100 SXM');
+        assert.ok(await page.locator('#meter').evaluate((e) => e.classList.contains('over')), 'meter red');
+        /* red means red: the KPI's computed colour is the page's "bad" colour, #c62828 */
+        assert.equal(await page.locator('[data-testid="fits"]').evaluate((e) => getComputedStyle(e).color),
+            'rgb(198, 40, 40)');
+        /* the capacity line sits left of the bar's end: 80 < 115.69 */
+        const cap = await page.locator('[data-testid="capacity-line"]').boundingBox();
+        const act = await page.locator('[data-testid="seg-activations"]').boundingBox();
+        assert.ok(cap.x < act.x + act.width, 'capacity line inside the bar');
+        const advice = await page.locator('[data-testid="advice"]').textContent();
+        assert.match(advice, /checkpointing cannot help/);
+        assert.match(advice, /≥ 2 GPUs/);
+        assert.equal(await text(page, 'train-flops'), '5.88 × 10²²');
+        near(await value(page, 'train-flops'), SIX_ND, 1e-12, '6ND');
+        await page.screenshot({ path: path.join(SHOTS, 'dashboard-1440.png'), fullPage: true });
+    });
+
+    await t.test('(a) checkpointing shrinks only the activation segment, and it still does not fit', async () => {
+        const w0 = await segWidth(page, 'activations');
+        await set(page, 'checkpointing', 'full');
+        assert.deepEqual(await segments(page), { ...STATE_7B, activations: ACT_T512_FULL });
+        assert.equal(await text(page, 'total-gb'), '112.31');
+        assert.equal(await text(page, 'fits'), 'No');
+        assert.ok(await segWidth(page, 'activations') < w0 / 5, 'the activation segment shrank on screen');
+        await set(page, 'checkpointing', 'none');
+    });
+
+    await t.test('(b) G = 2 shards the state and Fits flips to yes', async () => {
+        await set(page, 'gpus', '2');
+        assert.deepEqual(await segments(page),
+            { params: 7e9, grads: 7e9, optimizer: 42e9, activations: ACT_T512 });
+        assert.equal(await text(page, 'total-gb'), '59.69');
+        assert.equal(await text(page, 'fits'), 'Yes');
+        assert.equal(await text(page, 'capacity-line'), '80 GB · 2× H100 SXM');
+        assert.ok(!(await page.locator('#meter').evaluate((e) => e.classList.contains('over'))), 'meter not red');
+        assert.notEqual(await page.locator('[data-testid="fits"]').evaluate((e) => getComputedStyle(e).color),
+            'rgb(198, 40, 40)');
+    });
+
+    await t.test('(c) the days estimate shows, and halving MFU doubles it', async () => {
+        near(await value(page, 'est-days'), DAYS_G2_MFU50, 1e-9, 'days at MFU 0.5');
+        assert.equal(await text(page, 'est-days'), '687.8');
+        assert.match(await page.locator('#days-label').textContent(), /D=1\.4T · 50% MFU/);
+        await set(page, 'mfu', '0.25');
+        near(await value(page, 'est-days'), 2 * DAYS_G2_MFU50, 1e-9, 'days at MFU 0.25');
+        assert.equal(await text(page, 'est-days'), '1,375.7');
+        assert.match(await page.locator('#days-label').textContent(), /25% MFU/);
+    });
+
+    await t.test('raising T inflates activations faster than T (the 5 a s^2 b term)', async () => {
+        await set(page, 'seq_len', '1024');
+        assert.deepEqual(await segments(page),
+            { params: 7e9, grads: 7e9, optimizer: 42e9, activations: ACT_T1024 });
+        assert.ok(ACT_T1024 / ACT_T512 > 2, 'doubling T more than doubles activations');
+        assert.equal(await text(page, 'total-gb'), '66.06');
+    });
+
+    await t.test('the chart plots G = 1 .. 8 (4 x min_gpus 2) with the capacity line', async () => {
+        const bars = await page.locator('#chart svg g[data-gpus]').evaluateAll((gs) => gs.map((g) => g.dataset.gpus));
+        assert.deepEqual(bars, ['1', '2', '3', '4', '5', '6', '7', '8']);
+        assert.equal(await page.locator('#chart [data-testid="chart-capacity"]').count(), 1);
+        assert.equal(await page.locator('#chart svg g[data-gpus="2"] .current').count(), 1, 'current G outlined');
+    });
+
+    await t.test('the URL mirrors the inputs and opening it restores them', async () => {
+        const url = page.url();
+        const q = new URL(url).searchParams;
+        assert.equal(q.get('gpus'), '2');
+        assert.equal(q.get('mfu'), '0.25');
+        assert.equal(q.get('seq_len'), '1024');
+        assert.equal(q.get('checkpointing'), null, 'defaults stay out of the link');
+        assert.equal(await page.getAttribute('[data-testid="share"]', 'href'), url);
+
+        const fresh = await newPage(1440, 1000);
+        await fresh.goto(url);
+        await settle(fresh);
+        assert.equal(await fresh.inputValue('[data-testid="gpus"]'), '2');
+        assert.equal(await fresh.inputValue('[data-testid="seq_len"]'), '1024');
+        assert.equal(await fresh.inputValue('[data-testid="mfu"]'), '0.25');
+        assert.equal(await text(fresh, 'total-gb'), '66.06');
+        assert.equal(await text(fresh, 'fits'), 'Yes');
+        near(await value(fresh, 'est-days'), 2 * DAYS_G2_MFU50, 1e-9, 'restored days');
+        await fresh.close();
+    });
+
+    await page.close();
+    assert.deepEqual(consoleErrors, [], 'no console errors');
+});
+
+/* ---------------------------------------------------------------------------------------------
+ * Inputs: the N box and slider, presets, errors where they belong, keyboard
+ * ------------------------------------------------------------------------------------------- */
+
+test('N takes "70b" and "1.3e9"; the slider follows; a preset fills N', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page);
+    /* 70e9 x 16 B = 1120 GB of state on one GPU; x 2 B = 140 GB per piece for params. */
+    await set(page, 'params', '70b');
+    assert.equal(await segBytes(page, 'params'), 140e9);
+    assert.equal(await segBytes(page, 'optimizer'), 840e9);
+    near(Number(await page.inputValue('[data-testid="params-slider"]')), Math.log10(70e9), 1e-3, 'slider');
+    await set(page, 'params', '1.3e9');
+    assert.equal(await segBytes(page, 'params'), 2.6e9);
+    /* The slider is log10(N) in steps of 0.01: 10^10.11 = 1.288e10, shown to three figures as
+     * "12.9B", and the text is what the API gets: 12.9e9 x 2 B = 25.8e9 bytes of weights. */
+    await page.locator('[data-testid="params-slider"]').evaluate((e) => {
+        e.value = '10.11';
+        e.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await settle(page);
+    assert.equal(await page.inputValue('[data-testid="params"]'), '12.9B');
+    assert.equal(await segBytes(page, 'params'), 25.8e9);
+    /* llama2-7b: the architecture's own count is 6,738,415,616 (32 x 202,383,360 per layer +
+     * 4096 final norm + 2 x 32000 x 4096 untied embeddings); weights 2 B each. */
+    await set(page, 'model', 'llama2-7b');
+    assert.equal(await page.inputValue('[data-testid="params"]'), '');
+    assert.equal(await segBytes(page, 'params'), 2 * 6738415616);
+    assert.equal(new URL(page.url()).searchParams.get('model'), 'llama2-7b');
+    await page.close();
+});
+
+test('API errors show next to the field they name, and clear when fixed', async () => {
+    const page = await newPage(1440, 1000, { httpErrors: true });
+    await open(page);
+    await set(page, 'batch', '0');
+    assert.match(await page.locator('#err-batch').textContent(), /must be >= 1/);
+    assert.equal(await page.getAttribute('[data-testid="batch"]', 'aria-invalid'), 'true');
+    assert.equal(await page.locator('#err-params').textContent(), '');
+    await set(page, 'params', 'seven');
+    assert.match(await page.locator('#err-params').textContent(), /not a number/);
+    assert.match(await page.locator('#err-batch').textContent(), /must be >= 1/, 'both at once');
+    assert.equal(await text(page, 'fits'), '—');
+    await set(page, 'batch', '1');
+    await set(page, 'params', '7B');
+    assert.equal(await page.locator('#err-batch').textContent(), '');
+    assert.equal(await page.locator('#err-params').textContent(), '');
+    assert.equal(await text(page, 'total-gb'), '115.69');
+    /* A 422 names a field too: the V100 has no bf16 tensor cores (catalog bf16 = 0). */
+    await set(page, 'gpu', 'v100-sxm-32gb');
+    assert.match(await page.locator('#err-precision').textContent(), /does not support bf16/);
+    await page.close();
+});
+
+test('labelled inputs, usable from the keyboard', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page);
+    const unlabelled = await page.locator('input, select').evaluateAll((els) =>
+        els.filter((e) => !e.labels || e.labels.length === 0).map((e) => e.id));
+    assert.deepEqual(unlabelled, []);
+    /* Arrow up on the G box: 1 -> 2, and the verdict flips (see (b) above). */
+    await page.focus('[data-testid="gpus"]');
+    await page.keyboard.press('ArrowUp');
+    await settle(page);
+    assert.equal(await page.inputValue('[data-testid="gpus"]'), '2');
+    assert.equal(await text(page, 'fits'), 'Yes');
+    /* Tab moves from G to the next control, the ZeRO stage. */
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'in-zero_stage');
+    await page.close();
+});
+
+test('readable at 375 px: one column, no sideways scrolling', async () => {
+    const page = await newPage(375, 812);
+    await open(page);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(overflow <= 375, `page is ${overflow} px wide`);
+    for (const testid of ['fits', 'total-gb', 'train-flops', 'est-days', 'capacity-line']) {
+        const box = await page.locator(`[data-testid="${testid}"]`).boundingBox();
+        assert.ok(box && box.x >= 0 && box.x + box.width <= 375, `${testid} within the screen`);
+    }
+    assert.equal(await text(page, 'fits'), 'No');
+    await page.screenshot({ path: path.join(SHOTS, 'dashboard-375.png'), fullPage: true });
+    await page.close();
+    assert.deepEqual(consoleErrors, [], 'no console errors');
+});

@@ -41,12 +41,29 @@ static void fuzz_walk_finite(json_t *v, const struct api_response *resp)
     }
 }
 
-/* Never a 5xx; every body is JSON; a 200 is an object with inputs; an error is problem+json
- * whose status member matches. */
+/* One reply object: a result (it echoes inputs, or is a catalog) or a problem+json whose status
+ * member is a 4xx. */
+static void fuzz_check_object(json_t *obj, const struct api_response *resp)
+{
+    json_t *status = json_object_get(obj, "status");
+
+    if (!json_is_object(obj))
+        fuzz_fail("a reply element that is not an object", resp);
+    if (json_object_get(obj, "inputs") != NULL || json_object_get(obj, "gpus") != NULL ||
+        json_object_get(obj, "models") != NULL)
+        return;
+    if (!json_is_integer(status) || json_integer_value(status) < 400 ||
+        json_integer_value(status) >= 500 || !json_is_string(json_object_get(obj, "type")))
+        fuzz_fail("neither a result nor a 4xx problem", resp);
+}
+
+/* Never a 5xx; every body is JSON; a 200 is a result, or for a batch an array of results and
+ * 4xx problems; an error is problem+json whose status member matches. */
 static void fuzz_check_reply(const struct api_response *resp)
 {
     json_error_t err;
-    json_t *doc;
+    json_t *doc, *item;
+    size_t i;
 
     if (resp->status >= 500 || resp->status < 200)
         fuzz_fail("status outside 2xx-4xx", resp);
@@ -55,7 +72,10 @@ static void fuzz_check_reply(const struct api_response *resp)
     doc = json_loadb(resp->body, resp->body_len, 0, &err);
     if (doc == NULL)
         fuzz_fail("body is not JSON", resp);
-    if (resp->status == 200) {
+    if (resp->status == 200 && json_is_array(doc)) {
+        json_array_foreach (doc, i, item)
+            fuzz_check_object(item, resp);
+    } else if (resp->status == 200) {
         if (json_object_get(doc, "inputs") == NULL && json_object_get(doc, "gpus") == NULL &&
             json_object_get(doc, "models") == NULL)
             fuzz_fail("a 200 without inputs", resp);
@@ -70,8 +90,8 @@ static void fuzz_check_reply(const struct api_response *resp)
 }
 
 /* The routes the fuzzers aim at, picked by the first input byte. */
-static const char *const fuzz_paths[] = {"/fit",  "/memory", "/flops", "/runtime",
-                                         "/gpus", "/models", "/nope"};
+static const char *const fuzz_paths[] = {"/fit",  "/memory", "/flops",  "/runtime",
+                                         "/plan", "/gpus",   "/models", "/nope"};
 #define FUZZ_PATH_COUNT (sizeof fuzz_paths / sizeof fuzz_paths[0])
 
 #endif

@@ -89,7 +89,7 @@ static const struct setting settings[] = {
      API_BODY_MAX, "an integer 1..65536"},
     {"--max-uri-bytes", "MEMWALL_MAX_URI_BYTES", "max_uri_bytes", "N", "8192",
      "longest request target, path and query (414 beyond)", K_SIZE, AT(max_uri_bytes), 64,
-     SERVER_URI_CEILING, "an integer 64..32768"},
+     SERVER_URI_CEILING, "an integer 64..16384"},
     {"--connection-timeout", "MEMWALL_CONNECTION_TIMEOUT", "connection_timeout_s", "SECONDS", "30",
      "drop a connection idle or stalled this long", K_UINT, AT(timeout_s), 1, 3600,
      "an integer 1..3600"},

@@ -33,10 +33,13 @@
 #include "internal.h"
 #include "log.h"
 
-/* Per-connection pool for the request line and headers. Above MHD's 32 KiB default so that a
- * target a little over max_uri_bytes (at most SERVER_URI_CEILING) still reaches us and gets a
- * problem+json 414 rather than MHD's own HTML one. */
-#define CONNECTION_MEMORY (64 * 1024)
+/* Per-connection pool for the request line and headers: libmicrohttpd's own default size.
+ * MHD 0.9.75 zeroes the whole pool after every request, so its size is paid on each keep-alive
+ * request and in RSS per open connection: 64 KiB cost 98k instructions of memset per request and
+ * 66.6 MiB with 2000 connections, 32 KiB 49k and 37.6 MiB (docs/performance.md). 32 KiB still
+ * holds a target a little over the largest max_uri_bytes (SERVER_URI_CEILING, 16 KiB), so it
+ * gets a problem+json 414 rather than MHD's own HTML one. */
+#define CONNECTION_MEMORY (32 * 1024)
 /* Body bytes read and dropped after the cap before the connection is simply closed. */
 #define DISCARD_MAX (16 * (size_t)API_BODY_MAX)
 

@@ -25,7 +25,7 @@
 #define SERVER_URI_MAX (8 * 1024)
 /* Ceiling of max_uri_bytes: the per-connection memory pool (64 KiB) must still hold a target
  * a little over the limit so that it gets a problem+json 414, not MHD's own reply. */
-#define SERVER_URI_CEILING         (32 * 1024)
+#define SERVER_URI_CEILING         (16 * 1024)
 #define SERVER_TIMEOUT_DEFAULT     30
 #define SERVER_CONNECTIONS_DEFAULT 4096
 

@@ -92,10 +92,39 @@ static struct request *new_request(struct server *srv, size_t uri_len)
     return rq;
 }
 
+static void release_request(struct server *srv, struct request *rq, unsigned long long end)
+{
+    free(rq->body);
+    free(rq->params);
+    free(rq);
+    atomic_store(&srv->last_activity_ns, end);
+    atomic_fetch_sub(&srv->in_flight, 1U);
+}
+
+/* libmicrohttpd calls the completion callback only for requests the access handler has seen.
+ * One that fails in between (headers over the pool: 431; a query of ~1 000 arguments) would
+ * leak its context and stay "in flight" for ever, so every drain would wait out its whole grace.
+ * Each connection's socket context is therefore a slot holding the request the URI callback
+ * made and the access handler has not yet seen; the connection's close releases it. */
+static struct request **pending_slot(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return info != NULL ? info->socket_context : NULL;
+}
+
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    (void)conn;
-    return new_request(cls, strlen(uri)); /* NULL is fine: the access handler retries */
+    struct request *rq = new_request(cls, strlen(uri)); /* NULL: the access handler retries */
+    struct request **slot = pending_slot(conn);
+
+    if (slot != NULL) {
+        if (*slot != NULL) /* never seen by the access handler, and the connection went on */
+            release_request(cls, *slot, now_ns());
+        *slot = rq;
+    }
+    return rq;
 }
 
 static void log_access(struct server *srv, const struct request *rq, double duration_ms)
@@ -113,9 +142,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     struct server *srv = cls;
     struct request *rq = *con_cls;
+    struct request **slot;
     unsigned long long end, took;
 
-    (void)conn;
     if (rq == NULL)
         return;
     end = now_ns();
@@ -126,12 +155,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         atomic_fetch_add(&srv->metrics.aborted, 1ULL);
     if (rq->admitted && srv->cfg.access_log && server_log_enabled(&srv->cfg, SERVER_LOG_INFO))
         log_access(srv, rq, (double)(took / 1000ULL) / 1000.0);
-    free(rq->body);
-    free(rq->params);
-    free(rq);
     *con_cls = NULL;
-    atomic_store(&srv->last_activity_ns, end);
-    atomic_fetch_sub(&srv->in_flight, 1U);
+    slot = pending_slot(conn);
+    if (slot != NULL && *slot == rq) /* MHD may complete a request the handler never saw */
+        *slot = NULL;
+    release_request(srv, rq, end);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -140,12 +168,21 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     struct server *srv = cls;
 
     (void)conn;
-    (void)socket_context;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        /* the pending-request slot (see pending_slot); NULL only without memory, and then a
+         * failed request leaks as it did before */
+        *socket_context = calloc(1, sizeof(struct request *));
         atomic_fetch_add(&srv->connections, 1U);
         atomic_store(&srv->last_activity_ns, now_ns()); /* a request may be on its way */
-    } else
+    } else {
+        struct request **slot = *socket_context;
+
+        if (slot != NULL && *slot != NULL)
+            release_request(srv, *slot, now_ns());
+        free(slot);
+        *socket_context = NULL;
         atomic_fetch_sub(&srv->connections, 1U);
+    }
 }
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -398,8 +435,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 {
     struct server *srv = cls;
     struct request *rq = *con_cls;
+    struct request **slot = pending_slot(conn);
 
     (void)version;
+    if (slot != NULL)
+        *slot = NULL; /* the access handler has seen it: on_completed() releases it */
     if (rq == NULL) {
         /* The URI log callback could not allocate; try once more, measuring the path only. */
         rq = new_request(srv, strlen(url));

@@ -70,11 +70,10 @@ struct setting {
 #define AT(field) offsetof(struct server_config, field)
 
 /* Connection limits: 4096 in all holds the 1500 idle connections and 300 slow clients of a
- * flood test with room for real traffic, at 64 KiB of header pool per connection at most (the
- * pool is only filled by a client that sends that much). No per-address limit by default:
- * as a sidecar every request comes from 127.0.0.1, and behind a load balancer or
- * kube-proxy from a handful of addresses, so a per-IP cap would refuse legitimate traffic;
- * set it when clients reach memwall directly. */
+ * flood test with room for real traffic (the header pool is only filled by a client that sends
+ * that much). One address may hold at most a quarter of that, 1024: a single abusive client
+ * cannot take every slot, while a sidecar's clients (all 127.0.0.1) or a load balancer's few
+ * addresses are nowhere near it. 0 lifts the per-address limit. */
 static const struct setting settings[] = {
     {"--bind", "MEMWALL_BIND", "bind", "ADDR", "127.0.0.1",
      "numeric IPv4 or IPv6 address to listen on", K_ADDR, AT(bind), 0, 0,
@@ -97,8 +96,8 @@ static const struct setting settings[] = {
      "open connections in all; more are refused", K_UINT, AT(max_connections), 1, 1000000,
      "an integer 1..1000000"},
     {"--max-connections-per-ip", "MEMWALL_MAX_CONNECTIONS_PER_IP", "max_connections_per_ip", "N",
-     "0", "open connections per client address; 0 = no limit", K_UINT, AT(max_per_ip), 0, 1000000,
-     "an integer 0..1000000"},
+     "1024", "open connections per client address; 0 = no limit", K_UINT, AT(max_per_ip), 0,
+     1000000, "an integer 0..1000000"},
     {"--cors-origins", "MEMWALL_CORS_ORIGINS", "cors_origins", "LIST", "*",
      "origins allowed to read replies: * or a comma list of http(s)://host[:port]", K_ORIGINS,
      AT(cors_origins), 0, 0, "* or a comma-separated list of http(s)://host[:port] origins"},

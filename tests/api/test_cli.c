@@ -399,7 +399,8 @@ START_TEST(test_precedence_and_config_line)
     ck_assert_int_eq(json_integer_value(json_object_get(c, "max_uri_bytes")), 8192);
     ck_assert_int_eq(json_integer_value(json_object_get(c, "connection_timeout_s")), 30);
     ck_assert_int_eq(json_integer_value(json_object_get(c, "max_connections")), 4096);
-    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_connections_per_ip")), 0);
+    /* The documented default: a quarter of the 4096 total. */
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "max_connections_per_ip")), 1024);
     ck_assert_str_eq(json_string_value(json_object_get(c, "cors_origins")), "*");
     ck_assert_str_eq(json_string_value(json_object_get(c, "log_format")), "json");
     ck_assert_str_eq(json_string_value(json_object_get(c, "log_level")), "info");

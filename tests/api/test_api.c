@@ -19,41 +19,15 @@
 #include <jansson.h>
 
 #include "http.h"
-#include "server.h"
-
-static struct server *srv;
-static int port;
-
-static void start(void)
-{
-    struct server_config cfg = {.bind = "127.0.0.1", .port = 0, .threads = 2};
-    char err[256] = "";
-
-    port = server_start(&cfg, &srv, err, sizeof err);
-    ck_assert_msg(port > 0, "server_start: %s", err);
-}
-
-static void stop(void)
-{
-    server_stop(srv);
-    srv = NULL;
-}
+#include "live.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
 
-static const char *url(const char *path)
-{
-    static char buf[16384];
-
-    snprintf(buf, sizeof buf, "http://127.0.0.1:%d%s", port, path);
-    return buf;
-}
-
 static void get(const char *path, struct http_reply *r)
 {
-    ck_assert_msg(http_get(url(path), r), "GET %s failed", path);
+    ck_assert_msg(http_get(live_url(path), r), "GET %s failed", path);
 }
 
 static void post_json(const char *path, const char *json, struct http_reply *r)
@@ -62,7 +36,7 @@ static void post_json(const char *path, const char *json, struct http_reply *r)
     struct http_request req = {
         .method = "POST", .body = json, .body_len = strlen(json), .headers = headers};
 
-    ck_assert_msg(http_do(url(path), &req, r), "POST %s failed", path);
+    ck_assert_msg(http_do(live_url(path), &req, r), "POST %s failed", path);
 }
 
 static json_t *parse(const struct http_reply *r)
@@ -72,37 +46,6 @@ static json_t *parse(const struct http_reply *r)
 
     ck_assert_msg(doc != NULL, "body is not JSON (%s): %.200s", err.text, r->body);
     return doc;
-}
-
-/* Follow a dotted path ("fit.min_gpus") through objects; NULL when a step is missing. */
-static json_t *at(json_t *doc, const char *path)
-{
-    char key[64];
-
-    while (doc != NULL && *path != '\0') {
-        size_t n = strcspn(path, ".");
-
-        snprintf(key, sizeof key, "%.*s", (int)n, path);
-        doc = json_object_get(doc, key);
-        path += n + (path[n] == '.');
-    }
-    return doc;
-}
-
-static long long int_at(json_t *doc, const char *path)
-{
-    json_t *v = at(doc, path);
-
-    ck_assert_msg(json_is_integer(v), "%s is not an integer", path);
-    return json_integer_value(v);
-}
-
-static double num_at(json_t *doc, const char *path)
-{
-    json_t *v = at(doc, path);
-
-    ck_assert_msg(json_is_number(v), "%s is not a number", path);
-    return json_number_value(v);
 }
 
 static bool contains_string(json_t *doc, const char *s)
@@ -156,15 +99,15 @@ static json_t *assert_problem(const struct http_reply *r, long status)
     ck_assert_ptr_nonnull(http_header(r, "Content-Type", ct, sizeof ct));
     ck_assert_msg(strncmp(ct, "application/problem+json", 24) == 0, "Content-Type %s", ct);
     doc = parse(r);
-    ck_assert(json_is_string(at(doc, "type")));
+    ck_assert(json_is_string(live_at(doc, "type")));
     ck_assert_msg(
-        strncmp(json_string_value(at(doc, "type")), "https://memwall.dev/problems/", 29) == 0,
-        "type %s", json_string_value(at(doc, "type")));
-    ck_assert(json_is_string(at(doc, "title")));
-    ck_assert_uint_gt(strlen(json_string_value(at(doc, "title"))), 0);
-    ck_assert_int_eq(int_at(doc, "status"), status);
-    ck_assert(json_is_string(at(doc, "detail")));
-    ck_assert(json_is_array(at(doc, "errors")));
+        strncmp(json_string_value(live_at(doc, "type")), "https://memwall.dev/problems/", 29) == 0,
+        "type %s", json_string_value(live_at(doc, "type")));
+    ck_assert(json_is_string(live_at(doc, "title")));
+    ck_assert_uint_gt(strlen(json_string_value(live_at(doc, "title"))), 0);
+    ck_assert_int_eq(live_int_at(doc, "status"), status);
+    ck_assert(json_is_string(live_at(doc, "detail")));
+    ck_assert(json_is_array(live_at(doc, "errors")));
     assert_header(r, "X-Content-Type-Options", "nosniff");
     return doc;
 }
@@ -174,7 +117,7 @@ static bool problem_names(json_t *doc, const char *field)
     json_t *e;
     size_t i;
 
-    json_array_foreach (at(doc, "errors"), i, e) {
+    json_array_foreach (live_at(doc, "errors"), i, e) {
         json_t *f = json_object_get(e, "field");
 
         if (json_is_string(f) && strcmp(json_string_value(f), field) == 0) {
@@ -246,18 +189,18 @@ START_TEST(test_fit_default)
     ck_assert_int_eq(r.status, 200);
     assert_header_has(&r, "Content-Type", "application/json");
     doc = parse(&r);
-    ck_assert(json_is_false(at(doc, "fit.fits")));
-    ck_assert_str_eq(json_string_value(at(doc, "fit.bottleneck")), "state");
-    ck_assert_int_eq(int_at(doc, "fit.min_gpus"), 2);
-    ck_assert_int_eq(int_at(doc, "memory.per_gpu.params.bytes"), 14000000000LL);
-    ck_assert_int_eq(int_at(doc, "memory.per_gpu.grads.bytes"), 14000000000LL);
-    ck_assert_int_eq(int_at(doc, "memory.per_gpu.optimizer.bytes"), 84000000000LL);
-    ck_assert_int_eq(int_at(doc, "memory.per_gpu.params.bytes") +
-                         int_at(doc, "memory.per_gpu.grads.bytes") +
-                         int_at(doc, "memory.per_gpu.optimizer.bytes"),
+    ck_assert(json_is_false(live_at(doc, "fit.fits")));
+    ck_assert_str_eq(json_string_value(live_at(doc, "fit.bottleneck")), "state");
+    ck_assert_int_eq(live_int_at(doc, "fit.min_gpus"), 2);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.params.bytes"), 14000000000LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.grads.bytes"), 14000000000LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.optimizer.bytes"), 84000000000LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.params.bytes") +
+                         live_int_at(doc, "memory.per_gpu.grads.bytes") +
+                         live_int_at(doc, "memory.per_gpu.optimizer.bytes"),
                      112000000000LL);
-    ck_assert_int_eq(int_at(doc, "memory.per_gpu.activations.bytes"), 3689414656LL);
-    ck_assert_int_eq(int_at(doc, "memory.bytes_per_param.total"), 16);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.activations.bytes"), 3689414656LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.bytes_per_param.total"), 16);
     json_decref(doc);
     http_reply_free(&r);
 }
@@ -274,9 +217,9 @@ START_TEST(test_runtime_lesson)
     get("/runtime?params=7e9&gpus=8", &r);
     ck_assert_int_eq(r.status, 200);
     doc = parse(&r);
-    days = num_at(doc, "runtime.days");
+    days = live_num_at(doc, "runtime.days");
     ck_assert_msg(days >= 171.9 && days <= 172.0, "days %.6f", days);
-    ck_assert_double_eq_tol(num_at(doc, "runtime.seconds"), 5.88e22 / 3.9576e15, 1.0);
+    ck_assert_double_eq_tol(live_num_at(doc, "runtime.seconds"), 5.88e22 / 3.9576e15, 1.0);
     json_decref(doc);
     http_reply_free(&r);
 }
@@ -312,8 +255,8 @@ START_TEST(test_healthz)
     ck_assert_int_eq(r.status, 200);
     assert_header_has(&r, "Content-Type", "application/json");
     doc = parse(&r);
-    ck_assert_str_eq(json_string_value(at(doc, "status")), "ok");
-    ck_assert_str_eq(json_string_value(at(doc, "version")), MEMWALL_VERSION);
+    ck_assert_str_eq(json_string_value(live_at(doc, "status")), "ok");
+    ck_assert_str_eq(json_string_value(live_at(doc, "version")), MEMWALL_VERSION);
     json_decref(doc);
     http_reply_free(&r);
 }
@@ -343,7 +286,7 @@ START_TEST(test_openapi)
     ck_assert_ptr_nonnull(http_header(&r, "ETag", etag, sizeof etag));
 
     snprintf(inm, sizeof inm, "If-None-Match: %s", etag);
-    ck_assert(http_do(url("/openapi.yaml"), &req, &again));
+    ck_assert(http_do(live_url("/openapi.yaml"), &req, &again));
     ck_assert_int_eq(again.status, 304);
     ck_assert_uint_eq(again.body_len, 0);
     http_reply_free(&r);
@@ -413,14 +356,14 @@ START_TEST(test_405_with_allow)
     struct http_reply r;
     json_t *doc;
 
-    ck_assert(http_do(url("/fit"), &del, &r));
+    ck_assert(http_do(live_url("/fit"), &del, &r));
     doc = assert_problem(&r, 405);
     assert_header_has(&r, "Allow", "GET");
     assert_header_has(&r, "Allow", "POST");
     json_decref(doc);
     http_reply_free(&r);
 
-    ck_assert(http_do(url("/healthz"), &put, &r));
+    ck_assert(http_do(live_url("/healthz"), &put, &r));
     doc = assert_problem(&r, 405);
     assert_header(&r, "Allow", "GET, HEAD, OPTIONS");
     json_decref(doc);
@@ -439,7 +382,7 @@ START_TEST(test_413_content_length)
     struct http_reply r;
     json_t *doc;
 
-    ck_assert(http_do(url("/fit"), &req, &r));
+    ck_assert(http_do(live_url("/fit"), &req, &r));
     doc = assert_problem(&r, 413);
     ck_assert_msg(r.uploaded < 100000, "client had to send %zu bytes", r.uploaded);
     json_decref(doc);
@@ -454,7 +397,7 @@ START_TEST(test_413_before_body)
     static const char req[] = "POST /fit HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
                               "Content-Length: 100000\r\n\r\n{\"params\":";
     char buf[4096];
-    long n = raw_exchange(port, req, sizeof req - 1, false, 5000, buf, sizeof buf);
+    long n = raw_exchange(live_port, req, sizeof req - 1, false, 5000, buf, sizeof buf);
 
     ck_assert_int_gt(n, 0);
     ck_assert_msg(strncmp(buf, "HTTP/1.1 413", 12) == 0, "got: %.60s", buf);
@@ -471,7 +414,7 @@ START_TEST(test_413_chunked)
     struct http_reply r;
     json_t *doc;
 
-    ck_assert(http_do(url("/fit"), &req, &r));
+    ck_assert(http_do(live_url("/fit"), &req, &r));
     doc = assert_problem(&r, 413);
     json_decref(doc);
     http_reply_free(&r);
@@ -501,7 +444,7 @@ START_TEST(test_415)
     struct http_reply r;
     json_t *doc;
 
-    ck_assert(http_do(url("/fit"), &req, &r));
+    ck_assert(http_do(live_url("/fit"), &req, &r));
     doc = assert_problem(&r, 415);
     json_decref(doc);
     http_reply_free(&r);
@@ -534,7 +477,7 @@ START_TEST(test_cors)
     struct http_request req = {.method = "OPTIONS", .headers = headers};
     struct http_reply r;
 
-    ck_assert(http_do(url("/fit"), &req, &r));
+    ck_assert(http_do(live_url("/fit"), &req, &r));
     ck_assert_int_eq(r.status, 204);
     ck_assert_uint_eq(r.body_len, 0);
     assert_header(&r, "Access-Control-Allow-Origin", "*");
@@ -564,7 +507,7 @@ START_TEST(test_etag_304)
     ck_assert_ptr_nonnull(http_header(&r, "Cache-Control", etag2, sizeof etag2));
 
     snprintf(inm, sizeof inm, "If-None-Match: %s", etag);
-    ck_assert(http_do(url("/fit?gpus=8"), &req, &again));
+    ck_assert(http_do(live_url("/fit?gpus=8"), &req, &again));
     ck_assert_int_eq(again.status, 304);
     ck_assert_uint_eq(again.body_len, 0);
     ck_assert_ptr_nonnull(http_header(&again, "ETag", etag2, sizeof etag2));
@@ -590,7 +533,7 @@ START_TEST(test_head_no_body)
         ck_assert_int_eq(g.status, 200);
         snprintf(req, sizeof req, "HEAD %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
                  paths[i]);
-        n = raw_exchange(port, req, strlen(req), false, 5000, buf, sizeof buf);
+        n = raw_exchange(live_port, req, strlen(req), false, 5000, buf, sizeof buf);
         ck_assert_int_gt(n, 0);
         ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "got %.60s", buf);
         end = strstr(buf, "\r\n\r\n");
@@ -614,7 +557,7 @@ START_TEST(test_request_id)
     struct http_reply r, r2;
     char id[256], id2[256];
 
-    ck_assert(http_do(url("/fit"), &req, &r));
+    ck_assert(http_do(live_url("/fit"), &req, &r));
     assert_header(&r, "X-Request-Id", "trace-42/abc");
     assert_header(&r, "X-Content-Type-Options", "nosniff");
     http_reply_free(&r);
@@ -623,7 +566,7 @@ START_TEST(test_request_id)
     memset(long_id, 'x', 129);
     snprintf(long_hdr, sizeof long_hdr, "X-Request-Id: %s", long_id);
     req.headers = too_long;
-    ck_assert(http_do(url("/healthz"), &req, &r));
+    ck_assert(http_do(live_url("/healthz"), &req, &r));
     ck_assert_ptr_nonnull(http_header(&r, "X-Request-Id", id, sizeof id));
     ck_assert_str_ne(id, long_id);
     ck_assert_uint_gt(strlen(id), 0);
@@ -631,7 +574,7 @@ START_TEST(test_request_id)
     http_reply_free(&r);
 
     req.headers = not_ascii;
-    ck_assert(http_do(url("/healthz"), &req, &r));
+    ck_assert(http_do(live_url("/healthz"), &req, &r));
     ck_assert_ptr_nonnull(http_header(&r, "X-Request-Id", id, sizeof id));
     ck_assert_str_ne(id, "caf\xc3\xa9");
     http_reply_free(&r);
@@ -651,20 +594,6 @@ END_TEST
  * Operations: configuration, /readyz, /metrics, the access log
  * ------------------------------------------------------------------------------------------- */
 
-/* Restart the fixture's daemon with cfg (bind and port are forced to 127.0.0.1:0). */
-static void restart(struct server_config cfg)
-{
-    char err[256] = "";
-
-    server_stop(srv);
-    cfg.bind = "127.0.0.1";
-    cfg.port = 0;
-    if (cfg.threads == 0)
-        cfg.threads = 2;
-    port = server_start(&cfg, &srv, err, sizeof err);
-    ck_assert_msg(port > 0, "server_start: %s", err);
-}
-
 static size_t body_write(char *data, size_t size, size_t nmemb, void *user)
 {
     (void)data;
@@ -677,7 +606,7 @@ static long get_on(CURL *curl, const char *path, CURLcode *rc)
 {
     long status = 0;
 
-    curl_easy_setopt(curl, CURLOPT_URL, url(path));
+    curl_easy_setopt(curl, CURLOPT_URL, live_url(path));
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, body_write);
     *rc = curl_easy_perform(curl);
@@ -698,8 +627,8 @@ START_TEST(test_readyz_and_drain)
     assert_header_has(&r, "Content-Type", "application/json");
     assert_header(&r, "Cache-Control", "no-store");
     doc = parse(&r);
-    ck_assert_str_eq(json_string_value(at(doc, "status")), "ok");
-    ck_assert_str_eq(json_string_value(at(doc, "version")), MEMWALL_VERSION);
+    ck_assert_str_eq(json_string_value(live_at(doc, "status")), "ok");
+    ck_assert_str_eq(json_string_value(live_at(doc, "version")), MEMWALL_VERSION);
     json_decref(doc);
     http_reply_free(&r);
 
@@ -707,7 +636,7 @@ START_TEST(test_readyz_and_drain)
      * liveness stays 200 (draining is not dying). */
     ck_assert_ptr_nonnull(keep);
     ck_assert_int_eq(get_on(keep, "/readyz", &rc), 200);
-    server_drain(srv);
+    server_drain(live_srv);
     ck_assert_int_eq(get_on(keep, "/readyz", &rc), 503);
     ck_assert_int_eq(rc, CURLE_OK);
     curl_easy_getinfo(keep, CURLINFO_NUM_CONNECTS, &reused);
@@ -715,17 +644,17 @@ START_TEST(test_readyz_and_drain)
     curl_easy_cleanup(keep);
 
     /* A new connection is refused outright. */
-    ck_assert(!http_get(url("/healthz"), &r));
+    ck_assert(!http_get(live_url("/healthz"), &r));
     ck_assert_int_eq(r.status, 0);
     http_reply_free(&r);
     /* Nothing in flight, nothing open: idle at once; draining twice is harmless. */
-    server_drain(srv);
+    server_drain(live_srv);
     /* Once MHD has seen the closed connections (a few ms), nothing is open: idle long before
      * the 60 s quiet period would say so. */
-    for (int i = 0; i < 500 && !server_idle(srv, 60000); i++)
+    for (int i = 0; i < 500 && !server_idle(live_srv, 60000); i++)
         nanosleep(&(struct timespec){.tv_nsec = 10000000L}, NULL);
-    ck_assert(server_idle(srv, 60000));
-    ck_assert_uint_eq(server_in_flight(srv), 0);
+    ck_assert(server_idle(live_srv, 60000));
+    ck_assert_uint_eq(server_in_flight(live_srv), 0);
 }
 END_TEST
 
@@ -940,13 +869,13 @@ START_TEST(test_metrics)
     http_reply_free(&r);
     get("/no/such/thing?x=1", &r);
     http_reply_free(&r);
-    ck_assert(http_do(url("/fit"), &put, &r));
+    ck_assert(http_do(live_url("/fit"), &put, &r));
     ck_assert_int_eq(r.status, 405);
     http_reply_free(&r);
-    ck_assert(http_do(url("/fit"), &brew, &r));
+    ck_assert(http_do(live_url("/fit"), &brew, &r));
     ck_assert_int_eq(r.status, 405);
     http_reply_free(&r);
-    ck_assert(http_do(url("/healthz"), &(struct http_request){.method = "HEAD"}, &r));
+    ck_assert(http_do(live_url("/healthz"), &(struct http_request){.method = "HEAD"}, &r));
     http_reply_free(&r);
     get("/memory?batch=0", &r);
     ck_assert_int_eq(r.status, 400);
@@ -1016,14 +945,15 @@ START_TEST(test_configured_limits)
     struct http_reply r;
     json_t *doc;
 
-    restart(cfg);
+    live_restart(cfg);
     /* 101 bytes: one over */
     memset(body, ' ', 101);
     body[0] = '{';
     body[100] = '}';
     post_json("/fit", body, &r);
     doc = assert_problem(&r, 413);
-    ck_assert_msg(strstr(json_string_value(at(doc, "detail")), "100 bytes") != NULL, "%s", r.body);
+    ck_assert_msg(strstr(json_string_value(live_at(doc, "detail")), "100 bytes") != NULL, "%s",
+                  r.body);
     json_decref(doc);
     http_reply_free(&r);
     /* 100 bytes ("{" + 98 spaces + "}") is within the limit: the defaults, 200 */
@@ -1056,19 +986,19 @@ START_TEST(test_cors_list)
     struct http_reply r;
     char buf[128];
 
-    restart(cfg);
-    ck_assert(http_do(url("/gpus"), &req, &r));
+    live_restart(cfg);
+    ck_assert(http_do(live_url("/gpus"), &req, &r));
     assert_header(&r, "Access-Control-Allow-Origin", "http://b.example:8080");
     assert_header(&r, "Vary", "Origin");
     http_reply_free(&r);
     req.headers = from_c;
-    ck_assert(http_do(url("/gpus"), &req, &r));
+    ck_assert(http_do(live_url("/gpus"), &req, &r));
     ck_assert_int_eq(r.status, 200);
     ck_assert_ptr_null(http_header(&r, "Access-Control-Allow-Origin", buf, sizeof buf));
     assert_header(&r, "Vary", "Origin");
     http_reply_free(&r);
     req.headers = prefix; /* whole entries only */
-    ck_assert(http_do(url("/gpus"), &req, &r));
+    ck_assert(http_do(live_url("/gpus"), &req, &r));
     ck_assert_ptr_null(http_header(&r, "Access-Control-Allow-Origin", buf, sizeof buf));
     http_reply_free(&r);
 }
@@ -1083,18 +1013,18 @@ START_TEST(test_per_ip_limit)
     int fd;
     struct sockaddr_in addr = {.sin_family = AF_INET};
 
-    restart(cfg);
+    live_restart(cfg);
     fd = socket(AF_INET, SOCK_STREAM, 0);
-    addr.sin_port = htons((uint16_t)port);
+    addr.sin_port = htons((uint16_t)live_port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
     /* let MHD accept it before the second one arrives */
     nanosleep(&(struct timespec){.tv_nsec = 100000000L}, NULL);
-    ck_assert(!http_get(url("/healthz"), &r));
+    ck_assert(!http_get(live_url("/healthz"), &r));
     http_reply_free(&r);
     close(fd);
     nanosleep(&(struct timespec){.tv_nsec = 100000000L}, NULL);
-    ck_assert(http_get(url("/healthz"), &r));
+    ck_assert(http_get(live_url("/healthz"), &r));
     ck_assert_int_eq(r.status, 200);
     http_reply_free(&r);
     (void)buf;
@@ -1135,13 +1065,13 @@ START_TEST(test_access_log_json)
     ck_assert_int_eq(pipe(pipefd), 0);
     fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
     cfg.log_fd = pipefd[1];
-    restart(cfg);
-    ck_assert(http_do(url("/fit?gpus=2"), &req, &r));
+    live_restart(cfg);
+    ck_assert(http_do(live_url("/fit?gpus=2"), &req, &r));
     ck_assert_int_eq(r.status, 200);
     http_reply_free(&r);
     get("/nope/%0a%22x", &r); /* a newline and a quote in the path must not break the line */
     http_reply_free(&r);
-    stop(); /* every request completed and logged */
+    live_stop(); /* every request completed and logged */
     drain_fd(pipefd[0], buf, sizeof buf);
     close(pipefd[0]);
     close(pipefd[1]);
@@ -1152,31 +1082,31 @@ START_TEST(test_access_log_json)
         const char *when;
 
         ck_assert_msg(doc != NULL, "not a JSON line: %s", line);
-        ck_assert_str_eq(json_string_value(at(doc, "event")), "request");
-        ck_assert_str_eq(json_string_value(at(doc, "level")), "info");
-        when = json_string_value(at(doc, "time"));
+        ck_assert_str_eq(json_string_value(live_at(doc, "event")), "request");
+        ck_assert_str_eq(json_string_value(live_at(doc, "level")), "info");
+        when = json_string_value(live_at(doc, "time"));
         /* RFC 3339 with milliseconds, UTC: 2026-01-02T03:04:05.678Z is 24 bytes */
         ck_assert_msg(when != NULL && strlen(when) == 24 && when[10] == 'T' && when[19] == '.' &&
                           when[23] == 'Z',
                       "time %s", when ? when : "(none)");
-        ck_assert_str_eq(json_string_value(at(doc, "method")), "GET");
-        ck_assert(json_is_number(at(doc, "duration_ms")));
-        ck_assert(num_at(doc, "duration_ms") >= 0);
-        ck_assert(json_is_integer(at(doc, "bytes")));
-        ck_assert_msg(strncmp(json_string_value(at(doc, "remote")), "127.0.0.1:", 10) == 0,
-                      "remote %s", json_string_value(at(doc, "remote")));
+        ck_assert_str_eq(json_string_value(live_at(doc, "method")), "GET");
+        ck_assert(json_is_number(live_at(doc, "duration_ms")));
+        ck_assert(live_num_at(doc, "duration_ms") >= 0);
+        ck_assert(json_is_integer(live_at(doc, "bytes")));
+        ck_assert_msg(strncmp(json_string_value(live_at(doc, "remote")), "127.0.0.1:", 10) == 0,
+                      "remote %s", json_string_value(live_at(doc, "remote")));
         /* two workers: the lines may come in either order */
-        if (strcmp(json_string_value(at(doc, "path")), "/fit") == 0) {
-            ck_assert_str_eq(json_string_value(at(doc, "route")), "/fit");
-            ck_assert_str_eq(json_string_value(at(doc, "path")), "/fit");
-            ck_assert_int_eq(int_at(doc, "status"), 200);
-            ck_assert_int_gt(int_at(doc, "bytes"), 100);
-            ck_assert_str_eq(json_string_value(at(doc, "request_id")), "trace-7");
+        if (strcmp(json_string_value(live_at(doc, "path")), "/fit") == 0) {
+            ck_assert_str_eq(json_string_value(live_at(doc, "route")), "/fit");
+            ck_assert_str_eq(json_string_value(live_at(doc, "path")), "/fit");
+            ck_assert_int_eq(live_int_at(doc, "status"), 200);
+            ck_assert_int_gt(live_int_at(doc, "bytes"), 100);
+            ck_assert_str_eq(json_string_value(live_at(doc, "request_id")), "trace-7");
         } else {
-            ck_assert_str_eq(json_string_value(at(doc, "route")), "unmatched");
-            ck_assert_str_eq(json_string_value(at(doc, "path")), "/nope/%0A\"x");
-            ck_assert_int_eq(int_at(doc, "status"), 404);
-            ck_assert_uint_gt(strlen(json_string_value(at(doc, "request_id"))), 0);
+            ck_assert_str_eq(json_string_value(live_at(doc, "route")), "unmatched");
+            ck_assert_str_eq(json_string_value(live_at(doc, "path")), "/nope/%0A\"x");
+            ck_assert_int_eq(live_int_at(doc, "status"), 404);
+            ck_assert_uint_gt(strlen(json_string_value(live_at(doc, "request_id"))), 0);
         }
         json_decref(doc);
         lines++;
@@ -1195,10 +1125,10 @@ START_TEST(test_access_log_text_and_off)
     ck_assert_int_eq(pipe(pipefd), 0);
     fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
     cfg.log_fd = pipefd[1];
-    restart(cfg);
+    live_restart(cfg);
     get("/healthz", &r);
     http_reply_free(&r);
-    stop();
+    live_stop();
     drain_fd(pipefd[0], buf, sizeof buf);
     /* "TIME info request method=GET route=/healthz path=/healthz status=200 ..." */
     ck_assert_msg(
@@ -1210,17 +1140,17 @@ START_TEST(test_access_log_text_and_off)
 
     /* access log off: the same request writes nothing; level warn hides info lines too */
     cfg.access_log = false;
-    restart(cfg);
+    live_restart(cfg);
     get("/healthz", &r);
     http_reply_free(&r);
-    stop();
+    live_stop();
     ck_assert_uint_eq(drain_fd(pipefd[0], buf, sizeof buf), 0);
     cfg.access_log = true;
     cfg.log_level = SERVER_LOG_WARN;
-    restart(cfg);
+    live_restart(cfg);
     get("/healthz", &r);
     http_reply_free(&r);
-    stop();
+    live_stop();
     ck_assert_uint_eq(drain_fd(pipefd[0], buf, sizeof buf), 0);
     close(pipefd[0]);
     close(pipefd[1]);
@@ -1237,7 +1167,7 @@ static Suite *api_suite(void)
     TCase *all[] = {routes, errors, headers, ops};
 
     for (size_t i = 0; i < 4; i++) {
-        tcase_add_checked_fixture(all[i], start, stop);
+        tcase_add_checked_fixture(all[i], live_start, live_stop);
         tcase_set_timeout(all[i], 60);
         suite_add_tcase(s, all[i]);
     }

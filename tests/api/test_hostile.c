@@ -32,37 +32,11 @@
 
 #include "api.h"
 #include "http.h"
-#include "server.h"
-
-static struct server *srv;
-static int port;
-
-static void start(void)
-{
-    struct server_config cfg = {.bind = "127.0.0.1", .port = 0, .threads = 2};
-    char err[256] = "";
-
-    port = server_start(&cfg, &srv, err, sizeof err);
-    ck_assert_msg(port > 0, "server_start: %s", err);
-}
-
-static void stop(void)
-{
-    server_stop(srv);
-    srv = NULL;
-}
+#include "live.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Assertions shared by every case
  * ------------------------------------------------------------------------------------------- */
-
-static const char *url(const char *target)
-{
-    static char buf[80000];
-
-    snprintf(buf, sizeof buf, "http://127.0.0.1:%d%s", port, target);
-    return buf;
-}
 
 /* Every real in doc is finite (jansson can hold no NaN/inf, but an encoder that produced one
  * would have dropped the value; the walk also proves the tree is whole). */
@@ -159,7 +133,7 @@ static void assert_healthy(void)
 {
     struct http_reply r;
 
-    ck_assert_msg(http_get(url("/healthz"), &r), "daemon stopped answering");
+    ck_assert_msg(http_get(live_url("/healthz"), &r), "daemon stopped answering");
     ck_assert_int_eq(r.status, 200);
     http_reply_free(&r);
 }
@@ -178,7 +152,7 @@ static void post(const char *target, const char *body, size_t len, const char *c
         headers[0] = "Content-Type:"; /* libcurl: remove its default form type */
     }
     req.headers = headers;
-    ck_assert_msg(http_do(url(target), &req, r), "POST %s: transport failure", target);
+    ck_assert_msg(http_do(live_url(target), &req, r), "POST %s: transport failure", target);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -291,7 +265,7 @@ static void check_case(const struct hostile_case *c)
     if (c->json != NULL)
         post(c->target, c->json, strlen(c->json), "application/json", &r);
     else
-        ck_assert_msg(http_get(url(c->target), &r), "GET %s: transport failure", c->target);
+        ck_assert_msg(http_get(live_url(c->target), &r), "GET %s: transport failure", c->target);
     doc = assert_verdict(&r, c->status, c->field);
     json_decref(doc);
     http_reply_free(&r);
@@ -437,7 +411,7 @@ START_TEST(test_query_many_keys)
     for (int i = 0; i < 300; i++)
         at += (size_t)snprintf(target + at, sizeof target - at, "%sq%d=1", i ? "&" : "", i);
     ck_assert_uint_lt(at, sizeof target - 1);
-    ck_assert(http_get(url(target), &r));
+    ck_assert(http_get(live_url(target), &r));
     doc = assert_verdict(&r, 400, "q0");
     ck_assert_uint_eq(json_array_size(json_object_get(doc, "errors")), 64);
     json_decref(doc);
@@ -551,14 +525,14 @@ START_TEST(test_chunked)
     size_t len;
     char *big = repeat("", 0, "", " ", 100000, &len);
 
-    ck_assert(http_do(url("/memory"), &req, &r));
+    ck_assert(http_do(live_url("/memory"), &req, &r));
     json_decref(assert_verdict(&r, 200, NULL));
     http_reply_free(&r);
     /* 100 000 bytes of whitespace chunked: no Content-Length to refuse early, so the cap
      * applies while reading and the end gets 413. */
     req.body = big;
     req.body_len = len;
-    ck_assert(http_do(url("/memory"), &req, &r));
+    ck_assert(http_do(live_url("/memory"), &req, &r));
     json_decref(assert_verdict(&r, 413, NULL));
     http_reply_free(&r);
     free(big);
@@ -574,7 +548,7 @@ static int connect_local(void)
     ck_assert_int_ge(fd, 0);
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)port);
+    addr.sin_port = htons((uint16_t)live_port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
     return fd;
@@ -632,7 +606,7 @@ START_TEST(test_uri_limits)
     memcpy(target, "/fit?x=", 7);
     memset(target + 7, 'a', 9000);
     target[9007] = '\0';
-    ck_assert(http_do(url(target), NULL, &r));
+    ck_assert(http_do(live_url(target), NULL, &r));
     json_decref(assert_verdict(&r, 414, NULL));
     http_reply_free(&r);
     free(target);
@@ -722,7 +696,7 @@ END_TEST
 static void raw_expect(const char *req, const char *status_line)
 {
     char buf[65536];
-    long n = raw_exchange(port, req, strlen(req), false, 3000, buf, sizeof buf);
+    long n = raw_exchange(live_port, req, strlen(req), false, 3000, buf, sizeof buf);
 
     ck_assert_int_gt(n, 0);
     ck_assert_msg(strncmp(buf, status_line, strlen(status_line)) == 0, "%s got: %.200s", req, buf);
@@ -740,7 +714,7 @@ START_TEST(test_http10_head_methods)
     {
         static const char head[] = "HEAD /fit HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 
-        n = raw_exchange(port, head, sizeof head - 1, false, 3000, buf, sizeof buf);
+        n = raw_exchange(live_port, head, sizeof head - 1, false, 3000, buf, sizeof buf);
     }
     ck_assert_int_gt(n, 0);
     ck_assert_msg(strncmp(buf, "HTTP/1.1 200 ", 13) == 0, "got: %.200s", buf);
@@ -771,7 +745,7 @@ START_TEST(test_garbage_request_line)
 
     for (size_t i = 0; lines[i] != NULL; i++) {
         char buf[4096];
-        long n = raw_exchange(port, lines[i], strlen(lines[i]), false, 3000, buf, sizeof buf);
+        long n = raw_exchange(live_port, lines[i], strlen(lines[i]), false, 3000, buf, sizeof buf);
 
         ck_assert_int_ge(n, 0);
         if (n > 0)
@@ -841,7 +815,7 @@ START_TEST(test_stalled_connections)
     {
         struct http_reply r;
 
-        ck_assert(http_get(url("/metrics"), &r));
+        ck_assert(http_get(live_url("/metrics"), &r));
         ck_assert_int_eq(r.status, 200);
         ck_assert_msg(strstr(r.body, "\nmemwall_http_requests_in_flight 1\n") != NULL,
                       "in-flight gauge: %.200s",
@@ -865,7 +839,7 @@ static Suite *hostile_suite(void)
     TCase *all[] = {catalogue, bodies, http, slow};
 
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        tcase_add_checked_fixture(all[i], start, stop);
+        tcase_add_checked_fixture(all[i], live_start, live_stop);
         tcase_set_timeout(all[i], 60);
         suite_add_tcase(s, all[i]);
     }

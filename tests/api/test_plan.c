@@ -18,26 +18,9 @@
 #include <jansson.h>
 
 #include "http.h"
-#include "server.h"
+#include "live.h"
 
 static const char *memwall; /* the executable under test */
-static struct server *srv;
-static int port;
-
-static void start(void)
-{
-    struct server_config cfg = {.bind = "127.0.0.1", .port = 0, .threads = 2};
-    char err[256] = "";
-
-    port = server_start(&cfg, &srv, err, sizeof err);
-    ck_assert_msg(port > 0, "server_start: %s", err);
-}
-
-static void stop(void)
-{
-    server_stop(srv);
-    srv = NULL;
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
@@ -50,7 +33,7 @@ static void post(const char *path, const char *json, struct http_reply *r)
         .method = "POST", .body = json, .body_len = strlen(json), .headers = headers};
     char url[256];
 
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", live_port, path);
     ck_assert_msg(http_do(url, &req, r), "POST %s failed", path);
 }
 
@@ -70,37 +53,9 @@ static json_t *post_json(const char *path, const char *json, long want)
     return doc;
 }
 
-static json_t *at(json_t *doc, const char *path)
-{
-    char key[64];
-
-    while (doc != NULL && *path != '\0') {
-        size_t n = strcspn(path, ".");
-        snprintf(key, sizeof key, "%.*s", (int)n, path);
-        doc = json_is_array(doc) ? json_array_get(doc, strtoul(key, NULL, 10))
-                                 : json_object_get(doc, key);
-        path += n + (path[n] == '.');
-    }
-    return doc;
-}
-
-static long long int_at(json_t *doc, const char *path)
-{
-    json_t *v = at(doc, path);
-    ck_assert_msg(json_is_integer(v), "%s is not an integer", path);
-    return json_integer_value(v);
-}
-
-static double num_at(json_t *doc, const char *path)
-{
-    json_t *v = at(doc, path);
-    ck_assert_msg(json_is_number(v), "%s is not a number", path);
-    return json_number_value(v);
-}
-
 static const char *str_at(json_t *doc, const char *path)
 {
-    json_t *v = at(doc, path);
+    json_t *v = live_at(doc, path);
     ck_assert_msg(json_is_string(v), "%s is not a string", path);
     return json_string_value(v);
 }
@@ -146,16 +101,16 @@ static void assert_plans_reproduce(json_t *reply)
         json_t *fit = json_array_get(fits, i), *run = json_array_get(runs, i);
         char want[64], got[64];
 
-        ck_assert_msg(json_is_true(at(fit, "fit.fits")), "plan %zu does not fit", i);
+        ck_assert_msg(json_is_true(live_at(fit, "fit.fits")), "plan %zu does not fit", i);
         for (size_t s = 0; s < sizeof segments / sizeof segments[0]; s++) {
             snprintf(want, sizeof want, "memory_per_gpu.%s.bytes", segments[s]);
             snprintf(got, sizeof got, "memory.per_gpu.%s.bytes", segments[s]);
-            ck_assert_int_eq(int_at(fit, got), int_at(p, want));
+            ck_assert_int_eq(live_int_at(fit, got), live_int_at(p, want));
         }
-        ck_assert_int_eq(int_at(fit, "fit.capacity.bytes"),
-                         int_at(p, "memory_per_gpu.capacity.bytes"));
+        ck_assert_int_eq(live_int_at(fit, "fit.capacity.bytes"),
+                         live_int_at(p, "memory_per_gpu.capacity.bytes"));
         /* mfu in the config is the effective MFU, printed to 15 digits. */
-        close_to(num_at(run, "runtime.days"), num_at(p, "days"), 1e-13);
+        close_to(live_num_at(run, "runtime.days"), live_num_at(p, "days"), 1e-13);
     }
     free(text);
     json_decref(configs);
@@ -178,19 +133,19 @@ START_TEST(plan_seven_b_by_hand)
      * 6 * 7e9 * 1.4e12 / (989.4e12 * 0.5) / 3600 GPU-hours * $2. */
     ck_assert_str_eq(str_at(b, "ranked_by"), "cost_usd");
     ck_assert_str_eq(str_at(b, "plans.0.gpu"), "h100-sxm");
-    ck_assert_int_eq(int_at(b, "plans.0.gpus"), 8);
-    ck_assert_int_eq(int_at(b, "plans.0.tp"), 1);
-    ck_assert_int_eq(int_at(b, "plans.0.pp"), 1);
-    ck_assert_int_eq(int_at(b, "plans.0.zero_stage"), 1);
+    ck_assert_int_eq(live_int_at(b, "plans.0.gpus"), 8);
+    ck_assert_int_eq(live_int_at(b, "plans.0.tp"), 1);
+    ck_assert_int_eq(live_int_at(b, "plans.0.pp"), 1);
+    ck_assert_int_eq(live_int_at(b, "plans.0.zero_stage"), 1);
     ck_assert_str_eq(str_at(b, "plans.0.checkpointing"), "none");
-    ck_assert_int_eq(int_at(b, "plans.0.batch"), 8);
-    ck_assert_int_eq(int_at(b, "plans.0.memory_per_gpu.total.bytes"),
+    ck_assert_int_eq(live_int_at(b, "plans.0.batch"), 8);
+    ck_assert_int_eq(live_int_at(b, "plans.0.memory_per_gpu.total.bytes"),
                      38500000000LL + 8LL * 3689414656LL);
-    close_to(num_at(b, "plans.0.cost_usd"), 5.88e22 / (989.4e12 * 0.5) / 3600 * 2, 1e-12);
-    close_to(num_at(b, "plans.0.days"), 5.88e22 / (8 * 989.4e12 * 0.5) / 86400, 1e-12);
-    ck_assert_int_eq(int_at(b, "plans.0.config.gpus"), 8);
-    ck_assert_int_gt(int_at(b, "evaluated"), 0);
-    ck_assert(num_at(b, "elapsed_seconds") >= 0);
+    close_to(live_num_at(b, "plans.0.cost_usd"), 5.88e22 / (989.4e12 * 0.5) / 3600 * 2, 1e-12);
+    close_to(live_num_at(b, "plans.0.days"), 5.88e22 / (8 * 989.4e12 * 0.5) / 86400, 1e-12);
+    ck_assert_int_eq(live_int_at(b, "plans.0.config.gpus"), 8);
+    ck_assert_int_gt(live_int_at(b, "evaluated"), 0);
+    ck_assert(live_num_at(b, "elapsed_seconds") >= 0);
     ck_assert_uint_eq(json_array_size(json_object_get(b, "reasons")), 0);
     assert_plans_reproduce(b);
     json_decref(b);
@@ -207,8 +162,8 @@ START_TEST(plan_every_config_fits_back)
 
     ck_assert_str_eq(str_at(b, "ranked_by"), "gpu_hours");
     ck_assert_uint_eq(json_array_size(json_object_get(b, "plans")), 20);
-    ck_assert(json_is_null(at(b, "plans.0.cost_usd")));
-    ck_assert_uint_eq(json_array_size(at(b, "inputs.gpu")), 2);
+    ck_assert(json_is_null(live_at(b, "plans.0.cost_usd")));
+    ck_assert_uint_eq(json_array_size(live_at(b, "inputs.gpu")), 2);
     assert_plans_reproduce(b);
     json_decref(b);
 }
@@ -221,16 +176,16 @@ START_TEST(plan_prices_by_gpu)
         "/plan",
         "{\"params\":\"7B\",\"gpus_max\":16,\"usd_per_gpu_hour\":{\"h100-sxm\":2,\"b200\":\"5\"}}",
         200);
-    json_t *gpus = at(b, "inputs.gpu");
+    json_t *gpus = live_at(b, "inputs.gpu");
     double prev = 0;
     size_t i;
     json_t *p;
 
     ck_assert_uint_eq(json_array_size(gpus), 2);
-    close_to(num_at(b, "inputs.usd_per_gpu_hour.b200"), 5, 0);
+    close_to(live_num_at(b, "inputs.usd_per_gpu_hour.b200"), 5, 0);
     json_array_foreach (json_object_get(b, "plans"), i, p) {
-        ck_assert(num_at(p, "cost_usd") >= prev);
-        prev = num_at(p, "cost_usd");
+        ck_assert(live_num_at(p, "cost_usd") >= prev);
+        prev = live_num_at(p, "cost_usd");
     }
     json_decref(b);
 }
@@ -272,7 +227,7 @@ START_TEST(plan_errors)
     json_decref(p);
     {
         char url[128];
-        snprintf(url, sizeof url, "http://127.0.0.1:%d/plan", port);
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/plan", live_port);
         ck_assert(http_get(url, &r));
     }
     ck_assert_int_eq(r.status, 405);
@@ -294,15 +249,15 @@ START_TEST(batch_items_in_order)
     ck_assert_uint_eq(json_array_size(b), 5);
     /* Item 0 is exactly the single reply: 7B on one H100 does not fit (112e9 > 80e9). */
     ck_assert(json_equal(json_array_get(b, 0), single));
-    ck_assert(json_is_false(at(b, "0.fit.fits")));
-    ck_assert_int_eq(int_at(b, "1.status"), 400);
+    ck_assert(json_is_false(live_at(b, "0.fit.fits")));
+    ck_assert_int_eq(live_int_at(b, "1.status"), 400);
     ck_assert(names_field(json_array_get(b, 1), "batch"));
-    ck_assert_int_eq(int_at(b, "2.status"), 400);
+    ck_assert_int_eq(live_int_at(b, "2.status"), 400);
     ck_assert_str_eq(str_at(b, "2.type"), "https://memwall.dev/problems/malformed-json");
-    ck_assert_int_eq(int_at(b, "3.status"), 422);
+    ck_assert_int_eq(live_int_at(b, "3.status"), 422);
     ck_assert(names_field(json_array_get(b, 3), "gpus"));
     /* 112e9 / 2 = 56e9 of state + 3.69e9 of activations fits 80e9. */
-    ck_assert(json_is_true(at(b, "4.fit.fits")));
+    ck_assert(json_is_true(live_at(b, "4.fit.fits")));
     json_decref(b);
     json_decref(single);
     b = post_json("/flops", "[]", 200);
@@ -495,7 +450,7 @@ static Suite *plan_suite(void)
     Suite *s = suite_create("plan_batch_cli");
     TCase *t = tcase_create("live");
 
-    tcase_add_checked_fixture(t, start, stop);
+    tcase_add_checked_fixture(t, live_start, live_stop);
     tcase_set_timeout(t, 60);
     tcase_add_test(t, plan_seven_b_by_hand);
     tcase_add_test(t, plan_every_config_fits_back);

@@ -16,6 +16,9 @@
 #include "jsonw.h"
 #include "log.h"
 
+/* 15 significant digits, as in the replies: a duration prints 8.44184, not 8.4418429999999987. */
+#define LOG_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+
 #define LINE_STACK 4096
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
@@ -85,7 +88,7 @@ static void write_all(int fd, const char *buf, size_t len)
 static void emit_json(int fd, const json_t *line)
 {
     char stack[LINE_STACK];
-    size_t n = json_dumpb(line, stack, sizeof stack - 1, JSON_COMPACT);
+    size_t n = json_dumpb(line, stack, sizeof stack - 1, LOG_JSON_FLAGS);
     char *heap;
 
     if (n == 0)
@@ -98,7 +101,7 @@ static void emit_json(int fd, const json_t *line)
     heap = malloc(n + 1);
     if (heap == NULL)
         return;
-    if (json_dumpb(line, heap, n, JSON_COMPACT) == n) {
+    if (json_dumpb(line, heap, n, LOG_JSON_FLAGS) == n) {
         heap[n] = '\n';
         write_all(fd, heap, n + 1);
     }
@@ -133,7 +136,7 @@ static void emit_text(int fd, const json_t *line)
         if (json_is_string(value) && (head || bare(json_string_value(value)))) {
             snprintf(val, sizeof val, "%s", json_string_value(value));
         } else {
-            size_t m = json_dumpb(value, val, sizeof val - 1, JSON_COMPACT | JSON_ENCODE_ANY);
+            size_t m = json_dumpb(value, val, sizeof val - 1, LOG_JSON_FLAGS | JSON_ENCODE_ANY);
 
             if (m == 0 || m >= sizeof val)
                 snprintf(val, sizeof val, "...");

@@ -10,7 +10,7 @@
  *    Proxy that records every field it reads: a field it never reads is a typo ("replica:").
  * 2. The project's rules on top of the schema: hardening (non-root 65532, read-only root, no
  *    privilege escalation, all capabilities dropped, RuntimeDefault seccomp), probe paths,
- *    termination grace above MEMWALL_SHUTDOWN_GRACE_SECONDS + the preStop sleep, selectors that
+ *    termination grace above MEMWALL_SHUTDOWN_GRACE + the preStop sleep, selectors that
  *    really select the pods, kustomization listing every manifest.
  * 3. The sidecar Job's preflight script, taken from the manifest, run by /bin/sh against a live
  *    memwall: it must exec the training command when the configuration fits and exit 3 without
@@ -190,8 +190,8 @@ test('Deployment: 2 replicas, hardened, probed, sized, graceful', () => {
 
     // The kubelet sends SIGTERM after preStop; the pod is killed terminationGracePeriodSeconds
     // after the start of preStop, so both must fit inside it.
-    const grace = Number(env.MEMWALL_SHUTDOWN_GRACE_SECONDS);
-    assert.ok(Number.isInteger(grace) && grace > 0, 'MEMWALL_SHUTDOWN_GRACE_SECONDS is set');
+    const grace = Number(env.MEMWALL_SHUTDOWN_GRACE);
+    assert.ok(Number.isInteger(grace) && grace > 0, 'MEMWALL_SHUTDOWN_GRACE is set');
     const stop = c.lifecycle && c.lifecycle.preStop && c.lifecycle.preStop.exec;
     const preStop = stop ? Number(stop.command[stop.command.length - 1]) : 0;
     assert.ok(pod.terminationGracePeriodSeconds > grace + preStop,
@@ -349,9 +349,9 @@ test('compose.yaml: one hardened memwall service on loopback 8080', () => {
     assert.deepEqual(svc.ports, ['127.0.0.1:8080:8080']);
     assert.equal(svc.environment.MEMWALL_PORT, '8080');
     assert.equal(svc.environment.MEMWALL_BIND, '0.0.0.0');
-    assert.ok(Number(svc.environment.MEMWALL_SHUTDOWN_GRACE_SECONDS) > 0);
+    assert.ok(Number(svc.environment.MEMWALL_SHUTDOWN_GRACE) > 0);
     assert.ok(/^(\d+)s$/.test(svc.stop_grace_period) &&
-        parseInt(svc.stop_grace_period, 10) > Number(svc.environment.MEMWALL_SHUTDOWN_GRACE_SECONDS),
+        parseInt(svc.stop_grace_period, 10) > Number(svc.environment.MEMWALL_SHUTDOWN_GRACE),
         'stop_grace_period exceeds the shutdown grace');
     assert.equal(svc.user, `${UID}:${UID}`);
     assert.equal(svc.read_only, true);
@@ -373,7 +373,7 @@ test('systemd unit: hardened, and systemd-analyze verify has nothing to say', ()
         assert.deepEqual(keys[k], [v], `${k}=${v}`);
     }
     assert.match(keys.ExecStart[0], /^\/usr\/local\/bin\/memwall serve$/);
-    const grace = /MEMWALL_SHUTDOWN_GRACE_SECONDS=(\d+)/.exec(keys.Environment.join(' '));
+    const grace = /MEMWALL_SHUTDOWN_GRACE=(\d+)/.exec(keys.Environment.join(' '));
     assert.ok(grace && Number(keys.TimeoutStopSec[0]) > Number(grace[1]),
         'TimeoutStopSec exceeds the shutdown grace');
 
@@ -393,4 +393,32 @@ test('systemd unit: hardened, and systemd-analyze verify has nothing to say', ()
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }
+});
+
+test('every MEMWALL_* variable the deploy files set is one memwall reads', () => {
+    // A misspelt setting is silently ignored by the binary (an unknown environment variable
+    // is no error), so the names are checked against `memwall serve --help`, which lists each
+    // setting's variable. This caught MEMWALL_SHUTDOWN_GRACE_SECONDS, which memwall never read.
+    const bin = process.env.MEMWALL_BIN;
+    assert.ok(bin && fs.existsSync(bin), 'MEMWALL_BIN must name the memwall binary');
+    const help = spawnSync(bin, ['serve', '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    const known = new Set(help.stdout.match(/\bMEMWALL_[A-Z_]+/g));
+    assert.ok(known.has('MEMWALL_SHUTDOWN_GRACE') && known.size >= 10, 'help lists the variables');
+    // MEMWALL_URL and MEMWALL_PREFLIGHT belong to the sidecar example's training container.
+    const clientSide = new Set(['MEMWALL_URL', 'MEMWALL_PREFLIGHT']);
+    const root = path.join(__dirname, '..', '..', 'deploy');
+    const files = ['kubernetes/deployment.yaml', 'kubernetes/sidecar-example.yaml', 'compose.yaml',
+        'systemd/memwall.service'];
+    let seen = 0;
+    for (const f of files) {
+        const text = fs.readFileSync(path.join(root, f), 'utf8');
+        for (const name of new Set(text.match(/\bMEMWALL_[A-Z_]+/g) || [])) {
+            if (clientSide.has(name))
+                continue;
+            seen++;
+            assert.ok(known.has(name), `${f} sets ${name}, which memwall does not read`);
+        }
+    }
+    assert.ok(seen >= 8, 'the deploy files set memwall settings');
 });

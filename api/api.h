@@ -61,6 +61,10 @@ struct api_response {
  * can try its own routes (e.g. /healthz, /openapi.yaml) before answering 404. */
 bool api_dispatch(const struct api_request *req, struct api_response *resp);
 
+/* The path of the api's i-th route ("/fit", ...), or NULL past the last: lets the server label
+ * its metrics from the route table itself. */
+const char *api_route_path(size_t i);
+
 /* A problem+json reply for transport-level errors the server detects (404, 405, 413, 414,
  * 415, 500): status, a detail sentence, and optionally the offending field (or NULL). */
 void api_problem(struct api_response *resp, unsigned status, const char *detail, const char *field);

@@ -389,6 +389,11 @@ static const struct route routes[] = {
     {"/models", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},
 };
 
+const char *api_route_path(size_t i)
+{
+    return i < sizeof routes / sizeof routes[0] ? routes[i].path : NULL;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Caching
  * ------------------------------------------------------------------------------------------- */

@@ -47,6 +47,9 @@ enum MHD_Result server_reply(struct server *srv, struct MHD_Connection *conn, co
  * (resp untouched) otherwise. req->method is never "HEAD" here: the caller maps it to GET. */
 bool server_route(struct server *srv, const struct api_request *req, struct api_response *resp);
 
+/* The path of the server's i-th own route, or NULL past the last (for the metrics labels). */
+const char *server_route_path(size_t i);
+
 /* A static file embedded by cmake/embed.cmake: the URL path it is served at, its Content-Type,
  * the bytes (NUL-terminated, len without the NUL; 0 when the file was missing at build time)
  * and a strong ETag derived from its SHA-256. */

@@ -15,15 +15,31 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include "api.h"
+#include "internal.h"
 #include "metrics.h"
 
-/* Route templates: the api's routes, the server's own, the dashboard. Keep in step with
- * api/dispatch.c and server/routes.c; a path missing here is counted as "unmatched". */
-static const char *const route_names[SERVER_METRICS_ROUTES] = {
-    "/flops",  "/memory",  "/fit",         "/runtime",  "/plan",         "/gpus",
-    "/models", "/healthz", "/readyz",      "/metrics",  "/openapi.yaml", "/",
-    "/app.js", "/app.css", "/favicon.svg", "unmatched",
-};
+/* Route templates, taken once from the route tables themselves (the server's own, then the
+ * api's), so a new route is labelled without a second list to keep in step; "unmatched" last.
+ * Filled before any daemon thread runs (pthread_once), read-only afterwards. */
+static const char *route_names[SERVER_METRICS_ROUTES];
+static unsigned route_count; /* named routes, "unmatched" excluded */
+static pthread_once_t routes_once = PTHREAD_ONCE_INIT;
+
+static void collect_routes(void)
+{
+    const char *path;
+
+    for (size_t i = 0; (path = server_route_path(i)) != NULL; i++)
+        if (route_count + 1 < SERVER_METRICS_ROUTES)
+            route_names[route_count++] = path;
+    for (size_t i = 0; (path = api_route_path(i)) != NULL; i++)
+        if (route_count + 1 < SERVER_METRICS_ROUTES)
+            route_names[route_count++] = path;
+    route_names[route_count] = "unmatched";
+}
 
 static const char *const method_names[SERVER_METRICS_METHODS] = {
     "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "other",
@@ -51,16 +67,16 @@ static const char *const bounds_text[SERVER_METRICS_BUCKETS] = {
 
 unsigned server_metrics_route(const char *path)
 {
-    for (unsigned i = 0; i + 1 < SERVER_METRICS_ROUTES; i++) {
+    for (unsigned i = 0; i < route_count; i++) {
         if (strcmp(path, route_names[i]) == 0)
             return i;
     }
-    return SERVER_METRICS_ROUTES - 1;
+    return route_count;
 }
 
 const char *server_metrics_route_name(unsigned route)
 {
-    return route_names[route < SERVER_METRICS_ROUTES ? route : SERVER_METRICS_ROUTES - 1];
+    return route_names[route < route_count ? route : route_count];
 }
 
 unsigned server_metrics_method(const char *method)
@@ -135,6 +151,7 @@ static double process_start_time(void)
 void server_metrics_init(struct server_metrics *m)
 {
     memset(m, 0, sizeof *m); /* all-zero bits is a valid zero for atomic_ullong on Linux */
+    pthread_once(&routes_once, collect_routes);
     m->start_time = process_start_time();
 }
 
@@ -234,7 +251,7 @@ static void render_requests(struct text *t, struct server_metrics *m)
 
     family(t, "memwall_http_requests_total", "counter",
            "HTTP requests answered, by route template, method and status code.");
-    for (unsigned r = 0; r < SERVER_METRICS_ROUTES; r++) {
+    for (unsigned r = 0; r <= route_count; r++) {
         for (unsigned me = 0; me < SERVER_METRICS_METHODS; me++) {
             for (unsigned c = 0; c < SERVER_METRICS_CODES; c++) {
                 unsigned long long v =
@@ -253,7 +270,7 @@ static void render_durations(struct text *t, struct server_metrics *m)
 {
     family(t, "memwall_http_request_duration_seconds", "histogram",
            "Time from the request line to the last byte of the reply, by route template.");
-    for (unsigned r = 0; r < SERVER_METRICS_ROUTES; r++) {
+    for (unsigned r = 0; r <= route_count; r++) {
         unsigned long long cumulative = 0;
 
         for (unsigned b = 0; b <= SERVER_METRICS_BUCKETS; b++) {

@@ -14,7 +14,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#define SERVER_METRICS_ROUTES  16 /* the route templates, "unmatched" last */
+#define SERVER_METRICS_ROUTES  32 /* room for the route templates, "unmatched" after them */
 #define SERVER_METRICS_METHODS 8  /* GET HEAD POST PUT DELETE PATCH OPTIONS other */
 #define SERVER_METRICS_CODES   17 /* the statuses memwall sends, then 1xx..5xx */
 #define SERVER_METRICS_BUCKETS 13 /* finite histogram bounds; +Inf is one more */

@@ -34,6 +34,11 @@ static const struct route routes[] = {
     {"/app.css", "GET, HEAD, OPTIONS", asset},   {"/favicon.svg", "GET, HEAD, OPTIONS", asset},
 };
 
+const char *server_route_path(size_t i)
+{
+    return i < sizeof routes / sizeof routes[0] ? routes[i].path : NULL;
+}
+
 /* {status, version} with status; never cached, since probes must reach the process. */
 static void status_reply(struct api_response *resp, unsigned code, const char *status)
 {

@@ -21,6 +21,10 @@
 #include "server.h"
 
 #define SERVER_REQUEST_ID_MAX 128
+/* Query arguments a target may carry (414 beyond; see on_uri in server.c). Every field of the
+ * api fits with room to spare, and 64 records of libmicrohttpd's (~64 bytes each) leave room
+ * in the 16 KiB pool for a full 8 KiB target and its headers. */
+#define SERVER_QUERY_ARGS_MAX 64
 
 /* One running daemon. Everything requests share is atomic: no lock on the request path. */
 struct server {

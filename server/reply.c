@@ -98,9 +98,16 @@ enum MHD_Result server_reply(struct server *srv, struct MHD_Connection *conn, co
     struct MHD_Response *r;
     enum MHD_Result ret = MHD_NO;
 
-    /* MUST_COPY: the api body is released right here, whatever MHD does with the reply. */
-    if (has_body)
-        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_COPY);
+    /* The body (malloc'ed by the api layer) is handed to MHD, which frees it with the reply:
+     * no copy. On failure it is still ours and api_response_free() below releases it. */
+    if (has_body && resp->body != NULL) {
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (r != NULL) {
+            resp->body = NULL;
+            resp->body_len = 0;
+        }
+    } else if (has_body)
+        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     else
         r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     if (r != NULL) {

@@ -33,21 +33,35 @@
 #include "internal.h"
 #include "log.h"
 
-/* Per-connection pool for the request line and headers: libmicrohttpd's own default size.
- * MHD 0.9.75 zeroes the whole pool after every request, so its size is paid on each keep-alive
- * request and in RSS per open connection: 64 KiB cost 98k instructions of memset per request and
- * 66.6 MiB with 2000 connections, 32 KiB 49k and 37.6 MiB (docs/performance.md). 32 KiB still
- * holds a target a little over the largest max_uri_bytes (SERVER_URI_CEILING, 16 KiB), so it
- * gets a problem+json 414 rather than MHD's own HTML one. */
-#define CONNECTION_MEMORY (32 * 1024)
+/* Per-connection pool for the request line, the headers and the query arguments: the longest
+ * accepted target plus CONNECTION_HEADROOM for the headers, so a target just over
+ * max_uri_bytes still fits and gets our problem+json 414 rather than libmicrohttpd's HTML one
+ * (8 KiB of headers: nginx's default for one header line). The default target of 8 KiB gives
+ * 16 KiB, half of libmicrohttpd's own default. The size is paid twice over: MHD 0.9.75 zeroes
+ * the whole pool after every keep-alive request (and a shrunk read buffer on every request),
+ * about 1.5 instructions per pool byte per request, and the zeroing keeps every page of the pool
+ * resident for each open connection. 32 KiB: 127.8k instructions per GET /fit and 68.6 MiB with
+ * 2000 connections; 16 KiB: 103.2k (docs/performance.md). */
+#define CONNECTION_HEADROOM (8 * (size_t)1024)
+
+size_t server_connection_memory(size_t max_uri_bytes)
+{
+    size_t uri = max_uri_bytes == 0 ? SERVER_URI_MAX : max_uri_bytes;
+
+    if (uri > SERVER_URI_CEILING)
+        uri = SERVER_URI_CEILING;
+    return (uri + CONNECTION_HEADROOM + 1023) / 1024 * 1024;
+}
+
 /* Body bytes read and dropped after the cap before the connection is simply closed. */
 #define DISCARD_MAX (16 * (size_t)API_BODY_MAX)
 
 struct request {
-    size_t uri_len; /* raw request target, query included */
-    bool admitted;  /* the first access-handler call has run */
-    bool replied;   /* a reply was queued before the body was read */
-    bool too_large; /* the body grew past max_body_bytes */
+    size_t uri_len;     /* raw request target, query included */
+    bool admitted;      /* the first access-handler call has run */
+    bool replied;       /* a reply was queued before the body was read */
+    bool too_large;     /* the body grew past max_body_bytes */
+    bool too_many_args; /* the query has over SERVER_QUERY_ARGS_MAX arguments (see on_uri) */
     bool oom;
     unsigned long long start_ns;  /* CLOCK_MONOTONIC at the request line */
     unsigned route, method_index; /* metrics table indexes */
@@ -101,11 +115,12 @@ static void release_request(struct server *srv, struct request *rq, unsigned lon
     atomic_fetch_sub(&srv->in_flight, 1U);
 }
 
-/* libmicrohttpd calls the completion callback only for requests the access handler has seen.
- * One that fails in between (headers over the pool: 431; a query of ~1 000 arguments) would
- * leak its context and stay "in flight" for ever, so every drain would wait out its whole grace.
- * Each connection's socket context is therefore a slot holding the request the URI callback
- * made and the access handler has not yet seen; the connection's close releases it. */
+/* libmicrohttpd may drop a request between the URI callback and the access handler without
+ * ever calling the completion callback (found with a query of ~1 000 arguments, before on_uri
+ * cut such queries). Its context would leak and stay "in flight" for ever, so every drain would
+ * wait out its whole grace. Each connection's socket context is therefore a slot holding the
+ * request the URI callback made and the access handler has not yet seen; the connection's close
+ * releases it. */
 static struct request **pending_slot(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *info =
@@ -114,10 +129,40 @@ static struct request **pending_slot(struct MHD_Connection *conn)
     return info != NULL ? info->socket_context : NULL;
 }
 
+/* Query arguments in a target (one per '&'-separated piece after '?', as libmicrohttpd splits
+ * them, empty pieces included), counted up to SERVER_QUERY_ARGS_MAX + 1. */
+static size_t count_args(const char *query)
+{
+    size_t n = 1;
+
+    for (const char *p = query; *p != '\0' && n <= SERVER_QUERY_ARGS_MAX; p++)
+        n += *p == '&';
+    return n;
+}
+
+/* Called with the raw target before libmicrohttpd parses its query. MHD 0.9.75 keeps one record
+ * per query argument in the connection pool and handles running out of it badly: a 431 in HTML,
+ * and past a few hundred arguments no reply at all until the connection timeout. A target that
+ * will be refused anyway (longer than max_uri_bytes, or more than SERVER_QUERY_ARGS_MAX
+ * arguments) therefore has its query cut here, so MHD parses nothing and the access handler
+ * answers a problem+json 414. `uri` points into MHD's own writable read buffer, the same bytes
+ * MHD itself cuts at '?' next; with a libmicrohttpd that passed a copy the cut would do nothing
+ * and the old behaviour would return. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    struct request *rq = new_request(cls, strlen(uri)); /* NULL: the access handler retries */
+    struct server *srv = cls;
+    size_t len = strlen(uri);
+    struct request *rq = new_request(srv, len); /* NULL: the access handler retries */
     struct request **slot = pending_slot(conn);
+    char *query = strchr(uri, '?');
+
+    /* Only with a record to remember the refusal in: without one the access handler would
+     * see a target with no query and answer it as if that had been asked. */
+    if (rq != NULL && query != NULL && query[1] != '\0' &&
+        (len > srv->cfg.max_uri_bytes || count_args(query + 1) > SERVER_QUERY_ARGS_MAX)) {
+        rq->too_many_args = len <= srv->cfg.max_uri_bytes;
+        query[1] = '\0';
+    }
 
     if (slot != NULL) {
         if (*slot != NULL) /* never seen by the access handler, and the connection went on */
@@ -251,10 +296,33 @@ static void request_id(struct server *srv, struct MHD_Connection *conn, char *bu
     if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, "X-Request-Id", strlen("X-Request-Id"),
                                       &in, &in_len) == MHD_YES &&
         request_id_sane(in, in_len)) {
-        snprintf(buf, size, "%.*s", (int)in_len, in);
+        if (in_len >= size)
+            in_len = size - 1;
+        memcpy(buf, in, in_len);
+        buf[in_len] = '\0';
         return;
     }
-    snprintf(buf, size, "%s-%llx", srv->id_prefix, atomic_fetch_add(&srv->next_id, 1ULL));
+    /* "<prefix>-<counter in hex>", formatted by hand: snprintf cost ~1.5k instructions here */
+    {
+        static const char hex[] = "0123456789abcdef";
+        unsigned long long n = atomic_fetch_add(&srv->next_id, 1ULL);
+        char digits[16];
+        size_t nd = 0, at = strlen(srv->id_prefix);
+
+        do {
+            digits[nd++] = hex[n & 15];
+            n >>= 4;
+        } while (n != 0);
+        if (at + 1 + nd >= size) { /* cannot happen with SERVER_REQUEST_ID_MAX; stay in bounds */
+            buf[0] = '\0';
+            return;
+        }
+        memcpy(buf, srv->id_prefix, at);
+        buf[at++] = '-';
+        while (nd > 0)
+            buf[at++] = digits[--nd];
+        buf[at] = '\0';
+    }
 }
 
 /* Copy s into buf for a log line: bytes outside printable ASCII become %XX (a path is
@@ -295,9 +363,27 @@ static void remote_address(struct MHD_Connection *conn, char *buf, size_t size)
         return;
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+        const unsigned char *a = (const unsigned char *)&in->sin_addr;
+        unsigned parts[5] = {a[0], a[1], a[2], a[3], ntohs(in->sin_port)};
+        size_t n = 0;
 
-        if (inet_ntop(AF_INET, &in->sin_addr, host, sizeof host) != NULL)
-            snprintf(buf, size, "%s:%u", host, ntohs(in->sin_port));
+        /* "a.b.c.d:port" by hand (inet_ntop + snprintf cost ~3k instructions per request);
+         * at most 21 bytes, and size is 64 */
+        if (size < 22)
+            return;
+        for (int i = 0; i < 5; i++) {
+            char digits[5];
+            int nd = 0;
+            unsigned v = parts[i];
+
+            do {
+                digits[nd++] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v != 0);
+            while (nd > 0)
+                buf[n++] = digits[--nd];
+            buf[n++] = i < 3 ? '.' : i == 3 ? ':' : '\0';
+        }
     } else if (sa->sa_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
 
@@ -326,6 +412,11 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn, co
     if (rq->uri_len > srv->cfg.max_uri_bytes) {
         snprintf(detail, sizeof detail, "request target longer than %zu bytes",
                  srv->cfg.max_uri_bytes);
+        return refuse(srv, conn, method, rq, 414, detail);
+    }
+    if (rq->too_many_args) {
+        snprintf(detail, sizeof detail, "request target with more than %d query parameters",
+                 SERVER_QUERY_ARGS_MAX);
         return refuse(srv, conn, method, rq, 414, detail);
     }
     if (length != NULL) {
@@ -594,7 +685,7 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
         MHD_OPTION_ARRAY, pool,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, server_connection_memory(srv->cfg.max_uri_bytes),
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,

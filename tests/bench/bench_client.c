@@ -8,6 +8,8 @@
  *   bench_client hold PORT N PATH
  *       Opens N connections, sends one GET PATH on each and reads the reply, keeps them all
  *       open, prints "held N" and waits for SIGTERM: the server's RSS with N live connections.
+ *       They come from 127.0.0.1, .2, ... (500 from each), so memwall's per-address limit
+ *       (1024 by default) is not what stops them.
  *   bench_client startup RUNS PROGRAM ARGS...
  *       Starts PROGRAM RUNS times; each time measures from just before fork() to the first 200
  *       answer of GET /healthz. The program must print its JSON "listening" line with
@@ -47,7 +49,8 @@ static bool parse_long(const char *text, long lo, long hi, long *out)
     return true;
 }
 
-static int dial(unsigned port)
+/* A connection to 127.0.0.1:PORT from 127.0.0.SOURCE (1..254; 0: the kernel's choice). */
+static int dial_from(unsigned port, unsigned source)
 {
     struct sockaddr_in sa;
     int one = 1;
@@ -55,6 +58,15 @@ static int dial(unsigned port)
 
     if (fd < 0)
         return -1;
+    if (source != 0) {
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK - 1 + source);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+            close(fd);
+            return -1;
+        }
+    }
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
@@ -66,6 +78,15 @@ static int dial(unsigned port)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
 }
+
+static int dial(unsigned port)
+{
+    return dial_from(port, 0);
+}
+
+/* Connections a hold client opens from one source address: under memwall's default per-address
+ * limit (1024), as many clients behind a load balancer would be. */
+#define HOLD_PER_SOURCE 500
 
 static bool send_all(int fd, const char *buf, size_t len)
 {
@@ -192,7 +213,7 @@ static int hold(unsigned port, long n, const char *path)
         return 1;
     signal(SIGTERM, on_term);
     for (long i = 0; i < n; i++) {
-        fds[i] = dial(port);
+        fds[i] = dial_from(port, 1 + (unsigned)(i / HOLD_PER_SOURCE) % 254);
         if (fds[i] < 0 || !send_all(fds[i], req, (size_t)len) ||
             read_reply(fds[i], reply, sizeof reply) != 200) {
             fprintf(stderr, "bench_client: connection %ld failed\n", i + 1);

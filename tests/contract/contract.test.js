@@ -595,7 +595,10 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
         });
 
         test('414: a URI that is too long', async () => {
-            await problem('GET', `/flops?params=${'1'.repeat(20000)}`, 414);
+            // over max_uri_bytes (8192), inside the 16 KiB connection pool: our problem+json
+            await problem('GET', `/flops?params=${'1'.repeat(12000)}`, 414);
+            // more than 64 query parameters
+            await problem('GET', `/flops?${Array.from({ length: 65 }, (_, i) => `q${i}=1`).join('&')}`, 414);
         });
 
         test('415: a POST body that is not JSON', async () => {

@@ -3,7 +3,8 @@
  *
  * server.c runs the daemon and the per-request lifecycle, reply.c is the one function that
  * turns a struct api_response into a queued MHD response, routes.c answers the few paths the
- * server owns itself, log.c writes log lines, metrics.c keeps the /metrics series, and
+ * server owns itself, log.c writes log lines (accesslog.c batches the request lines per worker
+ * thread), metrics.c keeps the /metrics series, and
  * assets.c serves the static files that assets_embedded.c (generated at build time by
  * cmake/embed.cmake) holds.
  */
@@ -16,6 +17,7 @@
 
 #include <microhttpd.h>
 
+#include "accesslog.h"
 #include "api.h"
 #include "metrics.h"
 #include "server.h"
@@ -38,6 +40,7 @@ struct server {
     atomic_ullong last_activity_ns; /* CLOCK_MONOTONIC of the latest request start or end */
     int listen_fd;                  /* after server_drain(): closed only after MHD stops */
     struct server_metrics metrics;
+    struct server_accesslog accesslog; /* JSON access lines, buffered per worker thread */
 };
 
 /* Queue resp on conn with every header memwall sends (Content-Type, Allow, ETag,

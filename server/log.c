@@ -188,10 +188,35 @@ static void member(struct api_jsonw *w, const char *key, const char *value)
     api_jsonw_string(w, value);
 }
 
+bool server_log_access_json(const struct server_access *a, struct api_jsonw *w)
+{
+    char when[64];
+
+    now_rfc3339(when, sizeof when);
+    api_jsonw_open_object(w);
+    member(w, "time", when);
+    member(w, "level", server_log_level_name(SERVER_LOG_INFO));
+    member(w, "event", "request");
+    member(w, "method", a->method);
+    member(w, "route", a->route);
+    member(w, "path", a->path);
+    api_jsonw_key(w, "status");
+    api_jsonw_int(w, a->status);
+    api_jsonw_key(w, "duration_ms");
+    api_jsonw_double(w, a->duration_ms);
+    api_jsonw_key(w, "bytes");
+    api_jsonw_int(w, a->bytes);
+    member(w, "request_id", a->request_id);
+    member(w, "remote", a->remote);
+    api_jsonw_close_object(w);
+    api_jsonw_append(w, "\n", 1);
+    /* A line jansson would have refused (a string that is not UTF-8) is dropped, as before. */
+    return !w->failed;
+}
+
 void server_log_access(const struct server_config *cfg, const struct server_access *a)
 {
     struct api_jsonw w;
-    char when[64];
 
     if (!server_log_enabled(cfg, SERVER_LOG_INFO))
         return;
@@ -203,27 +228,8 @@ void server_log_access(const struct server_config *cfg, const struct server_acce
                              "request_id", a->request_id, "remote", a->remote));
         return;
     }
-    now_rfc3339(when, sizeof when);
     api_jsonw_init(&w);
-    api_jsonw_open_object(&w);
-    member(&w, "time", when);
-    member(&w, "level", server_log_level_name(SERVER_LOG_INFO));
-    member(&w, "event", "request");
-    member(&w, "method", a->method);
-    member(&w, "route", a->route);
-    member(&w, "path", a->path);
-    api_jsonw_key(&w, "status");
-    api_jsonw_int(&w, a->status);
-    api_jsonw_key(&w, "duration_ms");
-    api_jsonw_double(&w, a->duration_ms);
-    api_jsonw_key(&w, "bytes");
-    api_jsonw_int(&w, a->bytes);
-    member(&w, "request_id", a->request_id);
-    member(&w, "remote", a->remote);
-    api_jsonw_close_object(&w);
-    api_jsonw_append(&w, "\n", 1);
-    /* A line jansson would have refused (a string that is not UTF-8) is dropped, as before. */
-    if (!w.failed)
+    if (server_log_access_json(a, &w))
         write_all(cfg->log_fd > 0 ? cfg->log_fd : STDOUT_FILENO, w.buf, w.len);
     api_jsonw_free(&w);
 }

@@ -5,7 +5,9 @@
  * own fields. A line is assembled in memory and handed to the kernel with one write(), so lines
  * from concurrent worker threads never interleave (a pipe keeps writes up to PIPE_BUF, 4096
  * bytes, whole; request lines stay far below that because logged paths are capped). No lock,
- * no stdio buffer shared between threads.
+ * no stdio buffer shared between threads. JSON request lines can instead be handed to a
+ * buffered writer (accesslog.h), which server.c does: whole lines, still at most PIPE_BUF a
+ * write().
  */
 #ifndef MEMWALL_SERVER_LOG_H
 #define MEMWALL_SERVER_LOG_H
@@ -37,6 +39,12 @@ struct server_access {
  * this order, but in the JSON format streamed without a jansson object, because it is written
  * on every request (docs/performance.md). */
 void server_log_access(const struct server_config *cfg, const struct server_access *a);
+
+/* The JSON access line of server_log_access() with its newline, appended to w; false when it
+ * must not be written (a string that is not UTF-8). For writers that buffer lines
+ * (accesslog.h). */
+struct api_jsonw;
+bool server_log_access_json(const struct server_access *a, struct api_jsonw *w);
 
 /* Would a line at this level be written? Lets callers skip building fields. */
 bool server_log_enabled(const struct server_config *cfg, enum server_log_level level);

@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "internal.h"
+#include "jsonw.h"
 #include "log.h"
 
 /* Per-connection pool for the request line, the headers and the query arguments: the longest
@@ -178,8 +179,16 @@ static void log_access(struct server *srv, const struct request *rq, double dura
                               rq->path,    rq->status,
                               duration_ms, (long long)rq->bytes,
                               rq->id,      rq->remote};
+    struct api_jsonw w;
 
-    server_log_access(&srv->cfg, &a);
+    if (srv->cfg.log_format == SERVER_LOG_TEXT) { /* for a terminal: written at once */
+        server_log_access(&srv->cfg, &a);
+        return;
+    }
+    api_jsonw_init(&w);
+    if (server_log_access_json(&a, &w))
+        server_accesslog_write(&srv->accesslog, w.buf, w.len);
+    api_jsonw_free(&w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -675,6 +684,12 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
     /* 0 means no per-address limit, which MHD spells by leaving the option out. */
     pool[1].option = srv->cfg.max_per_ip > 0 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END;
     pool[1].value = (intptr_t)srv->cfg.max_per_ip;
+    /* One buffer per MHD worker, and one for a thread MHD may complete requests on while it
+     * stops. Without one (no memory or thread) every line is written directly. */
+    if (srv->cfg.access_log)
+        server_accesslog_start(&srv->accesslog,
+                               srv->cfg.log_fd > 0 ? srv->cfg.log_fd : STDOUT_FILENO,
+                               srv->cfg.threads + 1);
     /* one option and its arguments per line */
     /* clang-format off */
     srv->daemon = MHD_start_daemon(
@@ -692,6 +707,7 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
         MHD_OPTION_END);
     /* clang-format on */
     if (srv->daemon == NULL) {
+        server_accesslog_stop(&srv->accesslog);
         free(srv);
         return fail(err, err_len, "cannot start the HTTP daemon (address in use?)", cfg->bind);
     }
@@ -748,6 +764,7 @@ void server_stop(struct server *srv)
     if (srv == NULL)
         return;
     MHD_stop_daemon(srv->daemon);
+    server_accesslog_stop(&srv->accesslog); /* every request is complete and logged */
     if (srv->listen_fd >= 0)
         close(srv->listen_fd);
     free(srv);

@@ -1,0 +1,196 @@
+/*
+ * accesslog.c - per-thread access-line buffers and their flusher (see accesslog.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accesslog.h"
+
+struct server_accesslog_slot {
+    pthread_mutex_t lock;
+    size_t len;
+    char data[SERVER_ACCESSLOG_BUFFER];
+};
+
+/* Every started log gets a new generation, so a thread's remembered slot can never belong to
+ * an earlier log that happened to live at the same address. */
+static atomic_ullong generations;
+
+/* The slot the calling thread was given, and by which log (a worker serves one daemon). */
+static _Thread_local struct {
+    unsigned long long generation;
+    struct server_accesslog_slot *slot;
+} mine;
+
+/* All of buf, retrying short writes and EINTR; what cannot be written is dropped. */
+static void write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Write len bytes of whole lines in pieces of at most PIPE_BUF bytes, each ending at a line's
+ * end (a single longer line goes alone), so that no write() to a pipe can be interleaved with
+ * another writer's. */
+static void write_lines(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        size_t n = len;
+
+        if (n > PIPE_BUF) {
+            n = PIPE_BUF;
+            while (n > 0 && buf[n - 1] != '\n')
+                n--;
+            if (n == 0) { /* one line longer than PIPE_BUF: up to its end */
+                const char *nl = memchr(buf, '\n', len);
+
+                n = nl != NULL ? (size_t)(nl - buf) + 1 : len;
+            }
+        }
+        write_all(fd, buf, n);
+        buf += n;
+        len -= n;
+    }
+}
+
+static void flush_slot(int fd, struct server_accesslog_slot *slot)
+{
+    pthread_mutex_lock(&slot->lock);
+    if (slot->len > 0) {
+        write_lines(fd, slot->data, slot->len);
+        slot->len = 0;
+    }
+    pthread_mutex_unlock(&slot->lock);
+}
+
+void server_accesslog_flush(struct server_accesslog *log)
+{
+    unsigned n = atomic_load(&log->claimed);
+
+    if (n > log->nslots)
+        n = log->nslots;
+    for (unsigned i = 0; i < n; i++)
+        flush_slot(log->fd, &log->slots[i]);
+}
+
+static void *flusher(void *arg)
+{
+    struct server_accesslog *log = arg;
+
+    pthread_mutex_lock(&log->stop_lock);
+    while (!log->stopping) {
+        struct timespec until;
+
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += SERVER_ACCESSLOG_FLUSH_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec += 1;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&log->stop_cond, &log->stop_lock, &until);
+        if (log->stopping)
+            break;
+        pthread_mutex_unlock(&log->stop_lock);
+        server_accesslog_flush(log);
+        pthread_mutex_lock(&log->stop_lock);
+    }
+    pthread_mutex_unlock(&log->stop_lock);
+    return NULL;
+}
+
+bool server_accesslog_start(struct server_accesslog *log, int fd, unsigned threads)
+{
+    pthread_condattr_t attr;
+    bool cond_ok;
+
+    memset(log, 0, sizeof *log);
+    log->fd = fd;
+    log->generation = atomic_fetch_add(&generations, 1ULL) + 1;
+    if (threads == 0)
+        return false;
+    log->slots = calloc(threads, sizeof *log->slots);
+    if (log->slots == NULL)
+        return false;
+    for (unsigned i = 0; i < threads; i++)
+        pthread_mutex_init(&log->slots[i].lock, NULL);
+    log->nslots = threads;
+    pthread_mutex_init(&log->stop_lock, NULL);
+    /* the flusher's deadline is on the monotonic clock: a wall-clock step cannot stall it */
+    pthread_condattr_init(&attr);
+    cond_ok = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
+              pthread_cond_init(&log->stop_cond, &attr) == 0;
+    pthread_condattr_destroy(&attr);
+    if (cond_ok && pthread_create(&log->flusher, NULL, flusher, log) == 0) {
+        log->flusher_running = true;
+        return true;
+    }
+    if (cond_ok)
+        pthread_cond_destroy(&log->stop_cond);
+    pthread_mutex_destroy(&log->stop_lock);
+    for (unsigned i = 0; i < threads; i++)
+        pthread_mutex_destroy(&log->slots[i].lock);
+    free(log->slots);
+    log->slots = NULL;
+    log->nslots = 0;
+    return false;
+}
+
+void server_accesslog_write(struct server_accesslog *log, const char *line, size_t len)
+{
+    struct server_accesslog_slot *slot;
+
+    if (mine.generation != log->generation) {
+        unsigned i = log->flusher_running ? atomic_fetch_add(&log->claimed, 1U) : log->nslots;
+
+        mine.generation = log->generation;
+        mine.slot = i < log->nslots ? &log->slots[i] : NULL;
+    }
+    slot = mine.slot;
+    if (slot == NULL || len > SERVER_ACCESSLOG_BUFFER) {
+        write_lines(log->fd, line, len);
+        return;
+    }
+    pthread_mutex_lock(&slot->lock);
+    if (slot->len + len > SERVER_ACCESSLOG_BUFFER) {
+        write_lines(log->fd, slot->data, slot->len);
+        slot->len = 0;
+    }
+    memcpy(slot->data + slot->len, line, len);
+    slot->len += len;
+    pthread_mutex_unlock(&slot->lock);
+}
+
+void server_accesslog_stop(struct server_accesslog *log)
+{
+    if (log->flusher_running) {
+        pthread_mutex_lock(&log->stop_lock);
+        log->stopping = true;
+        pthread_cond_signal(&log->stop_cond);
+        pthread_mutex_unlock(&log->stop_lock);
+        pthread_join(log->flusher, NULL);
+        log->flusher_running = false;
+        pthread_cond_destroy(&log->stop_cond);
+        pthread_mutex_destroy(&log->stop_lock);
+    }
+    if (log->slots != NULL) {
+        server_accesslog_flush(log);
+        for (unsigned i = 0; i < log->nslots; i++)
+            pthread_mutex_destroy(&log->slots[i].lock);
+        free(log->slots);
+    }
+    log->slots = NULL;
+    log->nslots = 0;
+    atomic_store(&log->claimed, 0U);
+}

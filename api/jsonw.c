@@ -200,27 +200,81 @@ static void quoted(struct api_jsonw *w, const char *s)
  * Numbers
  * ------------------------------------------------------------------------------------------- */
 
-/* Decimal digits of v into out; returns the count. */
+static const char digit_pairs[] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546"
+    "4748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293"
+    "949596979899";
+
+/* Decimal digits of v into out; returns the count. Two digits a step: this runs for every
+ * number of every reply. */
 static size_t utoa(unsigned long long v, char *out)
 {
     char tmp[20];
-    size_t n = 0, i;
+    char *p = tmp + sizeof tmp;
+    size_t n;
 
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+
+        v /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(out, p, n);
     return n;
 }
 
+/* 10^0 .. 10^38 */
+static const u128 pow10_table[39] = {1ULL,
+                                     10ULL,
+                                     100ULL,
+                                     1000ULL,
+                                     10000ULL,
+                                     100000ULL,
+                                     1000000ULL,
+                                     10000000ULL,
+                                     100000000ULL,
+                                     1000000000ULL,
+                                     10000000000ULL,
+                                     100000000000ULL,
+                                     1000000000000ULL,
+                                     10000000000000ULL,
+                                     100000000000000ULL,
+                                     1000000000000000ULL,
+                                     10000000000000000ULL,
+                                     100000000000000000ULL,
+                                     1000000000000000000ULL,
+                                     10000000000000000000ULL,
+                                     (u128)10000000000000000000ULL * 10ULL,
+                                     (u128)10000000000000000000ULL * 100ULL,
+                                     (u128)10000000000000000000ULL * 1000ULL,
+                                     (u128)10000000000000000000ULL * 10000ULL,
+                                     (u128)10000000000000000000ULL * 100000ULL,
+                                     (u128)10000000000000000000ULL * 1000000ULL,
+                                     (u128)10000000000000000000ULL * 10000000ULL,
+                                     (u128)10000000000000000000ULL * 100000000ULL,
+                                     (u128)10000000000000000000ULL * 1000000000ULL,
+                                     (u128)10000000000000000000ULL * 10000000000ULL,
+                                     (u128)10000000000000000000ULL * 100000000000ULL,
+                                     (u128)10000000000000000000ULL * 1000000000000ULL,
+                                     (u128)10000000000000000000ULL * 10000000000000ULL,
+                                     (u128)10000000000000000000ULL * 100000000000000ULL,
+                                     (u128)10000000000000000000ULL * 1000000000000000ULL,
+                                     (u128)10000000000000000000ULL * 10000000000000000ULL,
+                                     (u128)10000000000000000000ULL * 100000000000000000ULL,
+                                     (u128)10000000000000000000ULL * 1000000000000000000ULL,
+                                     (u128)10000000000000000000ULL * 10000000000000000000ULL};
+
 static u128 pow10_u128(int k)
 {
-    u128 p = 1;
-    while (k-- > 0)
-        p *= 10;
-    return p;
+    return pow10_table[k];
 }
 
 #define P14 100000000000000ULL  /* 10^14: the smallest 15-digit integer */

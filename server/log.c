@@ -42,32 +42,56 @@ static char *digits(char *p, long v, int width)
     return p + width;
 }
 
-/* "2026-11-29T15:07:44.573Z" (24 bytes and a NUL; size >= 25), by hand: strftime and
- * snprintf cost more than the rest of an access line. Years beyond 9999 are not a concern. */
-static void now_rfc3339(char *buf, size_t size)
+/* The proleptic Gregorian date of a day count since 1970-01-01 (days >= 0). Counted in 400-year
+ * eras of 146 097 days from 0000-03-01, so that the leap day is the last day of a year. This
+ * replaces gmtime_r, which takes glibc's time-zone lock on every call: under load every worker
+ * thread queued on it for each access line. */
+static void civil_date(long days, long *year, long *month, long *day)
 {
-    struct timespec ts;
-    struct tm tm;
+    long z = days + 719468; /* days since 0000-03-01 */
+    long era = z / 146097;
+    long doe = z - era * 146097;                                      /* 0..146096 */
+    long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
+    long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365, from March */
+    long mp = (5 * doy + 2) / 153;                                    /* 0 = March */
+
+    *day = doy - (153 * mp + 2) / 5 + 1;
+    *month = mp < 10 ? mp + 3 : mp - 9;
+    *year = yoe + era * 400 + (*month <= 2);
+}
+
+void server_log_time(const struct timespec *ts, char *buf, size_t size)
+{
+    long secs, year, month, day;
     char *p = buf;
 
     if (size < 25)
         return;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    p = digits(p, tm.tm_year + 1900L, 4);
+    secs = ts->tv_sec > 0 ? (long)ts->tv_sec : 0;
+    civil_date(secs / 86400, &year, &month, &day);
+    secs %= 86400;
+    p = digits(p, year, 4);
     *p++ = '-';
-    p = digits(p, tm.tm_mon + 1L, 2);
+    p = digits(p, month, 2);
     *p++ = '-';
-    p = digits(p, tm.tm_mday, 2);
+    p = digits(p, day, 2);
     *p++ = 'T';
-    p = digits(p, tm.tm_hour, 2);
+    p = digits(p, secs / 3600, 2);
     *p++ = ':';
-    p = digits(p, tm.tm_min, 2);
+    p = digits(p, secs / 60 % 60, 2);
     *p++ = ':';
-    p = digits(p, tm.tm_sec, 2);
+    p = digits(p, secs % 60, 2);
     *p++ = '.';
-    p = digits(p, ts.tv_nsec / 1000000L, 3);
+    p = digits(p, ts->tv_nsec / 1000000L, 3);
     memcpy(p, "Z", 2);
+}
+
+static void now_rfc3339(char *buf, size_t size)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    server_log_time(&ts, buf, size);
 }
 
 /* All of buf, retrying short writes and EINTR; a log that cannot be written is dropped. */

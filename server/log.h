@@ -46,6 +46,13 @@ void server_log_access(const struct server_config *cfg, const struct server_acce
 struct api_jsonw;
 bool server_log_access_json(const struct server_access *a, struct api_jsonw *w);
 
+/* ts (CLOCK_REALTIME; before 1970 counts as 1970) as "2026-11-29T15:07:44.573Z": 24 bytes and
+ * a NUL, so size >= 25 (else buf is left alone). UTC, milliseconds truncated. Formatted by
+ * hand: strftime and snprintf cost more than the rest of an access line, and gmtime_r takes
+ * glibc's time-zone lock, which every worker thread queued on under load. */
+struct timespec;
+void server_log_time(const struct timespec *ts, char *buf, size_t size);
+
 /* Would a line at this level be written? Lets callers skip building fields. */
 bool server_log_enabled(const struct server_config *cfg, enum server_log_level level);
 

@@ -2,7 +2,8 @@
  * test_accesslog.c - the buffered access log (server/accesslog.c) on a pipe, as a container
  * runtime reads it: every line arrives whole and once, each thread's lines in the order it
  * wrote them, even with other writers on the same pipe; the flusher delivers a lone line
- * without a stop; a thread beyond the buffers writes directly; stop leaves nothing behind.
+ * without a stop; a thread beyond the buffers writes directly; stop leaves nothing behind. Also
+ * the hand-made timestamp of every log line (log.c) against glibc's gmtime_r and strftime.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -10,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
 
 #include "accesslog.h"
+#include "log.h"
 
 #define WRITERS 5 /* one more than the buffers the log is started with */
 #define LINES   4000
@@ -192,6 +195,38 @@ START_TEST(unstarted_log_writes_directly)
 }
 END_TEST
 
+/* Every day from 1970 to 2399 (leap days, century rules, 2000 and 2100 included) at a second of
+ * the day that moves through the whole day, and a millisecond that must be truncated, not
+ * rounded: the same text as gmtime_r + strftime. */
+START_TEST(log_time_matches_gmtime)
+{
+    const long last_day = 157053; /* 2399-12-31 */
+    char got[32], want[48];
+    int bad = 0;
+
+    for (long d = 0; d <= last_day; d++) {
+        struct timespec ts = {.tv_sec = (time_t)(d * 86400 + (d * 7919) % 86400),
+                              .tv_nsec = 999999999L - (d % 1000) * 1000000L};
+        struct tm tm;
+
+        server_log_time(&ts, got, sizeof got);
+        gmtime_r(&ts.tv_sec, &tm);
+        strftime(want, sizeof want, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(want + 19, sizeof want - 19, ".%03dZ", (int)(ts.tv_nsec / 1000000L));
+        if (strcmp(got, want) != 0 && bad++ < 5)
+            fprintf(stderr, "day %ld: %s, want %s\n", d, got, want);
+    }
+    ck_assert_int_eq(bad, 0);
+    /* the ends of the two leap days around the turn of 2000 and 2100 (not a leap year) */
+    server_log_time(&(struct timespec){.tv_sec = 951868799}, got, sizeof got);
+    ck_assert_str_eq(got, "2000-02-29T23:59:59.000Z");
+    server_log_time(&(struct timespec){.tv_sec = 4107542399}, got, sizeof got);
+    ck_assert_str_eq(got, "2100-02-28T23:59:59.000Z");
+    server_log_time(&(struct timespec){.tv_sec = 4107542400}, got, sizeof got);
+    ck_assert_str_eq(got, "2100-03-01T00:00:00.000Z");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("accesslog");
@@ -203,6 +238,7 @@ int main(void)
     tcase_add_test(tc, lines_whole_once_in_order);
     tcase_add_test(tc, flusher_delivers_without_stop);
     tcase_add_test(tc, unstarted_log_writes_directly);
+    tcase_add_test(tc, log_time_matches_gmtime);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,7 +1,6 @@
 /*
  * accesslog.c - per-thread access-line buffers and their flusher (see accesslog.h).
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include "accesslog.h"
+#include "log.h"
 
 struct server_accesslog_slot {
     pthread_mutex_t lock;
@@ -25,21 +25,6 @@ static _Thread_local struct {
     unsigned long long generation;
     struct server_accesslog_slot *slot;
 } mine;
-
-/* All of buf, retrying short writes and EINTR; what cannot be written is dropped. */
-static void write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        buf += n;
-        len -= (size_t)n;
-    }
-}
 
 /* Write len bytes of whole lines in pieces of at most PIPE_BUF bytes, each ending at a line's
  * end (a single longer line goes alone), so that no write() to a pipe can be interleaved with
@@ -59,7 +44,7 @@ static void write_lines(int fd, const char *buf, size_t len)
                 n = nl != NULL ? (size_t)(nl - buf) + 1 : len;
             }
         }
-        write_all(fd, buf, n);
+        server_log_write(fd, buf, n);
         buf += n;
         len -= n;
     }

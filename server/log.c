@@ -94,8 +94,7 @@ static void now_rfc3339(char *buf, size_t size)
     server_log_time(&ts, buf, size);
 }
 
-/* All of buf, retrying short writes and EINTR; a log that cannot be written is dropped. */
-static void write_all(int fd, const char *buf, size_t len)
+void server_log_write(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
@@ -119,7 +118,7 @@ static void emit_json(int fd, const json_t *line)
         return;
     if (n < sizeof stack) {
         stack[n] = '\n';
-        write_all(fd, stack, n + 1);
+        server_log_write(fd, stack, n + 1);
         return;
     }
     heap = malloc(n + 1);
@@ -127,7 +126,7 @@ static void emit_json(int fd, const json_t *line)
         return;
     if (json_dumpb(line, heap, n, LOG_JSON_FLAGS) == n) {
         heap[n] = '\n';
-        write_all(fd, heap, n + 1);
+        server_log_write(fd, heap, n + 1);
     }
     free(heap);
 }
@@ -178,7 +177,7 @@ static void emit_text(int fd, const json_t *line)
         len += (size_t)n;
     }
     buf[len++] = '\n';
-    write_all(fd, buf, len);
+    server_log_write(fd, buf, len);
 }
 
 void server_log(const struct server_config *cfg, enum server_log_level level, const char *event,
@@ -254,6 +253,6 @@ void server_log_access(const struct server_config *cfg, const struct server_acce
     }
     api_jsonw_init(&w);
     if (server_log_access_json(a, &w))
-        write_all(cfg->log_fd > 0 ? cfg->log_fd : STDOUT_FILENO, w.buf, w.len);
+        server_log_write(cfg->log_fd > 0 ? cfg->log_fd : STDOUT_FILENO, w.buf, w.len);
     api_jsonw_free(&w);
 }

@@ -53,6 +53,10 @@ bool server_log_access_json(const struct server_access *a, struct api_jsonw *w);
 struct timespec;
 void server_log_time(const struct timespec *ts, char *buf, size_t size);
 
+/* All of buf to fd, retrying short writes and EINTR; what cannot be written is dropped (a log
+ * must never stop the server). */
+void server_log_write(int fd, const char *buf, size_t len);
+
 /* Would a line at this level be written? Lets callers skip building fields. */
 bool server_log_enabled(const struct server_config *cfg, enum server_log_level level);
 

@@ -79,7 +79,8 @@ static void *flusher(void *arg)
         struct timespec until;
 
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += SERVER_ACCESSLOG_FLUSH_MS * 1000000L;
+        until.tv_sec += log->flush_ms / 1000;
+        until.tv_nsec += (long)(log->flush_ms % 1000) * 1000000L;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec += 1;
             until.tv_nsec -= 1000000000L;
@@ -95,7 +96,8 @@ static void *flusher(void *arg)
     return NULL;
 }
 
-bool server_accesslog_start(struct server_accesslog *log, int fd, unsigned threads)
+bool server_accesslog_start(struct server_accesslog *log, int fd, unsigned threads,
+                            unsigned flush_ms)
 {
     pthread_condattr_t attr;
     bool cond_ok;
@@ -103,7 +105,8 @@ bool server_accesslog_start(struct server_accesslog *log, int fd, unsigned threa
     memset(log, 0, sizeof *log);
     log->fd = fd;
     log->generation = atomic_fetch_add(&generations, 1ULL) + 1;
-    if (threads == 0)
+    log->flush_ms = flush_ms;
+    if (threads == 0 || flush_ms == 0)
         return false;
     log->slots = calloc(threads, sizeof *log->slots);
     if (log->slots == NULL)

@@ -4,12 +4,12 @@
  * One write() per request was a fifth of the server's throughput (docs/performance.md): the
  * system call costs more than answering the question. Each worker thread appends its lines to
  * a buffer of its own (a mutex it shares only with the flusher, so never contended on the
- * request path); a buffer is written out when it fills and by a flusher thread every
- * SERVER_ACCESSLOG_FLUSH_MS, and all of them when the log stops. Every write() holds whole
- * lines and at most PIPE_BUF bytes, so a pipe reader (a container runtime, journald) never sees
- * a line cut by another writer's. The price: a line can appear up to SERVER_ACCESSLOG_FLUSH_MS
- * after its request, lines of different workers are ordered by their "time" field rather than
- * by position, and a process killed with SIGKILL loses the lines not yet written.
+ * request path); a buffer is written out when it fills and by a flusher thread every flush_ms
+ * (--access-log-flush-ms, 100 by default), and all of them when the log stops. Every write() holds
+ * whole lines and at most PIPE_BUF bytes, so a pipe reader (a container runtime, journald) never
+ * sees a line cut by another writer's. The price: a line can appear up to flush_ms after its
+ * request, lines of different workers are ordered by their "time" field rather than by position,
+ * and a process killed with SIGKILL loses the lines not yet written.
  */
 #ifndef MEMWALL_SERVER_ACCESSLOG_H
 #define MEMWALL_SERVER_ACCESSLOG_H
@@ -19,8 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SERVER_ACCESSLOG_FLUSH_MS 100
-#define SERVER_ACCESSLOG_BUFFER   (16 * 1024)
+#define SERVER_ACCESSLOG_BUFFER (16 * 1024)
 
 struct server_accesslog_slot;
 
@@ -28,6 +27,7 @@ struct server_accesslog {
     int fd;
     unsigned long long generation; /* unique per start; 0: never started */
     unsigned nslots;
+    unsigned flush_ms;
     atomic_uint claimed; /* slots handed to threads so far */
     struct server_accesslog_slot *slots;
     pthread_t flusher;
@@ -38,9 +38,11 @@ struct server_accesslog {
 };
 
 /* Start a log writing to fd with one buffer for each of up to `threads` writer threads (a
- * thread past that writes its lines directly) and the flusher thread. False without memory or
- * threads; the log then writes every line directly, as before. */
-bool server_accesslog_start(struct server_accesslog *log, int fd, unsigned threads);
+ * thread past that writes its lines directly) and a flusher thread that writes them out every
+ * flush_ms (1..10000). False when flush_ms or threads is 0, or without memory or a thread; the
+ * log then writes every line at once. */
+bool server_accesslog_start(struct server_accesslog *log, int fd, unsigned threads,
+                            unsigned flush_ms);
 
 /* Append one line (with its newline) from the calling thread. */
 void server_accesslog_write(struct server_accesslog *log, const char *line, size_t len);

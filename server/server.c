@@ -685,11 +685,12 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
     pool[1].option = srv->cfg.max_per_ip > 0 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END;
     pool[1].value = (intptr_t)srv->cfg.max_per_ip;
     /* One buffer per MHD worker, and one for a thread MHD may complete requests on while it
-     * stops. Without one (no memory or thread) every line is written directly. */
+     * stops. Without them (flush interval 0, no memory or thread) every line is written at
+     * once. */
     if (srv->cfg.access_log)
         server_accesslog_start(&srv->accesslog,
                                srv->cfg.log_fd > 0 ? srv->cfg.log_fd : STDOUT_FILENO,
-                               srv->cfg.threads + 1);
+                               srv->cfg.threads + 1, srv->cfg.access_log_flush_ms);
     /* one option and its arguments per line */
     /* clang-format off */
     srv->daemon = MHD_start_daemon(

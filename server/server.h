@@ -46,9 +46,11 @@ struct server_config {
     unsigned max_per_ip;      /* open connections per client address; 0 means no limit */
     enum server_log_format log_format;
     enum server_log_level log_level;
-    bool access_log;           /* one line per request */
-    unsigned shutdown_grace_s; /* used by the executable, carried here to be logged */
-    int log_fd;                /* where log lines go; 0 means stdout (stdin is never a log) */
+    bool access_log;              /* one line per request */
+    unsigned access_log_flush_ms; /* JSON request lines are batched per worker and written at
+                                   * least this often (1..10000); 0: each line at once */
+    unsigned shutdown_grace_s;    /* used by the executable, carried here to be logged */
+    int log_fd;                   /* where log lines go; 0 means stdout (stdin is never a log) */
 };
 
 struct server; /* opaque: one running daemon */

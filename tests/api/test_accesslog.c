@@ -100,7 +100,7 @@ START_TEST(lines_whole_once_in_order)
 
     ck_assert_int_eq(pipe(p), 0);
     r.fd = p[0];
-    ck_assert(server_accesslog_start(&log, p[1], WRITERS - 1));
+    ck_assert(server_accesslog_start(&log, p[1], WRITERS - 1, 100));
     pthread_create(&reader, NULL, read_all, &r);
     pthread_create(&events, NULL, write_events, &p[1]);
     for (int i = 0; i < WRITERS; i++) {
@@ -153,7 +153,7 @@ START_TEST(lines_whole_once_in_order)
 END_TEST
 
 /* A lone line reaches the pipe by the flusher within a second (it runs every
- * SERVER_ACCESSLOG_FLUSH_MS), though the buffer is far from full and nothing stops the log. */
+ * 100 ms here), though the buffer is far from full and nothing stops the log. */
 START_TEST(flusher_delivers_without_stop)
 {
     int p[2];
@@ -162,7 +162,7 @@ START_TEST(flusher_delivers_without_stop)
     char buf[64];
 
     ck_assert_int_eq(pipe(p), 0);
-    ck_assert(server_accesslog_start(&log, p[1], 2));
+    ck_assert(server_accesslog_start(&log, p[1], 2, 100));
     server_accesslog_write(&log, "one\n", 4);
     pfd = (struct pollfd){.fd = p[0], .events = POLLIN};
     ck_assert_int_eq(poll(&pfd, 1, 1000), 1);
@@ -177,7 +177,8 @@ START_TEST(flusher_delivers_without_stop)
 }
 END_TEST
 
-/* A log that could not start (no buffers) writes each line at once. */
+/* A log that could not start (no buffers) or was asked for no batching writes each line at
+ * once. */
 START_TEST(unstarted_log_writes_directly)
 {
     int p[2];
@@ -186,7 +187,12 @@ START_TEST(unstarted_log_writes_directly)
 
     ck_assert_int_eq(pipe(p), 0);
     fcntl(p[0], F_SETFL, O_NONBLOCK);
-    ck_assert(!server_accesslog_start(&log, p[1], 0));
+    ck_assert(!server_accesslog_start(&log, p[1], 0, 100));
+    server_accesslog_write(&log, "one\n", 4);
+    ck_assert_int_eq(read(p[0], buf, sizeof buf), 4);
+    server_accesslog_stop(&log);
+    /* a flush interval of 0 (--access-log-flush-ms 0): the same */
+    ck_assert(!server_accesslog_start(&log, p[1], 4, 0));
     server_accesslog_write(&log, "two\n", 4);
     ck_assert_int_eq(read(p[0], buf, sizeof buf), 4);
     server_accesslog_stop(&log);

@@ -387,9 +387,12 @@ START_TEST(test_precedence_and_config_line)
     const char *const plain[] = {"serve", "--port", "0", NULL};
     const char *const flags[] = {"serve", "--port",           "0", "--max-body-bytes",
                                  "200",   "--access-log=off", NULL};
-    const char *const env[] = {"MEMWALL_MAX_BODY_BYTES=100", "MEMWALL_ACCESS_LOG=yes",
+    const char *const env[] = {"MEMWALL_MAX_BODY_BYTES=100",
+                               "MEMWALL_ACCESS_LOG=yes",
                                "MEMWALL_CORS_ORIGINS=https://a.example,http://b.example:81",
-                               "MEMWALL_SHUTDOWN_GRACE=3", NULL};
+                               "MEMWALL_SHUTDOWN_GRACE=3",
+                               "MEMWALL_ACCESS_LOG_FLUSH_MS=0",
+                               NULL};
     json_t *c;
 
     /* the defaults documented in --help */
@@ -405,6 +408,7 @@ START_TEST(test_precedence_and_config_line)
     ck_assert_str_eq(json_string_value(json_object_get(c, "log_format")), "json");
     ck_assert_str_eq(json_string_value(json_object_get(c, "log_level")), "info");
     ck_assert(json_is_true(json_object_get(c, "access_log")));
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "access_log_flush_ms")), 100);
     ck_assert_int_eq(json_integer_value(json_object_get(c, "shutdown_grace_s")), 10);
     ck_assert_int_ge(json_integer_value(json_object_get(c, "threads")), 1);
     json_decref(c);
@@ -415,6 +419,7 @@ START_TEST(test_precedence_and_config_line)
     ck_assert_str_eq(json_string_value(json_object_get(c, "cors_origins")),
                      "https://a.example,http://b.example:81");
     ck_assert_int_eq(json_integer_value(json_object_get(c, "shutdown_grace_s")), 3);
+    ck_assert_int_eq(json_integer_value(json_object_get(c, "access_log_flush_ms")), 0);
     json_decref(c);
 
     c = config_of(flags, env);

@@ -3,7 +3,8 @@
 #
 #   1. wrk, 256 connections (2 threads) for 30 s, soak.lua's mix of valid and invalid requests
 #      over every route: zero 5xx, zero socket errors (connect/read/write/timeout), and the
-#      daemon's RSS at second 29 within 5 % of its RSS at second 10 (VmRSS, /proc/PID/status).
+#      daemon's RSS at second 29 within 5 % or 2 MiB of its RSS at second 10 (VmRSS,
+#      /proc/PID/status).
 #   2. wrk again for 8 s, SIGTERM to the daemon at second 3: it must exit 0 within its grace
 #      period (+2 s). When the daemon has a graceful drain (`memwall serve --help` lists
 #      --shutdown-grace) every request it accepted must be fully answered: its "stopped" log
@@ -69,7 +70,12 @@ echo "soak: requests=$requests 5xx=$n5xx socket_errors=connect:$c,read:$r,write:
 [ -n "$requests" ] && [ "$requests" -gt 0 ] || { echo "soak: FAIL: no requests"; fail=1; }
 [ "$n5xx" = 0 ] || { echo "soak: FAIL: $n5xx replies were 5xx"; fail=1; }
 [ "$c$r$w$t" = 0000 ] || { echo "soak: FAIL: socket errors"; fail=1; }
-awk -v g="$growth" 'BEGIN { exit !(g < 5) }' || { echo "soak: FAIL: RSS grew $growth %"; fail=1; }
+# A leak grows with the requests; the number of connections alive at the two instants moves RSS
+# too (each holds a 16 KiB pool), by up to ~1 MB under a busy neighbour. So the growth fails only
+# when it is both over 5 % and over 2 MiB: at ~30k requests/s over 19 s that still catches a leak
+# of 4 bytes a request.
+awk -v g="$growth" -v a="$rss10" -v b="$rss29" 'BEGIN { exit !(g < 5 || b - a < 2048) }' ||
+    { echo "soak: FAIL: RSS grew $growth % ($((rss29 - rss10)) kB)"; fail=1; }
 kill -TERM "$pid"
 wait "$pid" || { echo "soak: FAIL: memwall exited $? after the soak"; fail=1; }
 pid=

@@ -272,11 +272,6 @@ static const u128 pow10_table[39] = {1ULL,
                                      (u128)10000000000000000000ULL * 1000000000000000000ULL,
                                      (u128)10000000000000000000ULL * 10000000000000000000ULL};
 
-static u128 pow10_u128(int k)
-{
-    return pow10_table[k];
-}
-
 #define P14 100000000000000ULL  /* 10^14: the smallest 15-digit integer */
 #define P15 1000000000000000ULL /* 10^15 */
 
@@ -303,7 +298,7 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
             return false;
         if (e <= 14) {
             /* a * 10^(14-e) = m * 10^(14-e) / 2^-q; m * 10^18 < 2^113, and q > -128 here. */
-            u128 p = (u128)m * pow10_u128(14 - e);
+            u128 p = (u128)m * pow10_table[14 - e];
             int s = -q;
             if (s >= 120 || q > 14)
                 return false;
@@ -318,7 +313,7 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
             }
         } else {
             /* a is an integer below 2^127: a / 10^(e-14). */
-            u128 d = pow10_u128(e - 14), v;
+            u128 d = pow10_table[e - 14], v;
             if (q < 0 || q > 74)
                 return false;
             v = (u128)m << q;

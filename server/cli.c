@@ -81,6 +81,18 @@ struct job {
 };
 
 /* Parse argv into job; returns -1 to go on, else an exit status (already reported). */
+const char *server_cli_option_value(int argc, char **argv, int *i)
+{
+    const char *eq = strchr(argv[*i], '=');
+
+    if (eq != NULL)
+        return eq + 1;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    fprintf(stderr, "memwall: option '%s' needs a value\n", argv[*i]);
+    return NULL;
+}
+
 static int parse_args(int argc, char **argv, struct job *job)
 {
     for (int i = 1; i < argc; i++) {
@@ -114,14 +126,9 @@ static int parse_args(int argc, char **argv, struct job *job)
         name[n] = '\0';
         for (size_t k = 0; k < n; k++) /* --seq-len is --seq_len */
             name[k] = name[k] == '-' ? '_' : name[k];
-        if (eq != NULL) {
-            value = eq + 1;
-        } else if (i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            fprintf(stderr, "memwall: option '%s' needs a value\n", arg);
+        value = server_cli_option_value(argc, argv, &i);
+        if (value == NULL)
             return EXIT_BAD;
-        }
         if (json_object_set_new(job->flags, name, json_string(value)) != 0) {
             fprintf(stderr, "memwall: option '%s': the value must be UTF-8\n", arg);
             return EXIT_BAD;

@@ -14,6 +14,11 @@
 /* Is name one of the CLI's commands (flops, memory, fit, runtime, plan)? */
 bool server_cli_is_command(const char *name);
 
+/* The value of the option argv[*i]: after its '=' ("--name=value"), or the next argument
+ * ("--name value", *i then points at it). NULL, with a message on stderr, when there is none.
+ * Both the commands and `memwall serve` parse their options with it. */
+const char *server_cli_option_value(int argc, char **argv, int *i);
+
 /* Run a command: argv[0] is the command name. Returns the exit status. */
 int server_cli(int argc, char **argv);
 

@@ -363,14 +363,9 @@ static int configure(int argc, char **argv, struct server_config *cfg)
             fprintf(stderr, "memwall: unknown option '%s' (see 'memwall serve --help')\n", arg);
             return EXIT_USAGE;
         }
-        if (eq != NULL) {
-            value = eq + 1;
-        } else if (i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            fprintf(stderr, "memwall: option '%s' needs a value\n", arg);
+        value = server_cli_option_value(argc, argv, &i);
+        if (value == NULL)
             return EXIT_USAGE;
-        }
         if (!apply(s, value, s->flag, cfg))
             return EXIT_USAGE;
         given[s - settings] = true;

@@ -204,6 +204,7 @@ START_TEST(test_bad_usage)
         {{"serve", "--threads", "257", NULL}, NULL, "--threads"},
         {{"serve", "--bind", "not-an-address", NULL}, NULL, "not-an-address"},
         {{"serve", "--port", NULL}, NULL, "--port"},
+        {{"fit", "--params", NULL}, NULL, "--params"}, /* the commands share the option parser */
         {{"serve", NULL}, "MEMWALL_PORT=abc", "MEMWALL_PORT"},
         {{"serve", NULL}, "MEMWALL_THREADS=0", "MEMWALL_THREADS"},
         {{"serve", NULL}, "MEMWALL_BIND=999.1.1.1", "MEMWALL_BIND"},

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accesslog.h"
 #include "jsonw.h"
 #include "log.h"
 
@@ -211,7 +212,9 @@ static void member(struct api_jsonw *w, const char *key, const char *value)
     api_jsonw_string(w, value);
 }
 
-bool server_log_access_json(const struct server_access *a, struct api_jsonw *w)
+/* The JSON access line with its newline into w; false when it must not be written (a string
+ * that is not UTF-8). */
+static bool access_json(const struct server_access *a, struct api_jsonw *w)
 {
     char when[64];
 
@@ -237,7 +240,8 @@ bool server_log_access_json(const struct server_access *a, struct api_jsonw *w)
     return !w->failed;
 }
 
-void server_log_access(const struct server_config *cfg, const struct server_access *a)
+void server_log_access(const struct server_config *cfg, const struct server_access *a,
+                       struct server_accesslog *sink)
 {
     struct api_jsonw w;
 
@@ -252,7 +256,7 @@ void server_log_access(const struct server_config *cfg, const struct server_acce
         return;
     }
     api_jsonw_init(&w);
-    if (server_log_access_json(a, &w))
-        server_log_write(cfg->log_fd > 0 ? cfg->log_fd : STDOUT_FILENO, w.buf, w.len);
+    if (access_json(a, &w))
+        server_accesslog_write(sink, w.buf, w.len);
     api_jsonw_free(&w);
 }

@@ -36,15 +36,12 @@ struct server_access {
 };
 
 /* Write the access line at info level: the same line as server_log() with these members in
- * this order, but in the JSON format streamed without a jansson object, because it is written
- * on every request (docs/performance.md). */
-void server_log_access(const struct server_config *cfg, const struct server_access *a);
-
-/* The JSON access line of server_log_access() with its newline, appended to w; false when it
- * must not be written (a string that is not UTF-8). For writers that buffer lines
- * (accesslog.h). */
-struct api_jsonw;
-bool server_log_access_json(const struct server_access *a, struct api_jsonw *w);
+ * this order. In the JSON format it is streamed without a jansson object, because it is written
+ * on every request (docs/performance.md), and handed to sink, which batches it (or writes it at
+ * once when it was not started); the text format, for terminals, is written at once. */
+struct server_accesslog;
+void server_log_access(const struct server_config *cfg, const struct server_access *a,
+                       struct server_accesslog *sink);
 
 /* ts (CLOCK_REALTIME; before 1970 counts as 1970) as "2026-11-29T15:07:44.573Z": 24 bytes and
  * a NUL, so size >= 25 (else buf is left alone). UTC, milliseconds truncated. Formatted by

@@ -106,10 +106,9 @@ enum MHD_Result server_reply(struct server *srv, struct MHD_Connection *conn, co
             resp->body = NULL;
             resp->body_len = 0;
         }
-    } else if (has_body)
+    } else {
         r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    else
-        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
     if (r != NULL) {
         if (add_headers(srv, conn, method, request_id, resp, has_body, r))
             ret = MHD_queue_response(conn, resp->status, r);

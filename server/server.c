@@ -31,7 +31,6 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "jsonw.h"
 #include "log.h"
 
 /* Per-connection pool for the request line, the headers and the query arguments: the longest
@@ -45,15 +44,14 @@
  * 2000 connections; 16 KiB: 103.2k (docs/performance.md). */
 #define CONNECTION_HEADROOM (8 * (size_t)1024)
 
-size_t server_connection_memory(size_t max_uri_bytes)
+/* The pool for a max_uri_bytes already within 64..SERVER_URI_CEILING (fill_defaults). */
+static size_t connection_memory(size_t max_uri_bytes)
 {
-    size_t uri = max_uri_bytes == 0 ? SERVER_URI_MAX : max_uri_bytes;
-
-    if (uri > SERVER_URI_CEILING)
-        uri = SERVER_URI_CEILING;
-    return (uri + CONNECTION_HEADROOM + 1023) / 1024 * 1024;
+    return (max_uri_bytes + CONNECTION_HEADROOM + 1023) / 1024 * 1024;
 }
 
+/* "[" + an IPv6 address (at most 45) + "]:" + a port (at most 5) + NUL fits with room. */
+#define REMOTE_MAX 64
 /* Body bytes read and dropped after the cap before the connection is simply closed. */
 #define DISCARD_MAX (16 * (size_t)API_BODY_MAX)
 
@@ -71,7 +69,7 @@ struct request {
     char id[SERVER_REQUEST_ID_MAX + 1];
     char method[16];
     char path[SERVER_LOG_PATH_MAX + 4]; /* printable copy for the access log */
-    char remote[64];
+    char remote[REMOTE_MAX];
     size_t discarded; /* body bytes thrown away once too_large */
     char *body;
     size_t body_len, body_cap;
@@ -119,10 +117,15 @@ static void release_request(struct server *srv, struct request *rq, unsigned lon
 /* libmicrohttpd may drop a request between the URI callback and the access handler without
  * ever calling the completion callback (found with a query of ~1 000 arguments, before on_uri
  * cut such queries). Its context would leak and stay "in flight" for ever, so every drain would
- * wait out its whole grace. Each connection's socket context is therefore a slot holding the
- * request the URI callback made and the access handler has not yet seen; the connection's close
- * releases it. */
-static struct request **pending_slot(struct MHD_Connection *conn)
+ * wait out its whole grace. Each connection's context therefore holds the request the URI
+ * callback made and the access handler has not yet seen; the connection's close releases it. */
+struct connection {
+    struct request *pending;
+    char remote[REMOTE_MAX]; /* the client's "a.b.c.d:port" or "[v6]:port", formatted once */
+};
+
+/* The connection's context (see on_connection); NULL only when it could not be allocated. */
+static struct connection *connection_of(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -154,7 +157,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     struct server *srv = cls;
     size_t len = strlen(uri);
     struct request *rq = new_request(srv, len); /* NULL: the access handler retries */
-    struct request **slot = pending_slot(conn);
+    struct connection *cx = connection_of(conn);
     char *query = strchr(uri, '?');
 
     /* Only with a record to remember the refusal in: without one the access handler would
@@ -165,10 +168,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         query[1] = '\0';
     }
 
-    if (slot != NULL) {
-        if (*slot != NULL) /* never seen by the access handler, and the connection went on */
-            release_request(cls, *slot, now_ns());
-        *slot = rq;
+    if (cx != NULL) {
+        if (cx->pending != NULL) /* never seen by the access handler, and the connection went on */
+            release_request(srv, cx->pending, now_ns());
+        cx->pending = rq;
     }
     return rq;
 }
@@ -179,16 +182,8 @@ static void log_access(struct server *srv, const struct request *rq, double dura
                               rq->path,    rq->status,
                               duration_ms, (long long)rq->bytes,
                               rq->id,      rq->remote};
-    struct api_jsonw w;
 
-    if (srv->cfg.log_format == SERVER_LOG_TEXT) { /* for a terminal: written at once */
-        server_log_access(&srv->cfg, &a);
-        return;
-    }
-    api_jsonw_init(&w);
-    if (server_log_access_json(&a, &w))
-        server_accesslog_write(&srv->accesslog, w.buf, w.len);
-    api_jsonw_free(&w);
+    server_log_access(&srv->cfg, &a, &srv->accesslog);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -196,7 +191,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     struct server *srv = cls;
     struct request *rq = *con_cls;
-    struct request **slot;
+    struct connection *cx;
     unsigned long long end, took;
 
     if (rq == NULL)
@@ -210,10 +205,34 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (rq->admitted && srv->cfg.access_log && server_log_enabled(&srv->cfg, SERVER_LOG_INFO))
         log_access(srv, rq, (double)(took / 1000ULL) / 1000.0);
     *con_cls = NULL;
-    slot = pending_slot(conn);
-    if (slot != NULL && *slot == rq) /* MHD may complete a request the handler never saw */
-        *slot = NULL;
+    cx = connection_of(conn);
+    if (cx != NULL && cx->pending == rq) /* MHD may complete a request the handler never saw */
+        cx->pending = NULL;
     release_request(srv, rq, end);
+}
+
+/* The client's address as "a.b.c.d:port" or "[v6]:port" (empty when unknown). */
+static void remote_address(struct MHD_Connection *conn, char *buf, size_t size)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info != NULL ? info->client_addr : NULL;
+    char host[INET6_ADDRSTRLEN];
+
+    buf[0] = '\0';
+    if (sa == NULL)
+        return;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+
+        if (inet_ntop(AF_INET, &in->sin_addr, host, sizeof host) != NULL)
+            snprintf(buf, size, "%s:%u", host, ntohs(in->sin_port));
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
+
+        if (inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host) != NULL)
+            snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
+    }
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -221,19 +240,23 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 {
     struct server *srv = cls;
 
-    (void)conn;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        /* the pending-request slot (see pending_slot); NULL only without memory, and then a
-         * failed request leaks as it did before */
-        *socket_context = calloc(1, sizeof(struct request *));
+        /* NULL only without memory: then a dropped request leaks as it did before, and the
+         * access log shows no address */
+        struct connection *cx = calloc(1, sizeof *cx);
+
+        /* the address is the connection's: formatted here once, not for each request */
+        if (cx != NULL && srv->cfg.access_log)
+            remote_address(conn, cx->remote, sizeof cx->remote);
+        *socket_context = cx;
         atomic_fetch_add(&srv->connections, 1U);
         atomic_store(&srv->last_activity_ns, now_ns()); /* a request may be on its way */
     } else {
-        struct request **slot = *socket_context;
+        struct connection *cx = *socket_context;
 
-        if (slot != NULL && *slot != NULL)
-            release_request(srv, *slot, now_ns());
-        free(slot);
+        if (cx != NULL && cx->pending != NULL)
+            release_request(srv, cx->pending, now_ns());
+        free(cx);
         *socket_context = NULL;
         atomic_fetch_sub(&srv->connections, 1U);
     }
@@ -360,47 +383,6 @@ static void printable(const char *s, char *buf, size_t size)
     buf[n] = '\0';
 }
 
-static void remote_address(struct MHD_Connection *conn, char *buf, size_t size)
-{
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr *sa = info != NULL ? info->client_addr : NULL;
-    char host[INET6_ADDRSTRLEN];
-
-    buf[0] = '\0';
-    if (sa == NULL)
-        return;
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
-        const unsigned char *a = (const unsigned char *)&in->sin_addr;
-        unsigned parts[5] = {a[0], a[1], a[2], a[3], ntohs(in->sin_port)};
-        size_t n = 0;
-
-        /* "a.b.c.d:port" by hand (inet_ntop + snprintf cost ~3k instructions per request);
-         * at most 21 bytes, and size is 64 */
-        if (size < 22)
-            return;
-        for (int i = 0; i < 5; i++) {
-            char digits[5];
-            int nd = 0;
-            unsigned v = parts[i];
-
-            do {
-                digits[nd++] = (char)('0' + v % 10);
-                v /= 10;
-            } while (v != 0);
-            while (nd > 0)
-                buf[n++] = digits[--nd];
-            buf[n++] = i < 3 ? '.' : i == 3 ? ':' : '\0';
-        }
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
-
-        if (inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host) != NULL)
-            snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
-    }
-}
-
 /* First call: headers are in, no body read yet. Note who asked, refuse what we will never
  * serve. */
 static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn, const char *url,
@@ -414,9 +396,12 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn, co
     rq->method_index = server_metrics_method(method);
     request_id(srv, conn, rq->id, sizeof rq->id);
     if (srv->cfg.access_log) {
+        const struct connection *cx = connection_of(conn);
+
         printable(method, rq->method, sizeof rq->method);
         printable(url, rq->path, sizeof rq->path);
-        remote_address(conn, rq->remote, sizeof rq->remote);
+        if (cx != NULL)
+            memcpy(rq->remote, cx->remote, REMOTE_MAX);
     }
     if (rq->uri_len > srv->cfg.max_uri_bytes) {
         snprintf(detail, sizeof detail, "request target longer than %zu bytes",
@@ -535,11 +520,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 {
     struct server *srv = cls;
     struct request *rq = *con_cls;
-    struct request **slot = pending_slot(conn);
+    struct connection *cx = connection_of(conn);
 
     (void)version;
-    if (slot != NULL)
-        *slot = NULL; /* the access handler has seen it: on_completed() releases it */
+    if (cx != NULL)
+        cx->pending = NULL; /* the access handler has seen it: on_completed() releases it */
     if (rq == NULL) {
         /* The URI log callback could not allocate; try once more, measuring the path only. */
         rq = new_request(srv, strlen(url));
@@ -701,7 +686,7 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
         MHD_OPTION_ARRAY, pool,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, server_connection_memory(srv->cfg.max_uri_bytes),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory(srv->cfg.max_uri_bytes),
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,

@@ -55,10 +55,6 @@ struct server_config {
 
 struct server; /* opaque: one running daemon */
 
-/* Bytes of libmicrohttpd's per-connection pool for a max_uri_bytes setting (0: the default):
- * the target plus 8 KiB of headers, so 16 KiB by default. */
-size_t server_connection_memory(size_t max_uri_bytes);
-
 /* Start a daemon with cfg (borrowed; strings must outlive the server). On success *out is a
  * new server to release with server_stop() and the bound port (1..65535) is returned. On
  * failure returns -1, *out is NULL and err (when err_len > 0) holds a one-line reason. */

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inputs.h" /* the input table: bounds, defaults, units */
+
 /* ---------------------------------------------------------------------------------------------
  * Status, problems, enumerations
  * ------------------------------------------------------------------------------------------- */
@@ -180,26 +182,9 @@ struct core_input {
     double global_batch_tokens; /* 0 = batch * seq_len * dp */
 };
 
-/* Set every field to its default. */
+/* Set every field to its default (the input table's dflt column). */
 void core_input_init(struct core_input *in);
 
-/* Input bounds (the API's field table uses these). */
-#define CORE_PARAMS_MAX      1e15
-#define CORE_TOKENS_MAX      1e18
-#define CORE_GPUS_MAX        10000000
-#define CORE_SEQ_LEN_MAX     100000000
-#define CORE_BATCH_MAX       1000000
-#define CORE_LAYERS_MAX      100000
-#define CORE_HIDDEN_MAX      1000000
-#define CORE_HEADS_MAX       100000
-#define CORE_VOCAB_MAX       100000000
-#define CORE_PARALLEL_MAX    1000000 /* tp, pp */
-#define CORE_MEMORY_GB_MAX   1e6
-#define CORE_PEAK_TFLOPS_MIN 1e-3
-#define CORE_PEAK_TFLOPS_MAX 1e9
-#define CORE_MFU_MIN         1e-4
-#define CORE_USD_MAX         1e6
-#define CORE_TPS_MAX         1e18
 
 /* ---------------------------------------------------------------------------------------------
  * Result

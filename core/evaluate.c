@@ -13,154 +13,34 @@
 
 #include "internal.h"
 
-#define DEFAULT_SEQ_LEN 512
-#define DEFAULT_TOKENS  1.4e12
-#define DEFAULT_MFU     0.5
-
 void core_input_init(struct core_input *in)
 {
     memset(in, 0, sizeof *in);
-    in->preset = -1;
-    in->gated_mlp = CORE_FLAG_AUTO;
-    in->tied_embeddings = CORE_FLAG_AUTO;
-    in->batch = 1;
-    in->seq_len = DEFAULT_SEQ_LEN;
-    in->tokens = DEFAULT_TOKENS;
-    in->precision = CORE_PREC_BF16;
-    in->grad_precision = -1;
-    in->master_weights = CORE_FLAG_AUTO;
-    in->optimizer = CORE_OPT_ADAMW;
-    in->checkpointing = CORE_CKPT_NONE;
-    in->flash_attention = false;
-    in->attention_flops = CORE_ATTN_FULL;
-    in->gpus = 1;
-    in->gpu = CORE_GPU_DEFAULT;
-    in->zero_stage = 3;
-    in->tp = 1;
-    in->pp = 1;
-    in->sequence_parallel = CORE_FLAG_AUTO;
-    in->mfu = DEFAULT_MFU;
-    in->count = CORE_COUNT_SIX_ND;
-    in->usd_per_gpu_hour = -1.0;
+    for (size_t i = 0; i < core_input_count; i++)
+        core_input_store_default(&core_inputs[i], in);
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Raw ranges, one table row per numeric field. "zero_ok" marks the 0 = not given fields.
+ * Raw ranges: every row of the input table. The api layer checks the same rows (a range error
+ * is its 400), so a problem here means a caller that bypassed it (a fuzzer, a test, the planner).
  * ------------------------------------------------------------------------------------------- */
 
-struct int_bound {
-    const char *field;
-    size_t offset;
-    int64_t min, max;
-    bool zero_ok;
-};
-
-#define IB(name, member, lo, hi, z)                                                                \
-    {                                                                                              \
-        name, offsetof(struct core_input, member), lo, hi, z                                       \
-    }
-static const struct int_bound int_bounds[] = {
-    IB("params", params, 1, (int64_t)CORE_PARAMS_MAX, true),
-    IB("active_params", active_params, 1, (int64_t)CORE_PARAMS_MAX, true),
-    IB("layers", layers, 1, CORE_LAYERS_MAX, true),
-    IB("hidden", hidden, 1, CORE_HIDDEN_MAX, true),
-    IB("heads", heads, 1, CORE_HEADS_MAX, true),
-    IB("kv_heads", kv_heads, 1, CORE_HEADS_MAX, true),
-    IB("head_dim", head_dim, 1, CORE_HIDDEN_MAX, true),
-    IB("ffn_hidden", ffn_hidden, 1, 64LL * CORE_HIDDEN_MAX, true),
-    IB("vocab", vocab, 1, CORE_VOCAB_MAX, true),
-    IB("batch", batch, 1, CORE_BATCH_MAX, false),
-    IB("seq_len", seq_len, 1, CORE_SEQ_LEN_MAX, false),
-    IB("gpus", gpus, 1, CORE_GPUS_MAX, false),
-    IB("tp", tp, 1, CORE_PARALLEL_MAX, false),
-    IB("pp", pp, 1, CORE_PARALLEL_MAX, false),
-};
-
-struct real_bound {
-    const char *field;
-    size_t offset;
-    double min, max;
-    bool zero_ok;
-};
-
-#define RB(name, member, lo, hi, z)                                                                \
-    {                                                                                              \
-        name, offsetof(struct core_input, member), lo, hi, z                                       \
-    }
-static const struct real_bound real_bounds[] = {
-    RB("tokens", tokens, 1.0, CORE_TOKENS_MAX, false),
-    RB("memory_gb", memory_gb, 1e-9, CORE_MEMORY_GB_MAX, true),
-    RB("peak_tflops", peak_tflops, CORE_PEAK_TFLOPS_MIN, CORE_PEAK_TFLOPS_MAX, true),
-    RB("reserve_gb", reserve_gb, 0.0, CORE_MEMORY_GB_MAX, true),
-    RB("mfu", mfu, CORE_MFU_MIN, 1.0, false),
-    RB("tokens_per_second", tokens_per_second, 1e-9, CORE_TPS_MAX, true),
-    RB("global_batch_tokens", global_batch_tokens, 1.0, CORE_TOKENS_MAX, true),
-};
-
-/* Small enumerations and indexes: value must lie in [min, max]. */
-struct choice {
-    const char *field;
-    int value, min, max;
-};
-
-static void check_ints(const struct core_input *in, struct core_problems *p)
+static void check_row(const struct core_input_spec *spec, const void *base,
+                      struct core_problems *p)
 {
-    for (size_t i = 0; i < sizeof int_bounds / sizeof int_bounds[0]; i++) {
-        const struct int_bound *b = &int_bounds[i];
-        int64_t v;
-        memcpy(&v, (const char *)in + b->offset, sizeof v);
-        if ((v == 0 && b->zero_ok) || (v >= b->min && v <= b->max))
-            continue;
-        core_problem_add(p, b->field, "%lld is outside [%lld, %lld]", (long long)v,
-                         (long long)b->min, (long long)b->max);
-    }
-}
-
-static void check_reals(const struct core_input *in, struct core_problems *p)
-{
-    for (size_t i = 0; i < sizeof real_bounds / sizeof real_bounds[0]; i++) {
-        const struct real_bound *b = &real_bounds[i];
-        double v;
-        memcpy(&v, (const char *)in + b->offset, sizeof v);
-        if ((v == 0 && b->zero_ok) || (v >= b->min && v <= b->max)) /* false for NaN */
-            continue;
-        core_problem_add(p, b->field, "%g is outside [%g, %g]", v, b->min, b->max);
-    }
-    /* Any negative price means "not given"; NaN and inf are refused. */
-    if (!isfinite(in->usd_per_gpu_hour) || in->usd_per_gpu_hour > CORE_USD_MAX)
-        core_problem_add(p, "usd_per_gpu_hour", "must be a finite price of at most %g",
-                         CORE_USD_MAX);
-}
-
-static void check_choices(const struct core_input *in, struct core_problems *p)
-{
-    const struct choice choices[] = {
-        {"model", in->preset, -1, (int)core_preset_count - 1},
-        {"gpu", in->gpu, 0, (int)core_gpu_count - 1},
-        {"precision", (int)in->precision, CORE_PREC_BF16, CORE_PREC_FP8},
-        /* Gradients are kept in bf16, fp16 or fp32 (an fp8 run keeps bf16 gradients). */
-        {"grad_precision", in->grad_precision, -1, CORE_PREC_FP32},
-        {"optimizer", (int)in->optimizer, CORE_OPT_ADAMW, CORE_OPT_ADAFACTOR},
-        {"checkpointing", (int)in->checkpointing, CORE_CKPT_NONE, CORE_CKPT_FULL},
-        {"attention_flops", (int)in->attention_flops, CORE_ATTN_FULL, CORE_ATTN_CAUSAL},
-        {"count", (int)in->count, CORE_COUNT_SIX_ND, CORE_COUNT_HARDWARE},
-        {"zero_stage", in->zero_stage, 0, 3},
-        {"gated_mlp", (int)in->gated_mlp, CORE_FLAG_AUTO, CORE_FLAG_YES},
-        {"tied_embeddings", (int)in->tied_embeddings, CORE_FLAG_AUTO, CORE_FLAG_YES},
-        {"master_weights", (int)in->master_weights, CORE_FLAG_AUTO, CORE_FLAG_YES},
-        {"sequence_parallel", (int)in->sequence_parallel, CORE_FLAG_AUTO, CORE_FLAG_YES},
-    };
-
-    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++)
-        if (choices[i].value < choices[i].min || choices[i].value > choices[i].max)
-            core_problem_add(p, choices[i].field, "%d is not a valid choice", choices[i].value);
+    if (core_input_valid(spec, base))
+        return;
+    if (spec->kind == CORE_KIND_INT || spec->kind == CORE_KIND_SIZE || spec->kind == CORE_KIND_REAL)
+        core_problem_add(p, spec->name, "must be %s %.15g and <= %.15g",
+                         spec->min_exclusive ? ">" : ">=", spec->min, spec->max);
+    else
+        core_problem_add(p, spec->name, "not a valid choice");
 }
 
 static bool check_ranges(const struct core_input *in, struct core_problems *p)
 {
-    check_ints(in, p);
-    check_reals(in, p);
-    check_choices(in, p);
+    for (size_t i = 0; i < core_input_count; i++)
+        check_row(&core_inputs[i], in, p);
     return p->count == 0;
 }
 

@@ -39,10 +39,8 @@ void core_plan_input_init(struct core_plan_input *in)
 {
     memset(in, 0, sizeof *in);
     core_input_init(&in->base);
-    in->budget_usd = -1.0;
-    in->gpus_max = CORE_PLAN_GPUS_DEFAULT;
-    for (int i = 0; i < CORE_PLAN_GPU_MAX; i++)
-        in->usd_per_gpu_hour[i] = -1.0;
+    for (size_t i = 0; i < core_plan_input_count; i++)
+        core_input_store_default(&core_plan_inputs[i], in);
 }
 
 double core_plan_effective_mfu(double mfu, double recompute_factor, int64_t pp, int64_t m,
@@ -413,14 +411,14 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
 
 static void check_plan_ranges(const struct core_plan_input *in, struct core_problems *p)
 {
-    if (!(in->gpus_max >= 1 && in->gpus_max <= CORE_PLAN_GPUS_MAX))
-        core_problem_add(p, "gpus_max", "%lld is outside [1, %d]", (long long)in->gpus_max,
-                         CORE_PLAN_GPUS_MAX);
-    if (!(in->deadline_days >= 0 && in->deadline_days <= CORE_PLAN_DEADLINE_MAX))
-        core_problem_add(p, "deadline_days", "must be a number of days in (0, %g]",
-                         CORE_PLAN_DEADLINE_MAX);
-    if (!(in->budget_usd <= CORE_PLAN_BUDGET_MAX) || isnan(in->budget_usd))
-        core_problem_add(p, "budget_usd", "must be at most %g", CORE_PLAN_BUDGET_MAX);
+    /* The scalar rows of /plan's input table; the GPU list and the prices are checked below. */
+    for (size_t i = 0; i < core_plan_input_count; i++) {
+        const struct core_input_spec *spec = &core_plan_inputs[i];
+        if (spec->store != CORE_STORE_GPUS && spec->store != CORE_STORE_PRICES &&
+            !core_input_valid(spec, in))
+            core_problem_add(p, spec->name, "must be %s %.15g and <= %.15g",
+                             spec->min_exclusive ? ">" : ">=", spec->min, spec->max);
+    }
     if (in->gpu_count < 0 || in->gpu_count > CORE_PLAN_GPU_MAX)
         core_problem_add(p, "gpu", "at most %d GPU types", CORE_PLAN_GPU_MAX);
     for (int i = 0; i < in->gpu_count && i < CORE_PLAN_GPU_MAX; i++)

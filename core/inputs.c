@@ -1,0 +1,267 @@
+/*
+ * inputs.c - the input table (see inputs.h): every input's kind, bounds, default, unit and doc.
+ *
+ * Rows are in the order the API documents them. The bounds keep every product the model forms
+ * inside int64 and finite doubles (docs/model.md, "Inputs"); defaults reproduce the lesson's
+ * calculator (7B, bf16 AdamW, T 512, B 1, one 80 GB H100, 50 % MFU).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core.h"
+#include "inputs.h"
+
+/* Enums are stored through an int; C only promises "some integer type", so check it here. */
+_Static_assert(sizeof(enum core_precision) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_optimizer) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_checkpointing) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_attention_flops) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_count) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_flag) == sizeof(int), "enum size");
+_Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
+
+/* Gradients are kept in bf16, fp16 or fp32 (an fp8 run keeps bf16 gradients): the first three
+ * precisions, in enum order. */
+static const char *const grad_precision_names[] = {"bf16", "fp16", "fp32"};
+
+#define AT(member)  offsetof(struct core_input, member)
+#define PAT(member) offsetof(struct core_plan_input, member)
+#define CHOICES(a)  a, (int)(sizeof(a) / sizeof((a)[0]))
+#define NO_CHOICES  NULL, 0
+
+/* Row builders: one per kind of value, so each row reads as name, bounds, default, unit, doc. */
+#define INT_ROW(name, member, lo, hi, def, unset, unit, ddoc, doc)                                  \
+    {name, CORE_KIND_INT, CORE_STORE_I64, AT(member), lo, hi, false, def, unset,                   \
+     false, false, false, NO_CHOICES, unit, ddoc, doc}
+#define SIZE_ROW(name, store, member, lo, hi, def, unset, unit, ddoc, doc)                          \
+    {name, CORE_KIND_SIZE, store, AT(member), lo, hi, false, def, unset,                           \
+     false, false, false, NO_CHOICES, unit, ddoc, doc}
+#define REAL_ROW(name, member, lo, hi, excl, def, unset, nullable, unit, ddoc, doc)                 \
+    {name, CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(member), lo, hi, excl, def, unset,                \
+     nullable, false, false, NO_CHOICES, unit, ddoc, doc}
+#define FLAG_ROW(name, member, ddoc, doc)                                                           \
+    {name, CORE_KIND_FLAG, CORE_STORE_INT, AT(member), 0, 0, false, CORE_FLAG_AUTO, true,          \
+     false, false, false, NO_CHOICES, "", ddoc, doc}
+#define CHOICE_ROW(name, member, names, def, unset, ddoc, doc)                                      \
+    {name, CORE_KIND_CHOICE, CORE_STORE_INT, AT(member), 0, 0, false, def, unset,                  \
+     false, false, false, CHOICES(names), "", ddoc, doc}
+
+/* clang-format off */
+const struct core_input_spec core_inputs[] = {
+    {"model", CORE_KIND_PRESET, CORE_STORE_INT, AT(preset), 0, 0, false, -1, true, true, false,
+     false, NO_CHOICES, "",
+     "none: the shape comes from layers and hidden, or is inferred from params",
+     "model preset id (GET /models); fills the architecture and N"},
+    SIZE_ROW("params", CORE_STORE_I64, params, 1, CORE_PARAMS_MAX, 0, true, "parameters",
+             "the architecture's count, else 7e9", "N, total parameters"),
+    SIZE_ROW("active_params", CORE_STORE_I64, active_params, 1, CORE_PARAMS_MAX, 0, true,
+             "parameters", "params", "parameters active per token (mixture-of-experts); FLOPs use it"),
+    INT_ROW("layers", layers, 1, CORE_LAYERS_MAX, 0, true, "layers",
+            "the preset's, else inferred from params", "L, Transformer layers"),
+    INT_ROW("hidden", hidden, 1, CORE_HIDDEN_MAX, 0, true, "elements",
+            "the preset's, else inferred from params", "d, hidden size"),
+    INT_ROW("heads", heads, 1, CORE_HEADS_MAX, 0, true, "heads",
+            "the preset's, else hidden/128 when it divides, else hidden/64, else 1",
+            "a, attention heads"),
+    INT_ROW("kv_heads", kv_heads, 1, CORE_HEADS_MAX, 0, true, "heads", "heads",
+            "k, key/value heads (GQA when k < a); must divide heads"),
+    INT_ROW("head_dim", head_dim, 1, CORE_HIDDEN_MAX, 0, true, "elements", "hidden/heads",
+            "h_d, size of one attention head"),
+    INT_ROW("ffn_hidden", ffn_hidden, 1, CORE_FFN_HIDDEN_MAX, 0, true, "elements",
+            "4*hidden, or 256*ceil((8*hidden/3)/256) when gated_mlp", "f, MLP inner size"),
+    INT_ROW("vocab", vocab, 1, CORE_VOCAB_MAX, 0, true, "tokens", "the preset's, else 32000",
+            "V, vocabulary size"),
+    FLAG_ROW("gated_mlp", gated_mlp, "the preset's, else false",
+             "SwiGLU-style gated MLP (3*d*f weights instead of 2*d*f)"),
+    FLAG_ROW("tied_embeddings", tied_embeddings, "the preset's, else false",
+             "input and output embeddings shared (V*d once instead of twice)"),
+    {"batch", CORE_KIND_INT, CORE_STORE_I64, AT(batch), 1, CORE_BATCH_MAX, false, 1, false,
+     false, false, true, NO_CHOICES, "sequences", NULL, "b, micro-batch per GPU"},
+    INT_ROW("seq_len", seq_len, 1, CORE_SEQ_LEN_MAX, 512, false, "tokens", NULL,
+            "T (s), sequence length"),
+    SIZE_ROW("tokens", CORE_STORE_DOUBLE, tokens, 1, CORE_TOKENS_MAX, 1.4e12, false, "tokens",
+             NULL, "D, training tokens"),
+    CHOICE_ROW("precision", precision, core_precision_names, CORE_PREC_BF16, false, NULL,
+               "training precision: bf16/fp16/fp8 mixed precision, fp32 on tf32 units"),
+    CHOICE_ROW("grad_precision", grad_precision, grad_precision_names, -1, true,
+               "as the weights (bf16 for fp8)", "gradient precision"),
+    FLAG_ROW("master_weights", master_weights, "true for bf16/fp16/fp8, false for fp32",
+             "keep an fp32 master copy of the weights (4 bytes/parameter)"),
+    CHOICE_ROW("optimizer", optimizer, core_optimizer_names, CORE_OPT_ADAMW, false, NULL,
+               "optimizer; sets the moment bytes per parameter"),
+    {"checkpointing", CORE_KIND_CHOICE, CORE_STORE_INT, AT(checkpointing), 0, 0, false,
+     CORE_CKPT_NONE, false, false, true, true, CHOICES(core_checkpointing_names), "", NULL,
+     "activation checkpointing (Korthikanti et al. 2022); true = full, false = none"},
+    {"flash_attention", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(flash_attention), 0, 0, false, 0,
+     false, false, false, false, NO_CHOICES, "", NULL,
+     "attention scores not materialized (drops the 5*a*s^2*b activation term)"},
+    CHOICE_ROW("attention_flops", attention_flops, core_attention_flops_names, CORE_ATTN_FULL,
+               false, NULL, "attention FLOPs convention: full (PaLM, the lesson) or causal (halved)"),
+    {"gpus", CORE_KIND_INT, CORE_STORE_I64, AT(gpus), 1, CORE_GPUS_MAX, false, 1, false, false,
+     false, true, NO_CHOICES, "GPUs", NULL, "G, number of GPUs; a multiple of tp*pp"},
+    {"gpu", CORE_KIND_GPU, CORE_STORE_INT, AT(gpu), 0, 0, false, CORE_GPU_DEFAULT, false, false,
+     false, false, NO_CHOICES, "", NULL, "GPU catalog id (GET /gpus); sets memory and peak"},
+    {"zero_stage", CORE_KIND_INT, CORE_STORE_INT, AT(zero_stage), 0, 3, false, 3, false, false,
+     false, true, NO_CHOICES, "", NULL,
+     "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +weights (FSDP)"},
+    {"tp", CORE_KIND_INT, CORE_STORE_I64, AT(tp), 1, CORE_PARALLEL_MAX, false, 1, false, false,
+     false, true, NO_CHOICES, "GPUs", NULL, "t, tensor-parallel size"},
+    {"pp", CORE_KIND_INT, CORE_STORE_I64, AT(pp), 1, CORE_PARALLEL_MAX, false, 1, false, false,
+     false, true, NO_CHOICES, "GPUs", NULL, "p, pipeline-parallel size"},
+    {"sequence_parallel", CORE_KIND_FLAG, CORE_STORE_INT, AT(sequence_parallel), 0, 0, false,
+     CORE_FLAG_AUTO, true, false, false, true, NO_CHOICES, "", "true when tp > 1",
+     "Megatron sequence parallelism (activations divided by t)"},
+    REAL_ROW("memory_gb", memory_gb, CORE_MEMORY_GB_MIN, CORE_MEMORY_GB_MAX, false, 0, true,
+             false, "GB", "the catalog value of gpu", "per-GPU memory (decimal GB, 1e9 bytes)"),
+    REAL_ROW("peak_tflops", peak_tflops, CORE_PEAK_TFLOPS_MIN, CORE_PEAK_TFLOPS_MAX, false, 0,
+             true, false, "TFLOP/s", "the catalog value of gpu for precision",
+             "peak dense throughput per GPU"),
+    REAL_ROW("reserve_gb", reserve_gb, 0, CORE_MEMORY_GB_MAX, false, 0, false, false, "GB", NULL,
+             "per-GPU memory held back from capacity"),
+    REAL_ROW("mfu", mfu, CORE_MFU_MIN, 1, false, 0.5, false, false, "fraction of peak", NULL,
+             "model FLOPs utilization assumed for the runtime"),
+    CHOICE_ROW("count", count, core_count_names, CORE_COUNT_SIX_ND, false, NULL,
+               "which FLOPs the runtime divides: six_nd, model (+attention), hardware (+recompute)"),
+    REAL_ROW("usd_per_gpu_hour", usd_per_gpu_hour, 0, CORE_USD_MAX, false, -1, true, true,
+             "USD per GPU-hour", "none (no cost)", "price per GPU-hour; adds runtime.cost_usd"),
+    {"tokens_per_second", CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(tokens_per_second), 0,
+     CORE_TPS_MAX, true, 0, true, true, false, true, NO_CHOICES, "tokens/s", "none",
+     "measured cluster throughput; the runtime uses it and reports the achieved MFU"},
+    SIZE_ROW("global_batch_tokens", CORE_STORE_DOUBLE, global_batch_tokens, 1, CORE_TOKENS_MAX, 0,
+             true, "tokens", "batch*seq_len*dp", "tokens per optimizer step across the cluster"),
+};
+
+const struct core_input_spec core_plan_inputs[] = {
+    {"gpu", CORE_KIND_GPUS, CORE_STORE_GPUS, PAT(gpu_count), 0, 0, false, 0, true, false, false,
+     false, NO_CHOICES, "", "every catalog GPU that supports the precision",
+     "GPU catalog id, or a list of them, to search"},
+    {"usd_per_gpu_hour", CORE_KIND_PRICES, CORE_STORE_PRICES, PAT(usd_per_gpu_hour), 0,
+     CORE_USD_MAX, false, -1, true, true, false, false, NO_CHOICES, "USD per GPU-hour",
+     "none (rank by GPU-hours)", "price for every GPU, or prices by GPU id; ranks by cost"},
+    {"deadline_days", CORE_KIND_REAL, CORE_STORE_DOUBLE, PAT(deadline_days), 0,
+     CORE_PLAN_DEADLINE_MAX, true, 0, true, true, false, false, NO_CHOICES, "days", "none",
+     "longest acceptable run"},
+    {"budget_usd", CORE_KIND_REAL, CORE_STORE_DOUBLE, PAT(budget_usd), 0, CORE_PLAN_BUDGET_MAX,
+     false, -1, true, true, false, false, NO_CHOICES, "USD", "none",
+     "largest acceptable cost (needs a price)"},
+    {"gpus_max", CORE_KIND_INT, CORE_STORE_I64, PAT(gpus_max), 1, CORE_PLAN_GPUS_MAX, false,
+     CORE_PLAN_GPUS_DEFAULT, false, false, false, false, NO_CHOICES, "GPUs", NULL,
+     "largest cluster searched"},
+};
+/* clang-format on */
+
+const size_t core_input_count = sizeof core_inputs / sizeof core_inputs[0];
+const size_t core_plan_input_count = sizeof core_plan_inputs / sizeof core_plan_inputs[0];
+
+static bool name_is(const char *name, size_t len, const char *want)
+{
+    return strlen(want) == len && memcmp(name, want, len) == 0;
+}
+
+const struct core_input_spec *core_input_find(const char *name, size_t len, bool plan)
+{
+    if (plan)
+        for (size_t i = 0; i < core_plan_input_count; i++)
+            if (name_is(name, len, core_plan_inputs[i].name))
+                return &core_plan_inputs[i];
+    for (size_t i = 0; i < core_input_count; i++)
+        if (name_is(name, len, core_inputs[i].name))
+            return &core_inputs[i];
+    return NULL;
+}
+
+void core_input_store_default(const struct core_input_spec *spec, void *base)
+{
+    char *dst = (char *)base + spec->offset;
+    int64_t i64 = (int64_t)spec->dflt;
+    int i = (int)spec->dflt;
+    bool b = spec->dflt != 0;
+
+    switch (spec->store) {
+    case CORE_STORE_I64:
+        memcpy(dst, &i64, sizeof i64);
+        break;
+    case CORE_STORE_INT:
+        memcpy(dst, &i, sizeof i);
+        break;
+    case CORE_STORE_DOUBLE:
+        memcpy(dst, &spec->dflt, sizeof spec->dflt);
+        break;
+    case CORE_STORE_BOOL:
+        memcpy(dst, &b, sizeof b);
+        break;
+    case CORE_STORE_GPUS: {
+        struct core_plan_input *plan = base;
+        plan->gpu_count = 0;
+        break;
+    }
+    case CORE_STORE_PRICES: {
+        struct core_plan_input *plan = base;
+        for (int g = 0; g < CORE_PLAN_GPU_MAX; g++)
+            plan->usd_per_gpu_hour[g] = spec->dflt;
+        break;
+    }
+    }
+}
+
+/* The stored value as a double (exact for every int and for int64 below 2^53; larger int64
+ * values are out of every row's bounds anyway). */
+static double stored_number(const struct core_input_spec *spec, const void *base)
+{
+    const char *src = (const char *)base + spec->offset;
+    int64_t i64;
+    int i;
+    double d;
+    bool b;
+
+    switch (spec->store) {
+    case CORE_STORE_I64:
+        memcpy(&i64, src, sizeof i64);
+        return (double)i64;
+    case CORE_STORE_INT:
+        memcpy(&i, src, sizeof i);
+        return i;
+    case CORE_STORE_DOUBLE:
+        memcpy(&d, src, sizeof d);
+        return d;
+    case CORE_STORE_BOOL:
+        memcpy(&b, src, sizeof b);
+        return b;
+    case CORE_STORE_GPUS:
+    case CORE_STORE_PRICES:
+        break;
+    }
+    return 0;
+}
+
+bool core_input_valid(const struct core_input_spec *spec, const void *base)
+{
+    double v = stored_number(spec, base);
+
+    if (spec->unset && v == spec->dflt)
+        return true;
+    switch (spec->kind) {
+    case CORE_KIND_INT:
+        if (v != floor(v))
+            return false;
+        /* fall through */
+    case CORE_KIND_SIZE:
+    case CORE_KIND_REAL:
+        return (spec->min_exclusive ? v > spec->min : v >= spec->min) && v <= spec->max;
+    case CORE_KIND_BOOL:
+        return true;
+    case CORE_KIND_FLAG:
+        return v == CORE_FLAG_NO || v == CORE_FLAG_YES;
+    case CORE_KIND_CHOICE:
+        return v >= 0 && v < spec->choice_count;
+    case CORE_KIND_GPU:
+        return v >= 0 && v < (double)core_gpu_count;
+    case CORE_KIND_PRESET:
+        return v >= 0 && v < (double)core_preset_count;
+    case CORE_KIND_GPUS:
+    case CORE_KIND_PRICES:
+    case CORE_KIND_COUNT:
+        break;
+    }
+    return true;
+}

@@ -98,6 +98,8 @@ json_t *api_encode_plan(const struct core_plan_input *in, const struct core_plan
                         const struct core_plan *plans, const struct core_plan *pareto,
                         double elapsed_seconds);
 json_t *api_encode_gpus(void);
+/* GET /inputs: the input table (inputs_doc.c). */
+json_t *api_encode_input_table(void);
 json_t *api_encode_models(void);
 
 #endif

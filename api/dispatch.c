@@ -375,7 +375,9 @@ static void handle_catalog(const struct route *route, const struct api_request *
         return;
     }
     api_reply_json(resp, 200, API_CT_JSON,
-                   strcmp(route->path, "/gpus") == 0 ? api_encode_gpus() : api_encode_models());
+                   strcmp(route->path, "/gpus") == 0     ? api_encode_gpus()
+                   : strcmp(route->path, "/models") == 0 ? api_encode_models()
+                                                         : api_encode_input_table());
 }
 
 static const struct route routes[] = {
@@ -388,6 +390,7 @@ static const struct route routes[] = {
     {"/plan", M_POST | M_OPTIONS, ALLOW_PLAN, handle_plan, NULL},
     {"/gpus", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},
     {"/models", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},
+    {"/inputs", M_GET | M_HEAD | M_OPTIONS, ALLOW_CATALOG, handle_catalog, NULL},
 };
 
 const char *api_route_path(size_t i)

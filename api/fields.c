@@ -100,7 +100,8 @@ static bool choice_text(const struct core_input_spec *f, const char *s, size_t l
             v->index = i;
             return true;
         }
-    api_list_names(msg, size, f->bool_alias ? "expected a boolean or one of: " : "expected one of: ",
+    api_list_names(msg, size,
+                   f->bool_alias ? "expected a boolean or one of: " : "expected one of: ",
                    f->choices, (size_t)f->choice_count);
     return false;
 }
@@ -384,8 +385,8 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
             api_errors_add(errors, f->name, strlen(f->name), msg);
             continue;
         }
-        finish(f, kind_ops[f->kind].text(f, p->value, p->value_len, &v, msg, sizeof msg), &v,
-               msg, (char *)in, errors);
+        finish(f, kind_ops[f->kind].text(f, p->value, p->value_len, &v, msg, sizeof msg), &v, msg,
+               (char *)in, errors);
     }
     return json_array_size(errors) == before;
 }

@@ -111,4 +111,3 @@ int api_parse_bool(const char *s, size_t len)
         return 0;
     return -1;
 }
-

@@ -185,7 +185,6 @@ struct core_input {
 /* Set every field to its default (the input table's dflt column). */
 void core_input_init(struct core_input *in);
 
-
 /* ---------------------------------------------------------------------------------------------
  * Result
  * ------------------------------------------------------------------------------------------- */

@@ -25,8 +25,7 @@ void core_input_init(struct core_input *in)
  * is its 400), so a problem here means a caller that bypassed it (a fuzzer, a test, the planner).
  * ------------------------------------------------------------------------------------------- */
 
-static void check_row(const struct core_input_spec *spec, const void *base,
-                      struct core_problems *p)
+static void check_row(const struct core_input_spec *spec, const void *base, struct core_problems *p)
 {
     if (core_input_valid(spec, base))
         return;

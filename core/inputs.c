@@ -30,21 +30,31 @@ static const char *const grad_precision_names[] = {"bf16", "fp16", "fp32"};
 #define NO_CHOICES  NULL, 0
 
 /* Row builders: one per kind of value, so each row reads as name, bounds, default, unit, doc. */
-#define INT_ROW(name, member, lo, hi, def, unset, unit, ddoc, doc)                                  \
-    {name, CORE_KIND_INT, CORE_STORE_I64, AT(member), lo, hi, false, def, unset,                   \
-     false, false, false, NO_CHOICES, unit, ddoc, doc}
-#define SIZE_ROW(name, store, member, lo, hi, def, unset, unit, ddoc, doc)                          \
-    {name, CORE_KIND_SIZE, store, AT(member), lo, hi, false, def, unset,                           \
-     false, false, false, NO_CHOICES, unit, ddoc, doc}
-#define REAL_ROW(name, member, lo, hi, excl, def, unset, nullable, unit, ddoc, doc)                 \
-    {name, CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(member), lo, hi, excl, def, unset,                \
-     nullable, false, false, NO_CHOICES, unit, ddoc, doc}
-#define FLAG_ROW(name, member, ddoc, doc)                                                           \
-    {name, CORE_KIND_FLAG, CORE_STORE_INT, AT(member), 0, 0, false, CORE_FLAG_AUTO, true,          \
-     false, false, false, NO_CHOICES, "", ddoc, doc}
-#define CHOICE_ROW(name, member, names, def, unset, ddoc, doc)                                      \
-    {name, CORE_KIND_CHOICE, CORE_STORE_INT, AT(member), 0, 0, false, def, unset,                  \
-     false, false, false, CHOICES(names), "", ddoc, doc}
+#define INT_ROW(name, member, lo, hi, def, unset, unit, ddoc, doc)                                 \
+    {                                                                                              \
+        name, CORE_KIND_INT, CORE_STORE_I64, AT(member), lo, hi, false, def, unset, false, false,  \
+            false, NO_CHOICES, unit, ddoc, doc                                                     \
+    }
+#define SIZE_ROW(name, store, member, lo, hi, def, unset, unit, ddoc, doc)                         \
+    {                                                                                              \
+        name, CORE_KIND_SIZE, store, AT(member), lo, hi, false, def, unset, false, false, false,   \
+            NO_CHOICES, unit, ddoc, doc                                                            \
+    }
+#define REAL_ROW(name, member, lo, hi, excl, def, unset, nullable, unit, ddoc, doc)                \
+    {                                                                                              \
+        name, CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(member), lo, hi, excl, def, unset, nullable,   \
+            false, false, NO_CHOICES, unit, ddoc, doc                                              \
+    }
+#define FLAG_ROW(name, member, ddoc, doc)                                                          \
+    {                                                                                              \
+        name, CORE_KIND_FLAG, CORE_STORE_INT, AT(member), 0, 0, false, CORE_FLAG_AUTO, true,       \
+            false, false, false, NO_CHOICES, "", ddoc, doc                                         \
+    }
+#define CHOICE_ROW(name, member, names, def, unset, ddoc, doc)                                     \
+    {                                                                                              \
+        name, CORE_KIND_CHOICE, CORE_STORE_INT, AT(member), 0, 0, false, def, unset, false, false, \
+            false, CHOICES(names), "", ddoc, doc                                                   \
+    }
 
 /* clang-format off */
 const struct core_input_spec core_inputs[] = {

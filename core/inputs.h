@@ -39,16 +39,16 @@
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
-    CORE_KIND_INT,     /* integral number */
-    CORE_KIND_SIZE,    /* number; the api also takes an SI suffix ("7B", "1.4T") */
-    CORE_KIND_REAL,    /* number */
-    CORE_KIND_BOOL,    /* boolean */
-    CORE_KIND_FLAG,    /* boolean whose default is derived (stored as enum core_flag) */
-    CORE_KIND_CHOICE,  /* one of choices[] (stored as its index) */
-    CORE_KIND_GPU,     /* a GPU catalog id (stored as its index) */
-    CORE_KIND_PRESET,  /* a model preset id (stored as its index) */
-    CORE_KIND_GPUS,    /* /plan: one catalog id or a list of them */
-    CORE_KIND_PRICES,  /* /plan: one price, or prices by GPU id */
+    CORE_KIND_INT,    /* integral number */
+    CORE_KIND_SIZE,   /* number; the api also takes an SI suffix ("7B", "1.4T") */
+    CORE_KIND_REAL,   /* number */
+    CORE_KIND_BOOL,   /* boolean */
+    CORE_KIND_FLAG,   /* boolean whose default is derived (stored as enum core_flag) */
+    CORE_KIND_CHOICE, /* one of choices[] (stored as its index) */
+    CORE_KIND_GPU,    /* a GPU catalog id (stored as its index) */
+    CORE_KIND_PRESET, /* a model preset id (stored as its index) */
+    CORE_KIND_GPUS,   /* /plan: one catalog id or a list of them */
+    CORE_KIND_PRICES, /* /plan: one price, or prices by GPU id */
     CORE_KIND_COUNT
 };
 
@@ -66,14 +66,14 @@ struct core_input_spec {
     const char *name; /* as the API spells it */
     enum core_input_kind kind;
     enum core_input_store store;
-    size_t offset;          /* into struct core_input (or struct core_plan_input for /plan) */
-    double min, max;        /* numbers: inclusive bounds, unless min_exclusive */
-    bool min_exclusive;     /* min < x rather than min <= x */
-    double dflt;            /* what core_input_init() stores (a number, an index, a flag) */
-    bool unset;             /* dflt is a "not given" sentinel that core_evaluate() resolves */
-    bool nullable;          /* JSON null means "not given" (puts dflt back) */
-    bool bool_alias;        /* a choice that also takes a boolean: true = last, false = first */
-    bool planned;           /* /plan chooses this itself: giving it there is an error */
+    size_t offset;              /* into struct core_input (or struct core_plan_input for /plan) */
+    double min, max;            /* numbers: inclusive bounds, unless min_exclusive */
+    bool min_exclusive;         /* min < x rather than min <= x */
+    double dflt;                /* what core_input_init() stores (a number, an index, a flag) */
+    bool unset;                 /* dflt is a "not given" sentinel that core_evaluate() resolves */
+    bool nullable;              /* JSON null means "not given" (puts dflt back) */
+    bool bool_alias;            /* a choice that also takes a boolean: true = last, false = first */
+    bool planned;               /* /plan chooses this itself: giving it there is an error */
     const char *const *choices; /* CORE_KIND_CHOICE: the names, index = stored value */
     int choice_count;
     const char *unit;        /* "parameters", "tokens", "GB", ... or "" for pure names */

@@ -253,6 +253,80 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
         clearTimeout(timer);
     });
 
+    /* One declaration per fact: the input table in core (published as GET /inputs) is the only
+     * place an input's bounds and default are written in C. openapi.yaml and docs/model.md keep
+     * their own prose, so instead of generating them this test fails the moment either drifts
+     * from the table: same names, same bounds, same defaults, same choices. */
+    describe('the input table (GET /inputs) agrees with openapi.yaml and docs/model.md', () => {
+        let table;
+        before(async () => {
+            table = conforms(await get('/inputs'), '/inputs', 'GET', 200);
+        });
+
+        const numeric = (row) => ['integer', 'size', 'number'].includes(row.kind);
+        const branch = (schema, types) =>
+            (schema.oneOf || [schema]).find((s) => types.includes(s.type)) || {};
+
+        function agrees(row, schema) {
+            const where = `openapi.yaml, input ${row.name}`;
+            if (numeric(row)) {
+                const b = branch(schema, ['integer', 'number']);
+                if (row.exclusive_minimum) assert.equal(b.exclusiveMinimum, row.minimum, `${where}: exclusiveMinimum`);
+                else assert.equal(b.minimum, row.minimum, `${where}: minimum`);
+                assert.equal(b.maximum, row.maximum, `${where}: maximum`);
+            }
+            if (row.choices.length > 0 && row.kind !== 'gpu_list') {
+                assert.deepEqual(branch(schema, ['string']).enum, row.choices, `${where}: enum`);
+            }
+            if (row.default !== null) assert.deepEqual(schema.default, row.default, `${where}: default`);
+        }
+
+        test('every compute input is an OpenAPI query parameter with the same bounds, default and choices', () => {
+            const byName = new Map(Object.values(DOC.components.parameters).map((p) => [p.name, p]));
+            for (const row of table.inputs) {
+                const p = byName.get(row.name);
+                assert.ok(p, `openapi.yaml declares no parameter "${row.name}"`);
+                agrees(row, deref(p.schema));
+            }
+            const names = new Set(table.inputs.map((r) => r.name));
+            for (const [name, p] of byName)
+                if ((p.schema.$ref || '').includes('/In')) assert.ok(names.has(name), `openapi.yaml parameter "${name}" is no input`);
+        });
+
+        test("every /plan input is a property of the plan request with the same bounds", () => {
+            const props = deref(DOC.components.schemas.PlanInputs).properties;
+            for (const row of table.plan_inputs) {
+                assert.ok(props[row.name], `PlanInputs has no property "${row.name}"`);
+                if (numeric(row)) agrees(row, deref(props[row.name]));
+            }
+        });
+
+        test('docs/model.md lists every input once, with its unit, default and bounds', () => {
+            const text = fs.readFileSync(path.resolve(__dirname, '../../docs/model.md'), 'utf8');
+            const section = text.split('\n## Inputs')[1].split('\n## ')[0];
+            const rows = new Map();
+            for (const line of section.split('\n')) {
+                const m = line.match(/^\| `([a-z_]+)` \| ([^|]*) \| ([^|]*) \| ([^|]*) \|/);
+                if (!m) continue;
+                assert.ok(!rows.has(m[1]), `docs/model.md lists ${m[1]} twice`);
+                rows.set(m[1], { unit: m[2].trim(), dflt: m[3].trim(), bounds: m[4].trim() });
+            }
+            const all = [...table.inputs, ...table.plan_inputs.filter((r) => !table.inputs.some((i) => i.name === r.name))];
+            for (const row of all) {
+                const doc = rows.get(row.name);
+                assert.ok(doc, `docs/model.md has no row for ${row.name}`);
+                assert.equal(doc.unit, row.unit || '—', `docs/model.md unit of ${row.name}`);
+                const dflt = row.default === null ? row.default_doc : String(row.default);
+                assert.equal(doc.dflt, dflt, `docs/model.md default of ${row.name}`);
+                if (numeric(row)) {
+                    const bounds = `${row.exclusive_minimum ? '(' : '['}${row.minimum}, ${row.maximum}]`;
+                    assert.equal(doc.bounds, bounds, `docs/model.md bounds of ${row.name}`);
+                }
+            }
+            assert.equal(rows.size, all.length, 'docs/model.md lists inputs the table does not have');
+        });
+    });
+
     describe('compute routes: success', () => {
         for (const route of ['/flops', '/memory', '/fit', '/runtime']) {
             test(`GET ${route} and POST ${route} {} conform and agree byte for byte`, async () => {

@@ -311,6 +311,19 @@ struct core_result {
 enum core_status core_evaluate(const struct core_input *in, struct core_result *out,
                                struct core_problems *problems);
 
+/* The parts of a result a caller needs: a route computes only what it returns (FLOPs, the
+ * resolved inputs and the warnings are always there; FIT implies MEMORY and adds the advice).
+ * Parts not asked for are left zeroed. core_evaluate() is core_evaluate_parts(CORE_PART_ALL). */
+enum core_part {
+    CORE_PART_FLOPS = 0, /* always computed: cheap, and the measured-throughput check needs it */
+    CORE_PART_MEMORY = 1u << 0,
+    CORE_PART_FIT = 1u << 1,
+    CORE_PART_RUNTIME = 1u << 2,
+    CORE_PART_ALL = CORE_PART_MEMORY | CORE_PART_FIT | CORE_PART_RUNTIME,
+};
+enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts,
+                                     struct core_result *out, struct core_problems *problems);
+
 /* ---------------------------------------------------------------------------------------------
  * Planner (core/plan.c; docs/planner.md): the inverse question. Given a model, tokens and
  * constraints, search GPU type x G x tp x pp x ZeRO stage x checkpointing x micro-batch for the

@@ -232,6 +232,12 @@ static void clear_result(struct core_result *out)
 enum core_status core_evaluate(const struct core_input *in, struct core_result *out,
                                struct core_problems *problems)
 {
+    return core_evaluate_parts(in, CORE_PART_ALL, out, problems);
+}
+
+enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts,
+                                     struct core_result *out, struct core_problems *problems)
+{
     struct core_problems scratch;
     struct core_problems *p = problems != NULL ? problems : &scratch;
     struct core_resolved *r;
@@ -243,6 +249,8 @@ enum core_status core_evaluate(const struct core_input *in, struct core_result *
         core_problem_add(p, "input", "no input or no result to fill");
         return CORE_EINVAL;
     }
+    if (parts & CORE_PART_FIT)
+        parts |= CORE_PART_MEMORY; /* the verdict judges the ledger */
     clear_result(out);
     r = &out->resolved;
     if (!check_ranges(in, p))
@@ -256,15 +264,20 @@ enum core_status core_evaluate(const struct core_input *in, struct core_result *
     }
     if (p->count > 0)
         return st == CORE_ERANGE && p->count == 1 ? CORE_ERANGE : CORE_EINVAL;
-    st = core_memory_compute(r, &out->memory, &mp, p);
-    if (st != CORE_OK)
-        return st;
-    core_fit_compute(r, &out->memory, &mp, capacity_bytes(r), &out->fit);
-    core_runtime_compute(r, &out->flops, &out->runtime);
+    if (parts & CORE_PART_MEMORY) {
+        st = core_memory_compute(r, &out->memory, &mp, p);
+        if (st != CORE_OK)
+            return st;
+    }
+    if (parts & CORE_PART_FIT)
+        core_fit_compute(r, &out->memory, &mp, capacity_bytes(r), &out->fit);
+    if (parts & CORE_PART_RUNTIME)
+        core_runtime_compute(r, &out->flops, &out->runtime);
     st = check_finite(out, p);
     if (st != CORE_OK)
         return st;
     core_warnings(in, out);
-    core_advice(&out->memory, &mp, out);
+    if (parts & CORE_PART_FIT)
+        core_advice(&out->memory, &mp, out);
     return CORE_OK;
 }

@@ -82,20 +82,24 @@ void core_note_change_string(struct core_note *note, const char *input, const ch
 
 #define WARN(res, ...) core_note_add((res)->warnings, &(res)->warning_count, __VA_ARGS__)
 
+/* From the inputs and the FLOPs alone (as runtime.c derives them), so that routes that do not
+ * price the runtime still say it. */
 static void warn_mfu(struct core_result *res)
 {
-    const struct core_runtime *rt = &res->runtime;
+    const struct core_resolved *r = &res->resolved;
+    bool measured = r->tokens_per_second > 0;
+    double mfu = measured ? core_measured_mfu(r, &res->flops, r->tokens_per_second) : r->mfu;
 
-    if (!rt->mfu_measured && rt->mfu > MFU_OPTIMISTIC)
+    if (!measured && mfu > MFU_OPTIMISTIC)
         WARN(res, "mfu_optimistic",
              "mfu %.2f is above the 0.40-0.55 that well-tuned dense training reaches; the "
              "runtime is likely optimistic",
-             rt->mfu);
-    if (rt->mfu_measured && rt->mfu < MFU_LOW)
+             mfu);
+    if (measured && mfu < MFU_LOW)
         WARN(res, "mfu_low",
              "measured mfu %.3f is below 0.35: look for small batches, unfused kernels or "
              "communication that is not overlapped",
-             rt->mfu);
+             mfu);
 }
 
 static void warn_ledger(const struct core_input *in, struct core_result *res)

@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "api_internal.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
@@ -921,10 +922,5 @@ static Suite *api_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(api_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return check_main_run(api_suite());
 }

@@ -20,6 +20,7 @@
 
 #include "api.h"
 #include "api_internal.h"
+#include "check_main.h"
 
 /* xorshift64*: deterministic, good enough to spread inputs. */
 static uint64_t rng_state;
@@ -520,11 +521,5 @@ static Suite *jsonw_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(jsonw_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return check_main_run(jsonw_suite());
 }

@@ -7,6 +7,7 @@
  * CORE_ERANGE or finite numbers rather than a crash, and a sweep asserting no NaN/inf anywhere.
  */
 #include "core_test_util.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Validation: impossible combinations name their field
@@ -578,5 +579,5 @@ static Suite *edges_suite(void)
 
 int main(void)
 {
-    return run_suite(edges_suite());
+    return check_main_run(edges_suite());
 }

@@ -159,7 +159,8 @@ START_TEST(test_tp_never_raises_total)
 }
 END_TEST
 
-/* Conservation and fit on a grid: every preset x optimizer x precision x checkpointing. */
+/* Every property of core_invariants.h (sharding conservation among them) on a grid: every preset
+ * x optimizer x precision x checkpointing. */
 START_TEST(test_grid_conservation)
 {
     int checked = 0;

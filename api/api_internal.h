@@ -3,8 +3,9 @@
  *
  * errors.c owns the error registry and the one function every reply goes through;
  * fields.c owns the input field table (query pairs and JSON objects -> struct core_input);
- * encode.c turns core results and the catalogs into jansson values; write.c streams the compute
- * routes' replies through jsonw.c (the hot path). dispatch.c routes.
+ * write.c streams the compute routes' replies through jsonw.c (the hot path); plan_reply.c and
+ * catalog_reply.c build the /plan, /gpus and /models replies with jansson. Each reply has
+ * exactly one encoder. dispatch.c routes.
  */
 #ifndef MEMWALL_API_INTERNAL_H
 #define MEMWALL_API_INTERNAL_H
@@ -83,17 +84,9 @@ void api_write_fit(struct api_jsonw *w, const struct core_result *r);
 void api_write_advice(struct api_jsonw *w, const struct core_result *r);
 void api_write_runtime(struct api_jsonw *w, const struct core_result *r);
 
-/* ---- jansson encoders (encode.c); each returns a new reference or NULL when out of memory.
- * /plan and the catalogs reply with these; the compute-route ones are the reference that
- * tests/apiunit holds the streaming writers to, byte for byte. ---- */
+/* ---- jansson encoders of the other replies; each returns a new reference or NULL when out of
+ * memory: /plan (plan_reply.c), /gpus and /models (catalog_reply.c) ---- */
 
-json_t *api_encode_inputs(const struct core_result *r);
-json_t *api_encode_warnings(const struct core_result *r);
-json_t *api_encode_flops(const struct core_result *r);
-json_t *api_encode_memory(const struct core_result *r);
-json_t *api_encode_fit(const struct core_result *r);
-json_t *api_encode_advice(const struct core_result *r);
-json_t *api_encode_runtime(const struct core_result *r);
 json_t *api_encode_plan(const struct core_plan_input *in, const struct core_plan_summary *s,
                         const struct core_plan *plans, const struct core_plan *pareto,
                         double elapsed_seconds);

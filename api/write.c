@@ -1,11 +1,10 @@
 /*
  * write.c - the compute routes' reply members streamed through the JSON writer (jsonw.c).
  *
- * The same members, order and types as the jansson encoders in encode.c (which /plan and the
- * catalogs still use, and which tests/apiunit keeps as the reference these must match byte for
- * byte): names exactly as the API contract spells them, byte figures as {bytes, gb, gib} with
- * GB = 1e9 and GiB = 2^30, absent optional numbers null, cost_usd present only when priced.
- * Why a second encoder: the compute routes are the hot path, and a jansson tree plus its dump
+ * The only encoder of these replies (tests/golden holds their bytes): names exactly as the API
+ * contract spells them, byte figures as {bytes, gb, gib} with GB = 1e9 and GiB = 2^30, absent
+ * optional numbers null, cost_usd present only when priced.
+ * Why not jansson: the compute routes are the hot path, and a jansson tree plus its dump
  * cost ~100x the core evaluation (docs/performance.md).
  */
 #include "api_internal.h"

@@ -18,6 +18,7 @@
 
 #include "accesslog.h"
 #include "log.h"
+#include "check_main.h"
 
 #define WRITERS 5 /* one more than the buffers the log is started with */
 #define LINES   4000
@@ -233,12 +234,10 @@ START_TEST(log_time_matches_gmtime)
 }
 END_TEST
 
-int main(void)
+static Suite *accesslog_suite(void)
 {
     Suite *s = suite_create("accesslog");
     TCase *tc = tcase_create("pipe");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, lines_whole_once_in_order);
@@ -246,9 +245,10 @@ int main(void)
     tcase_add_test(tc, unstarted_log_writes_directly);
     tcase_add_test(tc, log_time_matches_gmtime);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return s;
+}
+
+int main(void)
+{
+    return check_main_run(accesslog_suite());
 }

@@ -20,6 +20,7 @@
 
 #include "http.h"
 #include "live.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
@@ -1203,14 +1204,10 @@ static Suite *api_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
+    int rc;
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    sr = srunner_create(api_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    rc = check_main_run(api_suite());
     curl_global_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rc;
 }

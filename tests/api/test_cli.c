@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "http.h"
+#include "check_main.h"
 
 static const char *memwall; /* path of the binary under test */
 
@@ -719,19 +720,11 @@ START_TEST(test_sigterm_under_load)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *cli_suite(void)
 {
     Suite *s = suite_create("server_cli");
     TCase *tc = tcase_create("cli");
-    SRunner *sr;
-    int failed;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s PATH-TO-MEMWALL\n", argv[0]);
-        return EXIT_FAILURE;
-    }
-    memwall = argv[1];
-    curl_global_init(CURL_GLOBAL_DEFAULT);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_version);
     tcase_add_test(tc, test_help);
@@ -743,10 +736,20 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_text_logs);
     tcase_add_test(tc, test_sigterm_under_load);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s PATH-TO-MEMWALL\n", argv[0]);
+        return EXIT_FAILURE;
+    }
+    memwall = argv[1];
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    rc = check_main_run(cli_suite());
     curl_global_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rc;
 }

@@ -33,6 +33,7 @@
 #include "api.h"
 #include "http.h"
 #include "live.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Assertions shared by every case
@@ -898,14 +899,10 @@ static Suite *hostile_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
+    int rc;
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    sr = srunner_create(hostile_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    rc = check_main_run(hostile_suite());
     curl_global_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rc;
 }

@@ -19,6 +19,7 @@
 
 #include "http.h"
 #include "live.h"
+#include "check_main.h"
 
 static const char *memwall; /* the executable under test */
 
@@ -467,8 +468,7 @@ static Suite *plan_suite(void)
 
 int main(int argc, char **argv)
 {
-    SRunner *sr;
-    int failed;
+    int rc;
 
     if (argc < 2) {
         fprintf(stderr, "usage: %s path/to/memwall\n", argv[0]);
@@ -476,10 +476,7 @@ int main(int argc, char **argv)
     }
     memwall = argv[1];
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    sr = srunner_create(plan_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    rc = check_main_run(plan_suite());
     curl_global_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "api_internal.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
@@ -467,17 +468,58 @@ START_TEST(flops_route)
 }
 END_TEST
 
+/* memwall's own number printing (api/jsonw.c, the documented reply format): a real prints as
+ * C's %.15g would, then ".0" is appended when there is neither "." nor "e", and the exponent
+ * loses its "+" and leading zeros. Each expected string below applies that rule by hand. */
 START_TEST(number_printing)
 {
-    json_t *a = json_real(0.1 + 0.2), *b = json_real(112.0);
-    char *sa = json_dumps(a, JSON_ENCODE_ANY | API_DUMP_FLAGS);
-    char *sb = json_dumps(b, JSON_ENCODE_ANY | API_DUMP_FLAGS);
-    ck_assert_str_eq(sa, "0.3");
-    ck_assert_str_eq(sb, "112.0");
-    free(sa);
-    free(sb);
-    json_decref(a);
-    json_decref(b);
+    static const struct {
+        double x;
+        const char *want;
+    } cases[] = {
+        /* 0.1 + 0.2 = 0.30000000000000004; 15 significant digits 0.300000000000000, trailing
+         * zeros dropped by %g: "0.3". */
+        {0.1 + 0.2, "0.3"},
+        /* %.15g gives "112", no "." or "e": "112.0". */
+        {112.0, "112.0"},
+        /* 15 nines fit in 15 digits: "999999999999999" + ".0". */
+        {999999999999999.0, "999999999999999.0"},
+        /* exponent 15 >= precision 15, so %g switches to e-form "1e+15": "1e15". */
+        {1e15, "1e15"},
+        /* "5.88e+22" without the "+": "5.88e22". */
+        {5.88e22, "5.88e22"},
+        /* "1e-05" without the leading zero: "1e-5". */
+        {1e-5, "1e-5"},
+        /* 1/3 to 15 digits. */
+        {1.0 / 3.0, "0.333333333333333"},
+        /* 26 / 2^30 = 2.42143869400024|41e-08: 15 digits round down, "e-08" -> "e-8". */
+        {26.0 / 1073741824.0, "2.42143869400024e-8"},
+    };
+    char out[48];
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = api_jsonw_format_double(cases[i].x, out);
+        ck_assert_msg(n == strlen(cases[i].want) && memcmp(out, cases[i].want, n) == 0,
+                      "%.17g printed as %.*s, expected %s", cases[i].x, (int)n, out, cases[i].want);
+    }
+    /* Not representable in JSON: refused (length 0), never printed. */
+    ck_assert_uint_eq(api_jsonw_format_double(NAN, out), 0);
+    ck_assert_uint_eq(api_jsonw_format_double(INFINITY, out), 0);
+}
+END_TEST
+
+/* The same rule inside a reply: GET /memory at the defaults (7e9 params, bf16 weights, 2 bytes
+ * each, one GPU) holds 14e9 bytes of weights; gb = 14e9 / 1e9 = 14 -> "14.0"; gib = 14e9 / 2^30
+ * = 13.0385160446166|99... -> 15 digits "13.0385160446167". */
+START_TEST(number_printing_in_reply)
+{
+    struct api_response r;
+
+    get("/memory", NULL, &r);
+    ck_assert_uint_eq(r.status, 200);
+    ck_assert(body_has(&r, "\"params\":{\"bytes\":14000000000,\"gb\":14.0,"
+                           "\"gib\":13.0385160446167}"));
+    api_response_free(&r);
 }
 END_TEST
 
@@ -901,6 +943,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, lesson_runtime);
     tcase_add_test(tc, flops_route);
     tcase_add_test(tc, number_printing);
+    tcase_add_test(tc, number_printing_in_reply);
     tcase_add_test(tc, gpus_route);
     tcase_add_test(tc, models_route);
     tcase_add_test(tc, catalog_takes_no_inputs);
@@ -921,10 +964,5 @@ static Suite *api_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(api_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return check_main_run(api_suite());
 }

@@ -136,14 +136,4 @@ static inline const char *first_nonfinite(const struct core_result *r)
     return NULL;
 }
 
-/* Run one suite; exit status for ctest. */
-static inline int run_suite(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
-
 #endif

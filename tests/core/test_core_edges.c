@@ -7,6 +7,7 @@
  * CORE_ERANGE or finite numbers rather than a crash, and a sweep asserting no NaN/inf anywhere.
  */
 #include "core_test_util.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Validation: impossible combinations name their field
@@ -363,7 +364,7 @@ START_TEST(huge_inputs)
 END_TEST
 
 /* ---------------------------------------------------------------------------------------------
- * Property sweep: no NaN/inf anywhere, ledger identities hold
+ * Property sweep: no NaN/inf anywhere, every refusal names a problem, no negative segment
  * ------------------------------------------------------------------------------------------- */
 
 START_TEST(sweep_finite_and_consistent)
@@ -420,22 +421,19 @@ START_TEST(sweep_finite_and_consistent)
                         const char *bad = first_nonfinite(&r);
                         ck_assert_msg(bad == NULL, "combination %d: %s not finite", evaluated,
                                       bad ? bad : "");
+                        /* No identities between the ledger's fields here: total = state +
+                         * activations and its kin are how core/memory.c and core/fit.c assign
+                         * them, so asserting them could not fail. The hand-derived ledgers
+                         * (test_core_lesson.c, test_core_ledger.c) pin those figures, and
+                         * core_properties checks sharding against ZeRO's definition. */
                         const struct core_memory *m = &r.memory;
-                        ASSERT_I64(m->state, m->params + m->grads + m->optimizer);
-                        ASSERT_I64(m->activations, m->activation_layers + m->activation_logits);
-                        ASSERT_I64(m->total, m->state + m->activations);
                         ck_assert(m->params >= 0 && m->grads >= 0 && m->optimizer >= 0 &&
                                   m->activation_layers >= 0 && m->activation_logits >= 0);
-                        const struct core_bytes_per_param *bpp = &m->bytes_per_param;
-                        ck_assert_int_eq(bpp->total,
-                                         bpp->weights + bpp->master + bpp->moments + bpp->grads);
-                        ck_assert(r.fit.fits == (m->total <= r.fit.capacity));
-                        ASSERT_I64(r.fit.headroom, r.fit.capacity - m->total);
                         ck_assert(r.runtime.seconds > 0);
                         ck_assert(r.flops.hardware >= r.flops.model);
                     }
-    /* 6 * 4 * 3 * 3 * 3 = 648 combinations; most must evaluate, not all be rejected. */
-    ck_assert_int_eq(evaluated, 648);
+    /* Of the 6 * 4 * 3 * 3 * 3 = 648 combinations, most must evaluate, not all be rejected (the
+     * loop's own count, `evaluated`, is not asserted: it could only equal its bounds). */
     ck_assert_int_ge(ok, 300);
 }
 END_TEST
@@ -578,5 +576,5 @@ static Suite *edges_suite(void)
 
 int main(void)
 {
-    return run_suite(edges_suite());
+    return check_main_run(edges_suite());
 }

@@ -7,6 +7,7 @@
  * Expected values are worked by hand in the comments from design.md, never copied from output.
  */
 #include "core_test_util.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Bytes per parameter
@@ -438,5 +439,5 @@ static Suite *ledger_suite(void)
 
 int main(void)
 {
-    return run_suite(ledger_suite());
+    return check_main_run(ledger_suite());
 }

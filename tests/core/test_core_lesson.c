@@ -6,6 +6,7 @@
  * 7B params, one 80 GB H100, bf16 mixed precision, AdamW, T 512, B 1, no checkpointing, ZeRO 3.
  */
 #include "core_test_util.h"
+#include "check_main.h"
 
 /* ---------------------------------------------------------------------------------------------
  * FLOPs: the budget identity C = 6 N D
@@ -432,5 +433,5 @@ static Suite *lesson_suite(void)
 
 int main(void)
 {
-    return run_suite(lesson_suite());
+    return check_main_run(lesson_suite());
 }

@@ -6,6 +6,7 @@
  * published one. Expected integers are worked by hand in the comments, never copied from output.
  */
 #include "core_test_util.h"
+#include "check_main.h"
 
 #include <stdio.h>
 
@@ -321,5 +322,5 @@ static Suite *papers_suite(void)
 
 int main(void)
 {
-    return run_suite(papers_suite());
+    return check_main_run(papers_suite());
 }

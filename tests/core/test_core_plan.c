@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "core_test_util.h"
+#include "check_main.h"
 
 static struct core_plan plans[CORE_PLAN_TOP], pareto[CORE_PLAN_PARETO_MAX];
 
@@ -317,11 +318,5 @@ static Suite *plan_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(plan_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return check_main_run(plan_suite());
 }

@@ -14,9 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <check.h>
-
 #include "core_invariants.h"
+#include "check_main.h"
 
 /* xorshift64*: small, fast, and good enough to spread bytes. */
 static uint64_t rng_state;
@@ -160,7 +159,8 @@ START_TEST(test_tp_never_raises_total)
 }
 END_TEST
 
-/* Conservation and fit on a grid: every preset x optimizer x precision x checkpointing. */
+/* Every property of core_invariants.h (sharding conservation among them) on a grid: every preset
+ * x optimizer x precision x checkpointing. */
 START_TEST(test_grid_conservation)
 {
     int checked = 0;
@@ -209,11 +209,5 @@ static Suite *properties_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(properties_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return check_main_run(properties_suite());
 }

@@ -1,15 +1,13 @@
 /*
- * encode.c - core results and the catalogs as jansson values, names exactly as the API
- * contract (design.md "API", shared/spec/api.md) spells them.
+ * plan_reply.c - the POST /plan reply as a jansson value, names exactly as the API contract
+ * spells them (openapi.yaml, docs/planner.md).
  *
- * Built with json_pack so that one failed allocation anywhere makes the whole value NULL
- * (the "o" arguments are stolen even on failure), which the reply function turns into a 500:
- * a reply is either complete or not sent. Byte figures are {bytes, gb, gib} with GB = 1e9 and
- * GiB = 2^30; absent optional numbers are null rather than missing, except cost_usd, which the
- * contract makes conditional.
+ * Built with json_pack and a NULL-propagating setter so that one failed allocation anywhere
+ * makes the whole value NULL, which the reply function turns into a 500: a reply is either
+ * complete or not sent. Byte figures are {bytes, gb, gib} with GB = 1e9 and GiB = 2^30, as the
+ * compute routes write them (write.c); absent optional numbers are null. This is the only encoder
+ * of the reply; tests/golden holds its bytes (elapsed_seconds masked).
  */
-#include <math.h>
-
 #include "api_internal.h"
 
 static json_t *bytes(int64_t b)
@@ -18,15 +16,10 @@ static json_t *bytes(int64_t b)
                      (double)b / 1073741824.0);
 }
 
-/* 0 means "not given" (an input) or "not supported / not published" (a catalog figure). */
+/* 0 means "not given". */
 static json_t *real_or_null(double x)
 {
     return x > 0 ? json_real(x) : json_null();
-}
-
-static json_t *int_or_null(int64_t x)
-{
-    return x > 0 ? json_integer((json_int_t)x) : json_null();
 }
 
 static json_t *shape(const struct core_shape *s)
@@ -42,192 +35,6 @@ static json_t *shape(const struct core_shape *s)
                      (int)a->tied_embeddings, "learned_positions", (json_int_t)a->learned_positions,
                      "params", (json_int_t)s->arch_params);
 }
-
-json_t *api_encode_inputs(const struct core_result *r)
-{
-    const struct core_resolved *in = &r->resolved;
-    const char *model =
-        in->shape.source == CORE_SHAPE_PRESET ? core_presets[in->shape.preset].id : NULL;
-    json_t *obj = json_pack(
-        "{s:s?,s:I,s:I,s:I,s:I,s:f,s:s,s:s,s:b,s:s,s:s,s:b,s:s,s:I,s:s,s:i,s:I,s:I,s:b}", "model",
-        model, "params", (json_int_t)in->params, "active_params", (json_int_t)in->active_params,
-        "batch", (json_int_t)in->batch, "seq_len", (json_int_t)in->seq_len, "tokens", in->tokens,
-        "precision", core_precision_names[in->precision], "grad_precision",
-        core_precision_names[in->grad_precision], "master_weights", (int)in->master_weights,
-        "optimizer", core_optimizer_names[in->optimizer], "checkpointing",
-        core_checkpointing_names[in->checkpointing], "flash_attention", (int)in->flash_attention,
-        "attention_flops", core_attention_flops_names[in->attention_flops], "gpus",
-        (json_int_t)in->gpus, "gpu", core_gpus[in->gpu].id, "zero_stage", in->zero_stage, "tp",
-        (json_int_t)in->tp, "pp", (json_int_t)in->pp, "sequence_parallel",
-        (int)in->sequence_parallel);
-    json_t *rest =
-        json_pack("{s:f,s:f,s:f,s:f,s:s,s:o,s:o,s:f,s:o}", "memory_gb", in->memory_gb,
-                  "peak_tflops", in->peak_tflops, "reserve_gb", in->reserve_gb, "mfu", in->mfu,
-                  "count", core_count_names[in->count], "usd_per_gpu_hour",
-                  in->usd_per_gpu_hour >= 0 ? json_real(in->usd_per_gpu_hour) : json_null(),
-                  "tokens_per_second", real_or_null(in->tokens_per_second), "global_batch_tokens",
-                  in->global_batch_tokens, "shape", shape(&in->shape));
-
-    /* Two packs only to keep each format string readable; update() keeps the key order. */
-    if (obj == NULL || rest == NULL || json_object_update(obj, rest) != 0) {
-        json_decref(obj);
-        obj = NULL;
-    }
-    json_decref(rest);
-    return obj;
-}
-
-json_t *api_encode_warnings(const struct core_result *r)
-{
-    json_t *arr = json_array();
-    int i;
-    for (i = 0; arr != NULL && i < r->warning_count; i++)
-        if (json_array_append_new(arr, json_pack("{s:s,s:s}", "code", r->warnings[i].code,
-                                                 "message", r->warnings[i].message)) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    return arr;
-}
-
-json_t *api_encode_flops(const struct core_result *r)
-{
-    const struct core_flops *f = &r->flops;
-    return json_pack("{s:f,s:f,s:f,s:{s:f,s:f,s:f,s:f},s:f}", "six_nd", f->six_nd, "model",
-                     f->model, "hardware", f->hardware, "per_token", "forward",
-                     f->per_token.forward, "backward", f->per_token.backward, "recompute",
-                     f->per_token.recompute, "attention", f->per_token.attention,
-                     "attention_fraction", f->attention_fraction);
-}
-
-json_t *api_encode_memory(const struct core_result *r)
-{
-    const struct core_memory *m = &r->memory;
-    const struct core_bytes_per_param *b = &m->bytes_per_param;
-    return json_pack("{s:{s:o,s:o,s:o,s:o,s:o,s:o},s:{s:i,s:i,s:i,s:i,s:i}}", "per_gpu", "params",
-                     bytes(m->params), "grads", bytes(m->grads), "optimizer", bytes(m->optimizer),
-                     "activations", bytes(m->activations), "reserve", bytes(m->reserve), "total",
-                     bytes(m->total), "bytes_per_param", "weights", b->weights, "master", b->master,
-                     "moments", b->moments, "grads", b->grads, "total", b->total);
-}
-
-json_t *api_encode_fit(const struct core_result *r)
-{
-    const struct core_fit *f = &r->fit;
-    return json_pack("{s:b,s:o,s:o,s:f,s:s,s:o,s:o,s:I}", "fits", (int)f->fits, "capacity",
-                     bytes(f->capacity), "headroom", bytes(f->headroom), "utilization",
-                     f->utilization, "bottleneck", core_bottleneck_names[f->bottleneck], "min_gpus",
-                     int_or_null(f->min_gpus), "min_gpus_state_only",
-                     int_or_null(f->min_gpus_state_only), "max_batch", (json_int_t)f->max_batch);
-}
-
-static json_t *change_value(const struct core_change *c)
-{
-    switch (c->kind) {
-    case CORE_VALUE_INT:
-        return json_integer((json_int_t)c->int_value);
-    case CORE_VALUE_STRING:
-        return json_string(c->string_value);
-    case CORE_VALUE_BOOL:
-        return json_boolean(c->bool_value);
-    }
-    return NULL;
-}
-
-json_t *api_encode_advice(const struct core_result *r)
-{
-    json_t *arr = json_array();
-    int i, k;
-
-    for (i = 0; arr != NULL && i < r->advice_count; i++) {
-        const struct core_note *n = &r->advice[i];
-        json_t *change = json_object();
-        for (k = 0; change != NULL && k < n->change_count; k++)
-            if (json_object_set_new(change, n->changes[k].input, change_value(&n->changes[k])) !=
-                0) {
-                json_decref(change);
-                change = NULL;
-            }
-        if (json_array_append_new(arr, json_pack("{s:s,s:s,s:o}", "code", n->code, "message",
-                                                 n->message, "change", change)) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    }
-    return arr;
-}
-
-json_t *api_encode_runtime(const struct core_result *r)
-{
-    const struct core_runtime *t = &r->runtime;
-    json_t *obj = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:f,s:f,s:f,s:f}", "flops",
-                            t->flops, "seconds", t->seconds, "hours", t->hours, "days", t->days,
-                            "gpu_hours", t->gpu_hours, "tokens_per_second", t->tokens_per_second,
-                            "tokens_per_second_per_gpu", t->tokens_per_second_per_gpu, "mfu",
-                            t->mfu, "mfu_measured", (int)t->mfu_measured, "peak_flops_per_gpu",
-                            t->peak_flops_per_gpu, "global_batch_tokens", t->global_batch_tokens,
-                            "steps", t->steps, "step_seconds", t->step_seconds);
-
-    if (obj != NULL && t->cost_usd >= 0 &&
-        json_object_set_new(obj, "cost_usd", json_real(t->cost_usd)) != 0) {
-        json_decref(obj);
-        obj = NULL;
-    }
-    return obj;
-}
-
-json_t *api_encode_gpus(void)
-{
-    json_t *arr = json_array();
-    size_t i;
-
-    for (i = 0; arr != NULL && i < core_gpu_count; i++) {
-        const struct core_gpu *g = &core_gpus[i];
-        json_t *row =
-            json_pack("{s:s,s:s,s:{s:o,s:o,s:o,s:o},s:f,s:f,s:o}", "id", g->id, "name", g->name,
-                      "peak_tflops", "bf16", real_or_null(g->bf16_tflops), "fp16",
-                      real_or_null(g->fp16_tflops), "fp8", real_or_null(g->fp8_tflops), "tf32",
-                      real_or_null(g->tf32_tflops), "memory_gb", g->memory_gb, "hbm_tbps",
-                      g->hbm_tbps, "watts", real_or_null(g->watts));
-        if (json_array_append_new(arr, row) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    }
-    return json_pack("{s:o,s:s}", "gpus", arr, "default", core_gpus[CORE_GPU_DEFAULT].id);
-}
-
-json_t *api_encode_models(void)
-{
-    json_t *arr = json_array();
-    size_t i;
-
-    for (i = 0; arr != NULL && i < core_preset_count; i++) {
-        const struct core_preset *p = &core_presets[i];
-        const struct core_arch *a = &p->arch;
-        /* Published counts are whole numbers of parameters: print them as integers. */
-        json_t *row = json_pack(
-            "{s:s,s:s,s:s,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:b}}", "id",
-            p->id, "name", p->name, "source", p->source, "published_params",
-            (json_int_t)llround(p->published_params), "params", (json_int_t)core_arch_params(a),
-            "context", (json_int_t)p->context, "architecture", "layers", (json_int_t)a->layers,
-            "hidden", (json_int_t)a->hidden, "heads", (json_int_t)a->heads, "kv_heads",
-            (json_int_t)a->kv_heads, "head_dim", (json_int_t)a->head_dim, "ffn_hidden",
-            (json_int_t)a->ffn_hidden, "vocab", (json_int_t)a->vocab, "gated_mlp",
-            (int)a->gated_mlp, "tied_embeddings", (int)a->tied_embeddings, "learned_positions",
-            (json_int_t)a->learned_positions, "relative_position_projection",
-            (int)a->relative_position_projection);
-        if (json_array_append_new(arr, row) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    }
-    return json_pack("{s:o}", "models", arr);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * /plan
- * ------------------------------------------------------------------------------------------- */
 
 /* Sets key to value (stolen) unless obj is already NULL; returns obj, or NULL (released) when
  * out of memory, so a chain of calls degrades to NULL like json_pack. */

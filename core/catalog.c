@@ -23,24 +23,57 @@ const char *const core_shape_source_names[4] = {"preset", "architecture", "neare
 
 /* ---------------------------------------------------------------------------------------------
  * GPU catalog. Columns: bf16, fp16, fp8, tf32 dense TFLOP/s (0 = unsupported), memory GB,
- * HBM TB/s, board watts (0 = unpublished). h100-sxm must stay first (CORE_GPU_DEFAULT).
+ * HBM TB/s, board watts (0 = unpublished); then the interconnect the time model uses: scale-up
+ * GB/s per GPU per direction, scale-out network GB/s per GPU per direction, GPUs per scale-up
+ * domain, generation. h100-sxm must stay first (CORE_GPU_DEFAULT); new rows go at the end.
+ *
+ * Interconnect sources (docs/performance-model.md, "Catalog", has the table):
+ *  - NVLink is quoted as a bidirectional total per GPU; per direction is half: A100 NVLink 3
+ *    600 GB/s -> 300, H100/H200 NVLink 4 900 -> 450, B200/GB200 NVLink 5 1800 -> 900, V100
+ *    NVLink 2 300 -> 150 (NVIDIA A100, H100, H200, B200, GB200 NVL72 and V100 datasheets).
+ *  - PCIe cards without a full NVLink mesh talk over PCIe x16 per direction: Gen5 64 (H100
+ *    PCIe), Gen4 32 (L40S).
+ *  - Network: DGX reference designs put one NIC per GPU: DGX A100 8 x 200 Gb/s HDR -> 25 GB/s,
+ *    DGX H100/H200 and DGX B200 8 x 400 Gb/s NDR -> 50, GB200 NVL72 one 400 Gb/s ConnectX per
+ *    GPU -> 50, DGX-1 V100 4 x 100 Gb/s EDR per 8 GPUs -> 6.25. MI300X/MI325X platforms pair
+ *    each GPU with a 400 Gb/s NIC -> 50. L40S and H100 PCIe servers: one 200 Gb/s NIC per GPU
+ *    assumed -> 25 (no reference design).
+ *  - MI300X/MI325X Infinity Fabric: 7 links x 64 GB/s per direction = 448 per GPU (AMD
+ *    MI300X datasheet, 896 GB/s bidirectional aggregate).
+ *  - TPU: ICI per chip 2400 Gb/s (v4) and 4800 Gb/s (v5p) per Google Cloud's TPU docs, taken as
+ *    bidirectional -> 150 and 300 per direction; the ICI domain is the pod (4096 v4, 8960 v5p
+ *    chips); the data-centre network between pods is assumed 12.5 / 25 GB/s per chip.
+ *  - GB200 (one Blackwell GPU of a GB200 NVL72 rack, NVIDIA GB200 NVL72 datasheet): the rack's
+ *    dense 180 PF bf16, 360 PF fp8 and 90 PF tf32 over 72 GPUs = 2500, 5000, 1250 TFLOP/s;
+ *    13.5 TB HBM3e / 72 = 186 GB at 576 TB/s / 72 = 8 TB/s; ~1200 W per GPU (2700 W per
+ *    superchip of 2 GPUs + 1 Grace, less the CPU); 72 GPUs in one NVLink domain.
  * ------------------------------------------------------------------------------------------- */
 
 const struct core_gpu core_gpus[] = {
-    {"h100-sxm", "NVIDIA H100 SXM", 989.4, 989.4, 1978.9, 494.7, 80, 3.35, 700},
-    {"h100-pcie", "NVIDIA H100 PCIe", 756, 756, 1513, 378, 80, 2.0, 350},
-    {"h200-sxm", "NVIDIA H200 SXM", 989.4, 989.4, 1978.9, 494.7, 141, 4.8, 700},
-    {"a100-sxm-80gb", "NVIDIA A100 SXM 80GB", 312, 312, 0, 156, 80, 2.039, 400},
-    {"a100-sxm-40gb", "NVIDIA A100 SXM 40GB", 312, 312, 0, 156, 40, 1.555, 400},
-    {"b200", "NVIDIA B200", 2250, 2250, 4500, 1100, 180, 8.0, 1000},
-    {"mi300x", "AMD Instinct MI300X", 1307.4, 1307.4, 2614.9, 653.7, 192, 5.3, 750},
-    {"mi325x", "AMD Instinct MI325X", 1307.4, 1307.4, 2614.9, 653.7, 256, 6.0, 1000},
-    {"l40s", "NVIDIA L40S", 362, 362, 733, 183, 48, 0.864, 350},
+    {"h100-sxm", "NVIDIA H100 SXM", 989.4, 989.4, 1978.9, 494.7, 80, 3.35, 700, 450, 50, 8,
+     CORE_GEN_HOPPER},
+    {"h100-pcie", "NVIDIA H100 PCIe", 756, 756, 1513, 378, 80, 2.0, 350, 64, 25, 8,
+     CORE_GEN_HOPPER},
+    {"h200-sxm", "NVIDIA H200 SXM", 989.4, 989.4, 1978.9, 494.7, 141, 4.8, 700, 450, 50, 8,
+     CORE_GEN_HOPPER},
+    {"a100-sxm-80gb", "NVIDIA A100 SXM 80GB", 312, 312, 0, 156, 80, 2.039, 400, 300, 25, 8,
+     CORE_GEN_AMPERE},
+    {"a100-sxm-40gb", "NVIDIA A100 SXM 40GB", 312, 312, 0, 156, 40, 1.555, 400, 300, 25, 8,
+     CORE_GEN_AMPERE},
+    {"b200", "NVIDIA B200", 2250, 2250, 4500, 1100, 180, 8.0, 1000, 900, 50, 8, CORE_GEN_BLACKWELL},
+    {"mi300x", "AMD Instinct MI300X", 1307.4, 1307.4, 2614.9, 653.7, 192, 5.3, 750, 448, 50, 8,
+     CORE_GEN_CDNA3},
+    {"mi325x", "AMD Instinct MI325X", 1307.4, 1307.4, 2614.9, 653.7, 256, 6.0, 1000, 448, 50, 8,
+     CORE_GEN_CDNA3},
+    {"l40s", "NVIDIA L40S", 362, 362, 733, 183, 48, 0.864, 350, 32, 25, 8, CORE_GEN_ADA},
     /* Volta has fp16 tensor cores but no bf16 and no tf32. */
-    {"v100-sxm-32gb", "NVIDIA V100 SXM2 32GB", 0, 125, 0, 0, 32, 0.9, 300},
+    {"v100-sxm-32gb", "NVIDIA V100 SXM2 32GB", 0, 125, 0, 0, 32, 0.9, 300, 150, 6.25, 8,
+     CORE_GEN_VOLTA},
     /* TPU matrix units are bf16 only. */
-    {"tpu-v4", "Google TPU v4", 275, 0, 0, 0, 32, 1.2, 0},
-    {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0},
+    {"tpu-v4", "Google TPU v4", 275, 0, 0, 0, 32, 1.2, 0, 150, 12.5, 4096, CORE_GEN_TPU},
+    {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0, 300, 25, 8960, CORE_GEN_TPU},
+    {"gb200", "NVIDIA GB200 (NVL72)", 2500, 2500, 5000, 1250, 186, 8.0, 1200, 900, 50, 72,
+     CORE_GEN_BLACKWELL},
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
 

@@ -87,6 +87,18 @@ extern const char *const
  * Tables: GPU catalog and model presets (model.md)
  * ------------------------------------------------------------------------------------------- */
 
+/* Architecture family: the time model (perf.c) keeps one set of efficiency constants each. */
+enum core_gpu_generation {
+    CORE_GEN_VOLTA,
+    CORE_GEN_AMPERE,
+    CORE_GEN_ADA,
+    CORE_GEN_HOPPER,
+    CORE_GEN_BLACKWELL,
+    CORE_GEN_CDNA3,
+    CORE_GEN_TPU,
+};
+#define CORE_GEN_COUNT 7
+
 struct core_gpu {
     const char *id;     /* "h100-sxm" */
     const char *name;   /* "NVIDIA H100 SXM" */
@@ -97,6 +109,14 @@ struct core_gpu {
     double memory_gb;   /* nominal HBM, decimal GB */
     double hbm_tbps;    /* memory bandwidth, TB/s */
     double watts;       /* board power; 0 = not published */
+    /* Interconnect (docs/performance-model.md, "Catalog"): the scale-up domain (NVLink, Infinity
+     * Fabric, ICI) and the scale-out network, each in GB/s per GPU per direction, and how many
+     * GPUs one scale-up domain holds. The time model (perf.c) reads these; the rest ignores them.
+     */
+    double scale_up_gbs;   /* NVLink-class bandwidth inside a node / domain */
+    double network_gbs;    /* default scale-out network bandwidth (NICs per GPU x line rate) */
+    int64_t gpus_per_node; /* GPUs sharing one scale-up domain */
+    enum core_gpu_generation generation; /* selects the time model's efficiency constants */
 };
 
 extern const struct core_gpu core_gpus[];
@@ -333,7 +353,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
  * functions core_evaluate() uses, so /fit of a plan's configuration reproduces its memory.
  * ------------------------------------------------------------------------------------------- */
 
-#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 12) */
+#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 13) */
 #define CORE_PLAN_TOP           20      /* plans a reply lists */
 #define CORE_PLAN_PARETO_MAX    64      /* Pareto points kept */
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */

@@ -1,0 +1,376 @@
+/*
+ * perf.c - the step-time model (docs/performance-model.md).
+ *
+ * One optimizer step on the slowest GPU, built up from one micro-batch on one pipeline stage:
+ * the stage's L/pp layers each run four GEMMs, an attention core, element-wise kernels and
+ * tensor-parallel collectives forward and (twice the work) backward, plus the re-run forward
+ * under checkpointing; the last stage adds the output layer and the loss. m micro-batches of
+ * that, plus the pipeline bubble and stage sends, plus the data-parallel traffic that compute
+ * does not hide, plus the optimizer step. Every term is a closed form over the architecture,
+ * so a call costs a few hundred flops whatever the depth of the model.
+ *
+ * The efficiencies and latencies are per GPU generation (struct gen below), each with its
+ * source; nothing depends on the model, the run or the paper a measurement came from.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "perf.h"
+
+const char *const core_perf_term_names[CORE_PERF_TERMS] = {"compute", "memory_bound", "recompute",
+                                                           "tp_comm", "cp_comm",      "pp_bubble",
+                                                           "pp_comm", "dp_comm",      "optimizer"};
+
+/* ---------------------------------------------------------------------------------------------
+ * Constants per generation. Sources in docs/performance-model.md, "Constants".
+ * ------------------------------------------------------------------------------------------- */
+
+struct gen {
+    double gemm;     /* large 16-bit GEMM throughput / dense peak */
+    double gemm_fp8; /* large FP8 GEMM throughput / FP8 dense peak */
+    double half_dim; /* a GEMM dimension x runs at x / (x + half_dim) of the large-GEMM rate */
+    double flash;    /* fused attention (FlashAttention-2) throughput / 16-bit peak */
+    double hbm;      /* element-wise kernels' achieved fraction of HBM bandwidth */
+    double up;       /* NCCL bus bandwidth / scale-up link rate (per direction) */
+    double net;      /* NCCL bus bandwidth / network line rate */
+    double lat_base; /* seconds per collective: launch and synchronisation */
+    double hop_up;   /* seconds per ring step inside a node */
+    double hop_net;  /* seconds per ring step across nodes */
+    double overlap;  /* fraction of overlappable communication actually hidden */
+    double launch;   /* seconds of fixed cost per layer per pass (kernel launches, syncs) */
+};
+
+static const struct gen gens[CORE_GEN_COUNT] = {
+    /*                   gemm  fp8   half flash hbm   up    net   base   hop_up hop_net ovl  launch
+     */
+    [CORE_GEN_VOLTA] = {0.70, 0.70, 96, 0.35, 0.80, 0.75, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 40e-6},
+    [CORE_GEN_AMPERE] = {0.80, 0.80, 64, 0.45, 0.80, 0.78, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 40e-6},
+    [CORE_GEN_ADA] = {0.65, 0.50, 64, 0.35, 0.80, 0.70, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 40e-6},
+    [CORE_GEN_HOPPER] = {0.55, 0.42, 96, 0.25, 0.80, 0.80, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 30e-6},
+    [CORE_GEN_BLACKWELL] = {0.55, 0.42, 128, 0.25, 0.80, 0.80, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 30e-6},
+    [CORE_GEN_CDNA3] = {0.45, 0.35, 128, 0.25, 0.75, 0.60, 0.85, 15e-6, 2e-6, 4e-6, 0.5, 40e-6},
+    [CORE_GEN_TPU] = {0.70, 0.70, 128, 0.45, 0.80, 0.80, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 30e-6},
+};
+
+/* ZeRO-3 / FSDP gathers and reduces the weights in pieces of at most this many parameters
+ * (DeepSpeed's stage3_prefetch_bucket_size default, 5e7; FSDP wraps one block per unit). */
+#define ZERO3_BUCKET 5e7
+
+/* ---------------------------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------------------------- */
+
+static double at_least(double x, double lo)
+{
+    return x >= lo ? x : lo; /* also maps NaN to lo */
+}
+
+static double sat(double x, double half)
+{
+    return x / (x + half);
+}
+
+/* Seconds for one GEMM (M x K) . (K x N) at `rate` FLOP/s for a large GEMM. */
+static double gemm(double m, double n, double k, double rate, double half)
+{
+    return 2.0 * m * n * k / (rate * sat(m, half) * sat(n, half) * sat(k, half));
+}
+
+/* A link: bus bandwidth (bytes/s) and a latency per collective. */
+struct link {
+    double bw, hop, base;
+};
+
+/*
+ * The link a group of n ranks uses, its members `stride` ranks apart. Inside one scale-up
+ * domain: the NVLink bus bandwidth. Across domains NCCL's rings leave each node once per
+ * channel, one channel per NIC, so the group's traffic spreads over the NICs of its members
+ * in a node: q = min(n, gpus_per_node / stride) of them (at least 1), capped by NVLink.
+ */
+static struct link group_link(const struct core_perf_input *in, const struct gen *k, double n,
+                              double stride)
+{
+    double gpn = (double)in->gpus_per_node, up = at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up;
+    double net = at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net;
+    struct link l;
+
+    if (n * stride <= gpn) {
+        l.bw = up;
+        l.hop = k->hop_up;
+        l.base = k->lat_base;
+        return l;
+    }
+    double q = floor(gpn / stride);
+    q = q < 1 ? 1 : (q > n ? n : q);
+    l.bw = q * net < up ? q * net : up;
+    l.hop = k->hop_net;
+    l.base = k->lat_base;
+    return l;
+}
+
+/* All-reduce of `bytes` per rank over n ranks: ring bandwidth 2(n-1)/n; latency of a ring's
+ * 2(n-1) steps, or of a double binary tree's 2 log2(n) when NCCL picks it for large n. */
+static double all_reduce(double bytes, double n, struct link l)
+{
+    double steps = n - 1.0 < 2.0 * log2(n) ? n - 1.0 : 2.0 * log2(n);
+
+    return n <= 1 ? 0.0 : l.base + 2.0 * steps * l.hop + 2.0 * (n - 1.0) / n * bytes / l.bw;
+}
+
+/* Reduce-scatter or all-gather: half the bytes, and only rings (n - 1 steps). */
+static double half_ring(double bytes, double n, struct link l)
+{
+    return n <= 1 ? 0.0 : l.base + (n - 1.0) * l.hop + (n - 1.0) / n * bytes / l.bw;
+}
+
+/* Exposed part of `comm` seconds that may run under `window` seconds of compute. */
+static double exposed(double comm, double window, double overlap)
+{
+    return comm - overlap * (comm < window ? comm : window);
+}
+
+/* Optimizer-step HBM bytes per parameter: read the gradient, read+write master weights and
+ * moments, write the working weights. Moment bytes as memory.c's table. */
+static double optimizer_bytes(const struct core_perf_input *in, double e)
+{
+    static const double moments[] = {
+        [CORE_OPT_ADAMW] = 8,     [CORE_OPT_ADAM] = 8,         [CORE_OPT_ADAMW_8BIT] = 2,
+        [CORE_OPT_SGD] = 0,       [CORE_OPT_SGD_MOMENTUM] = 4, [CORE_OPT_LION] = 4,
+        [CORE_OPT_ADAFACTOR] = 0,
+    };
+    double master = in->master_weights ? 4.0 : 0.0;
+    unsigned o = (unsigned)in->optimizer;
+
+    return e + e + 2.0 * (master + (o < 7 ? moments[o] : 8.0));
+}
+
+void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_precision precision)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    in->gpu = gpu;
+    in->peak_tflops = core_catalog_peak_tflops(gpu, precision);
+    in->gpus_per_node = g->gpus_per_node;
+    in->intra_node_gbs = g->scale_up_gbs;
+    in->inter_node_gbs = g->network_gbs;
+    in->tp_comm_overlap = false;
+    in->dp_comm_overlap = false;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The model
+ * ------------------------------------------------------------------------------------------- */
+
+/* Per micro-batch, per pipeline stage: the pieces one micro-batch costs one GPU. */
+struct micro {
+    double compute, memory, recompute, tp, cp;
+    double fwd_compute; /* forward GEMM + attention time: the window backward comm can hide in */
+};
+
+struct shape {
+    double L, d, a, kv, hd, f, V, s, b, t, p, c, v, dp, m, ls, rows, e;
+    double peak, peak16, rate, rate16;
+};
+
+static void micro_batch(const struct core_perf_input *in, const struct gen *k,
+                        const struct shape *x, struct micro *u)
+{
+    double qkv = (x->a + 2.0 * x->kv) * x->hd, aw = x->a * x->hd;
+    double f_in = in->gated_mlp ? 2.0 * x->f : x->f;
+    double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm;
+    double t = x->t, rows = x->rows, h = k->half_dim;
+    bool fp8 = in->precision == CORE_PREC_FP8;
+
+    /* Forward GEMMs of one layer: QKV, attention output, MLP in (2f wide when gated), out. */
+    double gemm_f = gemm(rows, qkv / t, x->d, x->rate, h) + gemm(rows, x->d, aw / t, x->rate, h) +
+                    gemm(rows, f_in / t, x->d, x->rate, h) + gemm(rows, x->d, x->f / t, x->rate, h);
+
+    /* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.
+     * Fused kernels skip the causally masked half; materialized attention computes the whole
+     * s x s score matrix with two batched GEMMs (K = h_d is thin) and streams it through HBM:
+     * write 2, softmax read+write 4, dropout read+write+mask 5, read by AV 2 = 13 bytes per
+     * score forward. */
+    double heads = x->b * x->a / t, sq = x->s / x->c;
+    double att_f, score_mem_f = 0.0;
+    if (in->flash_attention) {
+        double skip = in->full_mask ? 1.0 : 0.5;
+        att_f = 4.0 * heads * sq * x->s * x->hd * skip / (x->peak16 * k->flash);
+    } else {
+        att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
+        score_mem_f = heads * sq * x->s * 13.0 / hbm;
+    }
+
+    /* Element-wise forward bytes per token: two norms (read+write d each), two residual adds
+     * with dropout (read 2d, write d, mask d/2 each) = 11 d elements, split by tp only under
+     * sequence parallelism; the MLP activation reads f_in and writes f (split by tp). FP8
+     * casts each GEMM input once (read 2, write 1 bytes). */
+    double rep = 11.0 * x->d / (in->sequence_parallel ? t : 1.0);
+    double elt = x->e * (rep + (f_in + x->f) / t);
+    if (fp8)
+        elt += 3.0 * (2.0 * x->d + aw / t + x->f / t);
+    double mem_f = rows * elt / hbm + score_mem_f + k->launch;
+
+    /* Tensor parallelism: two all-reduces of the (b s/cp d) activations forward, two backward
+     * (reduce-scatter + all-gather pairs under sequence parallelism move the same bytes). */
+    struct link tl = group_link(in, k, t, 1.0);
+    double ar = all_reduce(rows * x->d * x->e, t, tl);
+    double tp_f = 2.0 * ar * (in->tp_comm_overlap ? 1.0 - k->overlap : 1.0);
+
+    /* Context parallelism: K and V blocks travel the ring c-1 times forward, K, V, dK, dV
+     * backward (twice the bytes), each step hidden behind one block's attention. */
+    double cp_f = 0.0;
+    if (x->c > 1) {
+        struct link cl = group_link(in, k, x->c, t);
+        double kv_bytes = 2.0 * x->b * sq * x->kv * x->hd / t * x->e;
+        double ring = (x->c - 1.0) * (cl.base + cl.hop + kv_bytes / cl.bw);
+        cp_f = exposed(ring, att_f, k->overlap);
+    }
+
+    double ls = x->ls;
+    u->fwd_compute = ls * (gemm_f + att_f);
+    u->compute = 3.0 * u->fwd_compute;
+    u->memory = 3.0 * ls * mem_f;
+    u->tp = 3.0 * ls * tp_f;
+    u->cp = 3.0 * ls * cp_f;
+
+    /* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
+     * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). */
+    double vt = x->V / t;
+    u->compute += 3.0 * gemm(rows, vt, x->d, x->rate, h);
+    u->memory += rows * vt * 12.0 / hbm;
+
+    switch (in->checkpointing) {
+    case CORE_CKPT_FULL:
+        u->recompute = u->fwd_compute + ls * (mem_f + tp_f + cp_f);
+        break;
+    case CORE_CKPT_SELECTIVE:
+        u->recompute = ls * (att_f + score_mem_f);
+        break;
+    case CORE_CKPT_NONE:
+    default:
+        u->recompute = 0.0;
+    }
+}
+
+static void shape_init(const struct core_perf_input *in, const struct gen *k, struct shape *x)
+{
+    const struct core_gpu *g = &core_gpus[in->gpu];
+
+    x->L = at_least((double)in->layers, 1);
+    x->d = at_least((double)in->hidden, 1);
+    x->a = at_least((double)in->heads, 1);
+    x->kv = at_least((double)(in->kv_heads > 0 ? in->kv_heads : in->heads), 1);
+    x->hd = in->head_dim > 0 ? (double)in->head_dim : x->d / x->a;
+    x->f = at_least((double)in->ffn_hidden, 1);
+    x->V = at_least((double)in->vocab, 1);
+    x->s = at_least((double)in->seq_len, 1);
+    x->b = at_least((double)in->micro_batch, 1);
+    x->t = at_least((double)in->tp, 1);
+    x->p = at_least((double)in->pp, 1);
+    x->c = at_least((double)in->cp, 1);
+    x->v = x->p > 1 ? at_least((double)in->virtual_stages, 1) : 1.0;
+    x->dp = at_least((double)in->dp, 1);
+    x->m = at_least(in->global_batch / (x->b * x->dp), 1);
+    x->ls = x->L / x->p;
+    x->rows = x->b * x->s / x->c;
+    x->e = in->precision == CORE_PREC_FP32 ? 4.0 : 2.0;
+    x->peak = at_least(in->peak_tflops, 1e-3) * 1e12;
+    /* FP8 runs only the GEMMs in FP8; attention and the rest run at the 16-bit rate. */
+    x->peak16 = x->peak;
+    if (in->precision == CORE_PREC_FP8)
+        x->peak16 = g->fp8_tflops > 0 && g->bf16_tflops > 0
+                        ? x->peak * g->bf16_tflops / g->fp8_tflops
+                        : x->peak / 2.0;
+    x->rate = x->peak * (in->precision == CORE_PREC_FP8 ? k->gemm_fp8 : k->gemm);
+    x->rate16 = x->peak16 * k->gemm;
+}
+
+void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
+{
+    const struct gen *k = &gens[core_gpus[in->gpu].generation];
+    struct core_perf_breakdown *br = &out->breakdown;
+    struct shape x;
+    struct micro u;
+
+    memset(out, 0, sizeof *out);
+    shape_init(in, k, &x);
+    micro_batch(in, k, &x, &u);
+
+    br->compute = x.m * u.compute;
+    br->memory_bound = x.m * u.memory;
+    br->recompute = x.m * u.recompute;
+    br->tp_comm = x.m * u.tp;
+    br->cp_comm = x.m * u.cp;
+
+    /* Pipeline: fill and drain cost (pp - 1) / v micro-batch times (interleaved 1F1B); each
+     * micro-batch crosses each stage boundary forward and backward, v times when interleaved.
+     * Megatron splits the sent activation over the tp ranks (scatter/gather). Neighbouring
+     * stages are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. */
+    if (x.p > 1) {
+        double one = u.compute + u.memory + u.recompute + u.tp + u.cp;
+        br->pp_bubble = (x.p - 1.0) / x.v * one;
+        bool cross = x.t * x.c * x.dp >= (double)in->gpus_per_node;
+        double bw = cross ? at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net
+                          : at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up;
+        double lat = k->lat_base + (cross ? k->hop_net : k->hop_up);
+        double send = lat + x.rows * x.d * x.e / x.t / bw;
+        br->pp_comm = x.m * 2.0 * x.v * send;
+    }
+
+    /* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients
+     * and gathered weights in the 16-bit type (4 bytes for fp32 training). */
+    if (x.dp > 1) {
+        struct link dl = group_link(in, k, x.dp, x.t * x.c);
+        double bytes = in->params / (x.t * x.p) * x.e;
+        double comm, window;
+        if (in->zero_stage >= 3) {
+            /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
+             * backward, reduce-scatter the gradients; each pass in pieces of at most
+             * ZERO3_BUCKET parameters and at least one per layer. */
+            double pieces = at_least(in->params / (x.t * x.p) / ZERO3_BUCKET, x.ls);
+            comm = x.m * 3.0 * pieces * half_ring(bytes / pieces, x.dp, dl);
+            window = br->compute + br->recompute;
+        } else {
+            /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
+             * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
+             * backward can hide it. */
+            comm = all_reduce(bytes, x.dp, dl);
+            window = 2.0 * u.fwd_compute;
+        }
+        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+    }
+
+    /* Optimizer: memory-bound over the local shard (divided by dp from ZeRO 1 on). */
+    {
+        double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm;
+        double local = in->params / (x.t * x.p) / (in->zero_stage >= 1 ? x.dp : 1.0);
+        br->optimizer = local * optimizer_bytes(in, x.e) / hbm;
+    }
+
+    const double *terms = &br->compute;
+    double step = 0.0, worst = -1.0;
+    out->bottleneck = core_perf_term_names[1];
+    for (int i = 0; i < CORE_PERF_TERMS; i++) {
+        step += terms[i];
+        if (i > 0 && terms[i] > worst) {
+            worst = terms[i];
+            out->bottleneck = core_perf_term_names[i];
+        }
+    }
+    out->step_seconds = step;
+
+    /* Model FLOPs as core's "model" count: 6 N_active + 12 L s a h_d per token (full
+     * attention); hardware adds the recompute (full: a forward, selective: attention). */
+    double tokens = in->global_batch * x.s, g = at_least((double)in->gpus, 1);
+    double att = 12.0 * x.L * x.s * x.a * x.hd;
+    double model = 6.0 * in->active_params + att;
+    double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
+                 : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
+                                                            : 0.0;
+    out->tokens_per_second_per_gpu = tokens / step / g;
+    out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;
+    out->mfu = out->tokens_per_second_per_gpu * model / x.peak;
+    out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x.peak;
+    out->expected_error = CORE_PERF_EXPECTED_ERROR;
+}

@@ -1,0 +1,95 @@
+/*
+ * perf.h - the step-time model: seconds per optimizer step from the hardware and the layout.
+ *
+ * Where runtime.c divides FLOPs by an assumed MFU, this model predicts the MFU: it prices each
+ * piece of one training step on one GPU (GEMMs, attention, element-wise kernels, recompute,
+ * tensor/context/pipeline/data-parallel communication, the optimizer) from the catalog's
+ * peaks, HBM bandwidth and interconnect, with a dozen efficiency constants per GPU generation.
+ * The formulas, constants, their sources and the validation against 105 measured runs are in
+ * docs/performance-model.md.
+ *
+ * Pure like the rest of core: no I/O, no allocation, no state; a few hundred flops per call,
+ * no loop over layers, so the planner can call it per candidate. The caller passes inputs
+ * already resolved and validated (core_evaluate's bounds); out-of-range values are clamped
+ * (counts to >= 1, bandwidths to > 0) so the result is always finite.
+ */
+#ifndef MEMWALL_CORE_PERF_H
+#define MEMWALL_CORE_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core.h"
+
+struct core_perf_input {
+    /* Model: the resolved architecture. params is N (total, sets the gradient and optimizer
+     * bytes), active_params the per-token N (MoE; equals params for dense models). */
+    int64_t layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
+    bool gated_mlp;
+    double params, active_params;
+    int64_t seq_len;     /* tokens per sequence */
+    int64_t micro_batch; /* sequences per micro-batch per model replica (per GPU of a tp group) */
+    double global_batch; /* sequences per optimizer step; m = global_batch / (micro_batch * dp) */
+    enum core_precision precision;
+    enum core_checkpointing checkpointing;
+    bool flash_attention;
+    bool full_mask; /* bidirectional attention; false (default) = causal decoder, whose fused
+                       kernels skip the masked half of the score matrix */
+    enum core_optimizer optimizer;
+    bool master_weights;
+    /* Layout: gpus = tp * pp * dp * cp (not checked here). zero_stage 0..3; virtual_stages is
+     * the interleaved 1F1B chunks per pipeline rank (1 = plain 1F1B). Rank order is Megatron's:
+     * tp innermost, then cp, then dp, pp outermost. */
+    int zero_stage;
+    int64_t gpus, tp, pp, dp, cp, virtual_stages;
+    bool sequence_parallel;
+    /* Hardware: catalog index (HBM TB/s, generation, the bf16 peak FP8 runs non-GEMM work at);
+     * peak_tflops is the dense peak for the precision (catalog or the user's override). */
+    int gpu;
+    double peak_tflops;
+    int64_t gpus_per_node; /* scale-up domain size (catalog gpus_per_node by default) */
+    double intra_node_gbs; /* scale-up GB/s per GPU per direction (catalog scale_up_gbs) */
+    double inter_node_gbs; /* network GB/s per GPU per direction (catalog network_gbs) */
+    bool tp_comm_overlap;  /* TP collectives overlapped with GEMMs (Transformer Engine) */
+    bool dp_comm_overlap;  /* gradient reduction / FSDP gathers overlapped with compute */
+};
+
+/* Exposed seconds per optimizer step, per term; they add up to step_seconds. */
+struct core_perf_breakdown {
+    double compute;      /* GEMMs (+ fused attention) forward and backward, at their efficiency */
+    double memory_bound; /* element-wise kernels, materialized attention scores, the loss */
+    double recompute;    /* the re-run forward under checkpointing (all its parts) */
+    double tp_comm;      /* tensor-parallel all-reduces / reduce-scatters + all-gathers */
+    double cp_comm;      /* context-parallel K/V ring exchange not hidden by attention */
+    double pp_bubble;    /* pipeline fill and drain: (pp - 1) / v micro-batch times */
+    double pp_comm;      /* stage-to-stage activation and gradient sends */
+    double dp_comm;      /* data-parallel gradient / ZeRO traffic not hidden by compute */
+    double optimizer;    /* the optimizer step over the local shard, memory-bound */
+};
+
+struct core_perf {
+    double step_seconds; /* sum of the breakdown */
+    double mfu;          /* model FLOPs (6 N_active + 12 L s a h_d per token) / (G peak step) */
+    double hfu;          /* as mfu, plus the recompute FLOPs */
+    double tokens_per_second_per_gpu;
+    double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
+    struct core_perf_breakdown breakdown;
+    const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
+    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
+};
+
+/* Mean absolute percentage error over the fully specified calibration rows
+ * (tests/validation), as a fraction. */
+#define CORE_PERF_EXPECTED_ERROR 0.09
+
+/* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
+#define CORE_PERF_TERMS 9
+extern const char *const core_perf_term_names[CORE_PERF_TERMS];
+
+void core_perf_predict(const struct core_perf_input *in, struct core_perf *out);
+
+/* Fill the hardware fields from the catalog row (bandwidths, GPUs per node, the precision's
+ * peak) and set the overlap flags off; the caller sets the rest. */
+void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_precision precision);
+
+#endif

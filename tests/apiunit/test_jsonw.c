@@ -4,10 +4,10 @@
  *
  * The reference is jansson itself, never a copied output: numbers against json_dumps of a
  * json_real with the reply flags; strings against json_dumps of a json_string; whole replies
- * against the jansson encoders of api/encode.c assembled as dispatch.c assembled them before
- * (inputs, the route's members, warnings) and dumped with API_DUMP_FLAGS. Every reply also
- * survives a jansson round trip unchanged (parse, dump with the same flags). Inputs come from a
- * fixed-seed generator, so a failure reproduces.
+ * against the jansson encoders of api/encode.c assembled as the compute handlers (now
+ * api/compute.c) assembled them before (inputs, the route's members, warnings) and dumped with
+ * API_DUMP_FLAGS. Every reply also survives a jansson round trip unchanged (parse, dump with the
+ * same flags). Inputs come from a fixed-seed generator, so a failure reproduces.
  */
 #include <check.h>
 #include <float.h>
@@ -212,7 +212,8 @@ END_TEST
  * Whole replies
  * ------------------------------------------------------------------------------------------- */
 
-/* The jansson reply as dispatch.c built it before the writer: inputs, route members, warnings. */
+/* The jansson reply as the compute handlers built it before the writer: inputs, route members,
+ * warnings. */
 static char *jansson_reply(const char *route, const struct core_result *r, size_t *len)
 {
     json_t *o = json_object();

@@ -29,6 +29,8 @@
 #define PART_POST_1            NAME_POST ", "
 #define ALLOW(post, head, get) PART_GET_##get PART_HEAD_##head PART_POST_##post NAME_OPTIONS
 
+_Static_assert(API_GET == 1u && API_HEAD == 2u && API_POST == 4u,
+               "allow_text is indexed by the method bits in this order");
 static const char *const allow_text[(API_GET | API_HEAD | API_POST) + 1u] = {
     ALLOW(0, 0, 0), ALLOW(0, 0, 1), ALLOW(0, 1, 0), ALLOW(0, 1, 1),
     ALLOW(1, 0, 0), ALLOW(1, 0, 1), ALLOW(1, 1, 0), ALLOW(1, 1, 1),

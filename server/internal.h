@@ -4,10 +4,9 @@
  * server.c runs the daemon and the per-request lifecycle, reply.c is the one function that
  * turns a struct api_response into a queued MHD response, routes.c holds the few paths the
  * server owns itself and numbers them with the api's as one list of routes, log.c writes log
- * lines (accesslog.c batches the request lines per worker
- * thread), metrics.c keeps the /metrics series, and
- * assets.c serves the static files that assets_embedded.c (generated at build time by
- * cmake/embed.cmake) holds.
+ * lines (accesslog.c batches the request lines per worker thread), metrics.c keeps the /metrics
+ * series (it knows routes only as numbers and labels handed to it), and assets.c serves the
+ * static files that assets_embedded.c (generated at build time by cmake/embed.cmake) holds.
  */
 #ifndef MEMWALL_SERVER_INTERNAL_H
 #define MEMWALL_SERVER_INTERNAL_H

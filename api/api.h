@@ -7,7 +7,8 @@
  *
  * One table of field specs (api/fields.c) drives GET query strings and POST JSON bodies alike,
  * so the same inputs give byte-identical replies. Every error is an RFC 9457 problem+json
- * built from the error registry (api/errors.def).
+ * built from the error registry (api/errors.def). The route row type and the api's table are
+ * in route.h; the server declares its own rows with the same type.
  */
 #ifndef MEMWALL_API_H
 #define MEMWALL_API_H
@@ -51,19 +52,15 @@ struct api_response {
     char etag[24];             /* "\"<16 hex>\"" for cacheable GET replies, else "" */
 };
 
-/* Route a request and build the reply. Routes: /flops /memory /fit /runtime (GET, HEAD, POST,
- * OPTIONS; a POSTed array is a batch answered by an array), /plan (POST, OPTIONS) and /gpus
- * /models (GET, HEAD, OPTIONS). A 200 GET/HEAD reply carries etag and
- * cache_control; a matching if_none_match turns it into a bodiless 304. Decoding rules (SI
- * suffixes, booleans, empty POST body = {}, strict names) are documented in api/fields.c and
- * api/dispatch.c. Never fails: errors become problem+json replies.
+/* Route a request on the api's table (route.h) and build the reply. Routes: /flops /memory
+ * /fit /runtime (GET, HEAD, POST, OPTIONS; a POSTed array is a batch answered by an array),
+ * /plan (POST, OPTIONS) and /gpus /models (GET, HEAD, OPTIONS). A 200 GET/HEAD reply carries
+ * etag and cache_control; a matching if_none_match turns it into a bodiless 304. Decoding
+ * rules (SI suffixes, booleans, empty POST body = {}, strict names) are documented in
+ * api/fields.c and api/body.c. Never fails: errors become problem+json replies.
  * Returns false when the path is not one of the api's routes (resp untouched), so the server
  * can try its own routes (e.g. /healthz, /openapi.yaml) before answering 404. */
 bool api_dispatch(const struct api_request *req, struct api_response *resp);
-
-/* The path of the api's i-th route ("/fit", ...), or NULL past the last: lets the server label
- * its metrics from the route table itself. */
-const char *api_route_path(size_t i);
 
 /* A problem+json reply for transport-level errors the server detects (404, 405, 413, 414,
  * 415, 500): status, a detail sentence, and optionally the offending field (or NULL). */

@@ -1,11 +1,15 @@
 /*
  * api_internal.h - private interfaces between the api layer's files (not for the server).
  *
- * errors.c owns the error registry and the one function every reply goes through;
- * fields.c owns the input field table (query pairs and JSON objects -> struct core_input);
- * write.c streams the compute routes' replies through jsonw.c (the hot path); plan_reply.c and
- * catalog_reply.c build the /plan, /gpus and /models replies with jansson. Each reply has
- * exactly one encoder. dispatch.c routes.
+ * route.c holds the api's route table and answers a request on a row (405, OPTIONS, HEAD);
+ * the handlers live by family: compute.c (/flops /memory /fit /runtime, single and batch),
+ * plan.c (/plan), catalog.c (/gpus /models). body.c turns a POST body into JSON (media type,
+ * size, parse errors); etag.c adds ETag / If-None-Match to cacheable replies.
+ * errors.c owns the error registry, the problem helpers and the one function every reply goes
+ * through; fields.c owns the input field table (query pairs and JSON objects -> struct
+ * core_input); write.c streams the compute routes' replies through jsonw.c (the hot path);
+ * plan_reply.c and catalog_reply.c build the /plan, /gpus and /models replies with jansson. Each
+ * reply has exactly one encoder; inputs_doc.c encodes GET /inputs.
  */
 #ifndef MEMWALL_API_INTERNAL_H
 #define MEMWALL_API_INTERNAL_H
@@ -15,6 +19,7 @@
 #include "api.h"
 #include "core.h"
 #include "jsonw.h"
+#include "route.h"
 
 /* Every JSON reply is dumped with these flags: compact, 15 significant digits, so 0.1 + 0.2
  * prints 0.3 and integral doubles print as 112.0 (jansson's choice). */
@@ -61,6 +66,36 @@ void api_reply_writer(struct api_response *resp, unsigned status, const char *co
                       struct api_jsonw *w);
 /* Dump body (stolen) with API_DUMP_FLAGS into w as one value; NULL or a failed dump fails w. */
 void api_write_json(struct api_jsonw *w, json_t *body);
+
+/* One answer is written into a writer as one JSON value (a reply body or a problem body) and
+ * its HTTP status returned; out of memory fails the writer. errors: stolen, NULL means []. */
+unsigned api_answer_problem(struct api_jsonw *w, enum api_error code, const char *detail,
+                            json_t *errors);
+/* A 400 invalid-input whose detail counts the entries of errors (stolen). */
+unsigned api_answer_invalid(struct api_jsonw *w, json_t *errors);
+/* A 422 from core's problems: out-of-range for CORE_ERANGE, else impossible-inputs. */
+unsigned api_answer_core_problems(struct api_jsonw *w, enum core_status status,
+                                  const struct core_problems *problems);
+/* Fill resp from a writer holding one answer: application/json for 200, else problem+json. */
+void api_reply_answer(struct api_response *resp, unsigned status, struct api_jsonw *w);
+
+/* ---- request bodies (body.c) ---- */
+
+/* The POST body parsed (new reference), any JSON value; NULL with the problem written into w
+ * and its status in *status. An empty body is {}. */
+json_t *api_read_body(const struct api_request *req, struct api_jsonw *w, unsigned *status);
+
+/* ---- caching (etag.c) ---- */
+
+/* Give a 200 reply its ETag and Cache-Control; when req's If-None-Match matches, the reply
+ * becomes a bodiless 304. */
+void api_etag(const struct api_request *req, struct api_response *resp);
+
+/* ---- handlers, one per route (api_handler, route.h) ---- */
+
+api_handler api_handle_flops, api_handle_memory, api_handle_fit, api_handle_runtime;
+api_handler api_handle_plan;
+api_handler api_handle_gpus, api_handle_models, api_handle_inputs;
 
 /* ---- field table (fields.c) ---- */
 

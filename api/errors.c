@@ -8,7 +8,12 @@
  * value, api_reply_writer a streamed body (jsonw.h) with the same bytes and the same 500 rule;
  * api_write_json dumps a jansson value into a writer. Problem bodies never carry
  * library messages or pointers: details are our own sentences.
+ *
+ * The api_answer_* helpers write one answer (a problem body) into a writer and return its
+ * status: a single request replies with the writer's bytes (api_reply_answer), a batch writes
+ * each item's answer as one element of its reply array.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +135,47 @@ void api_reply_problem(struct api_response *resp, enum api_error code, const cha
 {
     api_reply_json(resp, registry[code].status, API_CT_PROBLEM,
                    api_problem_body(code, detail, errors));
+}
+
+unsigned api_answer_problem(struct api_jsonw *w, enum api_error code, const char *detail,
+                            json_t *errors)
+{
+    api_write_json(w, api_problem_body(code, detail, errors));
+    return registry[code].status;
+}
+
+unsigned api_answer_invalid(struct api_jsonw *w, json_t *errors)
+{
+    char detail[160];
+    size_t n = json_array_size(errors);
+
+    snprintf(detail, sizeof detail, "%zu input%s invalid; see errors.", n,
+             n == 1 ? " is" : "s are");
+    return api_answer_problem(w, API_E_INVALID_INPUT, detail, errors);
+}
+
+unsigned api_answer_core_problems(struct api_jsonw *w, enum core_status status,
+                                  const struct core_problems *problems)
+{
+    json_t *errors = json_array();
+
+    for (int i = 0; errors != NULL && i < problems->count; i++) {
+        const struct core_problem *p = &problems->items[i];
+        const char *field = p->field ? p->field : "";
+
+        api_errors_add(errors, field, strlen(field), p->message);
+    }
+    if (status == CORE_ERANGE)
+        return api_answer_problem(
+            w, API_E_OUT_OF_RANGE,
+            "A result would not fit in 64-bit bytes; reduce the inputs named.", errors);
+    return api_answer_problem(w, API_E_IMPOSSIBLE_INPUTS,
+                              "The inputs are valid one by one but impossible together.", errors);
+}
+
+void api_reply_answer(struct api_response *resp, unsigned status, struct api_jsonw *w)
+{
+    api_reply_writer(resp, status, status == 200 ? API_CT_JSON : API_CT_PROBLEM, w);
 }
 
 void api_problem(struct api_response *resp, unsigned status, const char *detail, const char *field)

@@ -33,10 +33,11 @@ static bool etag_matches(const char *if_none_match, const char *etag)
     return strcmp(if_none_match, "*") == 0 || strstr(if_none_match, etag) != NULL;
 }
 
-void server_asset(const struct api_request *req, struct api_response *resp)
+void server_asset(const struct api_request *req, struct api_response *resp, void *ctx)
 {
     const struct server_asset *asset = find(req->path);
 
+    (void)ctx; /* static files need no server state */
     if (asset == NULL || asset->len == 0) {
         char detail[128];
         const char *name = strcmp(req->path, "/") == 0 ? "index.html" : req->path + 1;

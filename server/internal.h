@@ -2,11 +2,11 @@
  * internal.h - declarations shared by the files of memwall_server, not part of its interface.
  *
  * server.c runs the daemon and the per-request lifecycle, reply.c is the one function that
- * turns a struct api_response into a queued MHD response, routes.c answers the few paths the
- * server owns itself, log.c writes log lines (accesslog.c batches the request lines per worker
- * thread), metrics.c keeps the /metrics series, and
- * assets.c serves the static files that assets_embedded.c (generated at build time by
- * cmake/embed.cmake) holds.
+ * turns a struct api_response into a queued MHD response, routes.c holds the few paths the
+ * server owns itself and numbers them with the api's as one list of routes, log.c writes log
+ * lines (accesslog.c batches the request lines per worker thread), metrics.c keeps the /metrics
+ * series (it knows routes only as numbers and labels handed to it), and assets.c serves the
+ * static files that assets_embedded.c (generated at build time by cmake/embed.cmake) holds.
  */
 #ifndef MEMWALL_SERVER_INTERNAL_H
 #define MEMWALL_SERVER_INTERNAL_H
@@ -50,12 +50,18 @@ struct server {
 enum MHD_Result server_reply(struct server *srv, struct MHD_Connection *conn, const char *method,
                              const char *request_id, struct api_response *resp);
 
-/* Answer req when its path is one of the server's own routes and return true; return false
- * (resp untouched) otherwise. req->method is never "HEAD" here: the caller maps it to GET. */
-bool server_route(struct server *srv, const struct api_request *req, struct api_response *resp);
+/* Routes are numbered as one list: the server's own rows (routes.c), then the api's
+ * (api_routes). The number of the route whose path is path; the count of routes (one past the
+ * last) when there is none. */
+unsigned server_route_find(const char *path);
 
-/* The path of the server's i-th own route, or NULL past the last (for the metrics labels). */
-const char *server_route_path(size_t i);
+/* The path of route number i (its metrics label), or NULL past the last. */
+const char *server_route_label(unsigned i);
+
+/* Answer req on route number i (from server_route_find) and return true: 405, OPTIONS, HEAD
+ * and the handler as api_route_answer() does them. False (resp untouched) past the last. */
+bool server_route(struct server *srv, unsigned i, const struct api_request *req,
+                  struct api_response *resp);
 
 /* A static file embedded by cmake/embed.cmake: the URL path it is served at, its Content-Type,
  * the bytes (NUL-terminated, len without the NUL; 0 when the file was missing at build time)
@@ -72,8 +78,9 @@ struct server_asset {
 extern const struct server_asset server_assets[];
 extern const size_t server_assets_count;
 
-/* GET handler for every embedded file: looks req->path up in server_assets and answers 200 with
- * the bytes, 304 when If-None-Match holds its ETag, or 404 when the file was not embedded. */
-void server_asset(const struct api_request *req, struct api_response *resp);
+/* GET handler (an api_handler) for every embedded file: looks req->path up in server_assets
+ * and answers 200 with the bytes, 304 when If-None-Match holds its ETag, or 404 when the file
+ * was not embedded. ctx is unused. */
+void server_asset(const struct api_request *req, struct api_response *resp, void *ctx);
 
 #endif

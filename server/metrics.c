@@ -15,31 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <pthread.h>
-
-#include "api.h"
-#include "internal.h"
 #include "metrics.h"
-
-/* Route templates, taken once from the route tables themselves (the server's own, then the
- * api's), so a new route is labelled without a second list to keep in step; "unmatched" last.
- * Filled before any daemon thread runs (pthread_once), read-only afterwards. */
-static const char *route_names[SERVER_METRICS_ROUTES];
-static unsigned route_count; /* named routes, "unmatched" excluded */
-static pthread_once_t routes_once = PTHREAD_ONCE_INIT;
-
-static void collect_routes(void)
-{
-    const char *path;
-
-    for (size_t i = 0; (path = server_route_path(i)) != NULL; i++)
-        if (route_count + 1 < SERVER_METRICS_ROUTES)
-            route_names[route_count++] = path;
-    for (size_t i = 0; (path = api_route_path(i)) != NULL; i++)
-        if (route_count + 1 < SERVER_METRICS_ROUTES)
-            route_names[route_count++] = path;
-    route_names[route_count] = "unmatched";
-}
 
 static const char *const method_names[SERVER_METRICS_METHODS] = {
     "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "other",
@@ -65,18 +41,9 @@ static const char *const bounds_text[SERVER_METRICS_BUCKETS] = {
  * Tables
  * ------------------------------------------------------------------------------------------- */
 
-unsigned server_metrics_route(const char *path)
+const char *server_metrics_route_name(const struct server_metrics *m, unsigned route)
 {
-    for (unsigned i = 0; i < route_count; i++) {
-        if (strcmp(path, route_names[i]) == 0)
-            return i;
-    }
-    return route_count;
-}
-
-const char *server_metrics_route_name(unsigned route)
-{
-    return route_names[route < route_count ? route : route_count];
+    return m->route_names[route < m->route_count ? route : m->route_count];
 }
 
 unsigned server_metrics_method(const char *method)
@@ -148,10 +115,15 @@ static double process_start_time(void)
     return (double)btime + (double)ticks / (double)hz;
 }
 
-void server_metrics_init(struct server_metrics *m)
+void server_metrics_init(struct server_metrics *m, const char *(*route_label)(unsigned i))
 {
+    const char *label;
+
     memset(m, 0, sizeof *m); /* all-zero bits is a valid zero for atomic_ullong on Linux */
-    pthread_once(&routes_once, collect_routes);
+    while (m->route_count + 1 < SERVER_METRICS_ROUTES &&
+           (label = route_label(m->route_count)) != NULL)
+        m->route_names[m->route_count++] = label;
+    m->route_names[m->route_count] = "unmatched";
     m->start_time = process_start_time();
 }
 
@@ -160,6 +132,8 @@ void server_metrics_record(struct server_metrics *m, unsigned route, unsigned me
 {
     unsigned b = 0;
 
+    if (route > m->route_count)
+        route = m->route_count;
     while (b < SERVER_METRICS_BUCKETS && duration_ns > bounds_ns[b])
         b++;
     atomic_fetch_add_explicit(&m->requests[route][method][code_index(status)], 1ULL,
@@ -251,7 +225,7 @@ static void render_requests(struct text *t, struct server_metrics *m)
 
     family(t, "memwall_http_requests_total", "counter",
            "HTTP requests answered, by route template, method and status code.");
-    for (unsigned r = 0; r <= route_count; r++) {
+    for (unsigned r = 0; r <= m->route_count; r++) {
         for (unsigned me = 0; me < SERVER_METRICS_METHODS; me++) {
             for (unsigned c = 0; c < SERVER_METRICS_CODES; c++) {
                 unsigned long long v =
@@ -260,7 +234,7 @@ static void render_requests(struct text *t, struct server_metrics *m)
                     continue;
                 code_label(c, code, sizeof code);
                 put(t, "memwall_http_requests_total{route=\"%s\",method=\"%s\",code=\"%s\"} %llu\n",
-                    route_names[r], method_names[me], code, v);
+                    m->route_names[r], method_names[me], code, v);
             }
         }
     }
@@ -270,19 +244,20 @@ static void render_durations(struct text *t, struct server_metrics *m)
 {
     family(t, "memwall_http_request_duration_seconds", "histogram",
            "Time from the request line to the last byte of the reply, by route template.");
-    for (unsigned r = 0; r <= route_count; r++) {
+    for (unsigned r = 0; r <= m->route_count; r++) {
         unsigned long long cumulative = 0;
 
         for (unsigned b = 0; b <= SERVER_METRICS_BUCKETS; b++) {
             cumulative += atomic_load_explicit(&m->buckets[r][b], memory_order_relaxed);
             put(t, "memwall_http_request_duration_seconds_bucket{route=\"%s\",le=\"%s\"} %llu\n",
-                route_names[r], b < SERVER_METRICS_BUCKETS ? bounds_text[b] : "+Inf", cumulative);
+                m->route_names[r], b < SERVER_METRICS_BUCKETS ? bounds_text[b] : "+Inf",
+                cumulative);
         }
-        put(t, "memwall_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", route_names[r],
+        put(t, "memwall_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", m->route_names[r],
             (double)atomic_load_explicit(&m->sum_ns[r], memory_order_relaxed) / 1e9);
         /* _count is the +Inf bucket by definition; printing the same sum keeps them equal. */
-        put(t, "memwall_http_request_duration_seconds_count{route=\"%s\"} %llu\n", route_names[r],
-            cumulative);
+        put(t, "memwall_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
+            m->route_names[r], cumulative);
     }
 }
 

@@ -1,12 +1,16 @@
 /*
- * routes.c - the few paths the server answers itself, before the api layer is asked.
+ * routes.c - the paths the server answers itself, and the one lookup over every route.
  *
  * /healthz is liveness (it must keep working even if the api layer is broken, so it does not
  * go through it), /readyz is readiness (503 once the server drains, so a load balancer stops
  * sending before the listener goes), /metrics is the Prometheus scrape; /openapi.yaml and the
  * dashboard (/, /app.js, /app.css, /favicon.svg) are static files embedded at build time
- * (assets.c). A small table drives them all; a wrong method gets 405 with the route's Allow,
- * OPTIONS gets 204 with it.
+ * (assets.c). They are rows of the api's own type (api/route.h), so 405 with Allow, OPTIONS
+ * and HEAD work exactly as on the api's routes.
+ *
+ * The server's rows and the api's are numbered as one list, the server's first: a request's
+ * route is looked up once, when it is admitted, and that number serves both to answer it and
+ * as its metrics label.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,28 +19,77 @@
 #include <jansson.h>
 
 #include "internal.h"
+#include "route.h"
 
-struct route {
-    const char *path;
-    const char *allow;
-    void (*get)(struct server *srv, const struct api_request *req, struct api_response *resp);
+static api_handler healthz, readyz, metrics;
+
+#define READ (API_GET | API_HEAD)
+
+static const struct api_route rows[] = {
+    {"/healthz", READ, false, healthz},      {"/readyz", READ, false, readyz},
+    {"/metrics", READ, false, metrics},      {"/openapi.yaml", READ, false, server_asset},
+    {"/", READ, false, server_asset},        {"/app.js", READ, false, server_asset},
+    {"/app.css", READ, false, server_asset}, {"/favicon.svg", READ, false, server_asset},
 };
 
-static void healthz(struct server *srv, const struct api_request *req, struct api_response *resp);
-static void readyz(struct server *srv, const struct api_request *req, struct api_response *resp);
-static void metrics(struct server *srv, const struct api_request *req, struct api_response *resp);
-static void asset(struct server *srv, const struct api_request *req, struct api_response *resp);
-
-static const struct route routes[] = {
-    {"/healthz", "GET, HEAD, OPTIONS", healthz}, {"/readyz", "GET, HEAD, OPTIONS", readyz},
-    {"/metrics", "GET, HEAD, OPTIONS", metrics}, {"/openapi.yaml", "GET, HEAD, OPTIONS", asset},
-    {"/", "GET, HEAD, OPTIONS", asset},          {"/app.js", "GET, HEAD, OPTIONS", asset},
-    {"/app.css", "GET, HEAD, OPTIONS", asset},   {"/favicon.svg", "GET, HEAD, OPTIONS", asset},
+static const struct api_route_table server_routes = {
+    rows,
+    sizeof rows / sizeof rows[0],
+    "method not allowed on this resource",
 };
 
-const char *server_route_path(size_t i)
+/* Every table, in route-number order. */
+static const struct api_route_table *const tables[] = {&server_routes, &api_routes};
+
+#define TABLES (sizeof tables / sizeof tables[0])
+
+unsigned server_route_find(const char *path)
 {
-    return i < sizeof routes / sizeof routes[0] ? routes[i].path : NULL;
+    unsigned base = 0;
+
+    for (size_t t = 0; t < TABLES; t++) {
+        const struct api_route *route = api_route_find(tables[t], path);
+
+        if (route != NULL)
+            return base + (unsigned)(route - tables[t]->rows);
+        base += (unsigned)tables[t]->count;
+    }
+    return base;
+}
+
+/* The table and row of route number i; false past the last. */
+static bool route_at(unsigned i, const struct api_route_table **table,
+                     const struct api_route **route)
+{
+    for (size_t t = 0; t < TABLES; t++) {
+        if (i < tables[t]->count) {
+            *table = tables[t];
+            *route = &tables[t]->rows[i];
+            return true;
+        }
+        i -= (unsigned)tables[t]->count;
+    }
+    return false;
+}
+
+const char *server_route_label(unsigned i)
+{
+    const struct api_route_table *table;
+    const struct api_route *route;
+
+    return route_at(i, &table, &route) ? route->path : NULL;
+}
+
+bool server_route(struct server *srv, unsigned i, const struct api_request *req,
+                  struct api_response *resp)
+{
+    const struct api_route_table *table;
+    const struct api_route *route;
+
+    if (!route_at(i, &table, &route))
+        return false;
+    api_route_answer(table, route, req, resp, srv);
+    return true;
 }
 
 /* {status, version} with status; never cached, since probes must reach the process. */
@@ -57,15 +110,17 @@ static void status_reply(struct api_response *resp, unsigned code, const char *s
     resp->cache_control = "no-store";
 }
 
-static void healthz(struct server *srv, const struct api_request *req, struct api_response *resp)
+static void healthz(const struct api_request *req, struct api_response *resp, void *ctx)
 {
-    (void)srv;
     (void)req;
+    (void)ctx;
     status_reply(resp, 200, "ok");
 }
 
-static void readyz(struct server *srv, const struct api_request *req, struct api_response *resp)
+static void readyz(const struct api_request *req, struct api_response *resp, void *ctx)
 {
+    struct server *srv = ctx;
+
     (void)req;
     if (atomic_load(&srv->draining))
         status_reply(resp, 503, "draining");
@@ -73,8 +128,10 @@ static void readyz(struct server *srv, const struct api_request *req, struct api
         status_reply(resp, 200, "ok");
 }
 
-static void metrics(struct server *srv, const struct api_request *req, struct api_response *resp)
+static void metrics(const struct api_request *req, struct api_response *resp, void *ctx)
 {
+    struct server *srv = ctx;
+
     (void)req;
     resp->body = server_metrics_render(&srv->metrics, atomic_load(&srv->in_flight),
                                        atomic_load(&srv->connections), &resp->body_len);
@@ -85,37 +142,4 @@ static void metrics(struct server *srv, const struct api_request *req, struct ap
     resp->status = 200;
     resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
     resp->cache_control = "no-store";
-}
-
-/* Embedded static files (assets.c) need no server state. */
-static void asset(struct server *srv, const struct api_request *req, struct api_response *resp)
-{
-    (void)srv;
-    server_asset(req, resp);
-}
-
-bool server_route(struct server *srv, const struct api_request *req, struct api_response *resp)
-{
-    const struct route *route = NULL;
-
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strcmp(req->path, routes[i].path) == 0) {
-            route = &routes[i];
-            break;
-        }
-    }
-    if (route == NULL)
-        return false;
-
-    memset(resp, 0, sizeof *resp);
-    if (strcmp(req->method, "GET") == 0) {
-        route->get(srv, req, resp);
-    } else if (strcmp(req->method, "OPTIONS") == 0) {
-        resp->status = 204;
-        resp->allow = route->allow;
-    } else {
-        api_problem(resp, 405, "method not allowed on this resource", NULL);
-        resp->allow = route->allow;
-    }
-    return true;
 }

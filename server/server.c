@@ -8,8 +8,8 @@
  * any body is read: a target over max_uri_bytes gets 414, a Content-Length over max_body_bytes
  * gets 413 and MHD then never reads the body. Body bytes are accumulated centrally under the
  * same cap (a chunked body that grows past it is dropped and gets 413 when it ends); the final
- * call builds a struct api_request and hands it to the server's own routes, then to
- * api_dispatch().
+ * call builds a struct api_request and answers it on its route, looked up once at admission
+ * among the server's own rows and the api's (routes.c).
  *
  * The same two callbacks bracket every request for operations: the URI callback starts the
  * clock and the in-flight count, the completion callback (after the last byte of the reply, or
@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,10 +63,11 @@ struct request {
     bool too_large;     /* the body grew past max_body_bytes */
     bool too_many_args; /* the query has over SERVER_QUERY_ARGS_MAX arguments (see on_uri) */
     bool oom;
-    unsigned long long start_ns;  /* CLOCK_MONOTONIC at the request line */
-    unsigned route, method_index; /* metrics table indexes */
-    unsigned status;              /* of the queued reply; 0 while none */
-    size_t bytes;                 /* body bytes of the queued reply */
+    unsigned long long start_ns; /* CLOCK_MONOTONIC at the request line */
+    unsigned route;              /* route number (routes.c), also the metrics label index */
+    unsigned method_index;       /* metrics table index */
+    unsigned status;             /* of the queued reply; 0 while none */
+    size_t bytes;                /* body bytes of the queued reply */
     char id[SERVER_REQUEST_ID_MAX + 1];
     char method[16];
     char path[SERVER_LOG_PATH_MAX + 4]; /* printable copy for the access log */
@@ -98,7 +100,7 @@ static struct request *new_request(struct server *srv, size_t uri_len)
         return NULL;
     rq->uri_len = uri_len;
     rq->start_ns = now_ns();
-    rq->route = SERVER_METRICS_ROUTES - 1;
+    rq->route = UINT_MAX; /* none until admitted: answered 404, counted as "unmatched" */
     rq->method_index = SERVER_METRICS_METHODS - 1;
     atomic_fetch_add(&srv->in_flight, 1U);
     atomic_store(&srv->last_activity_ns, rq->start_ns);
@@ -178,7 +180,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 
 static void log_access(struct server *srv, const struct request *rq, double duration_ms)
 {
-    struct server_access a = {rq->method,  server_metrics_route_name(rq->route),
+    struct server_access a = {rq->method,  server_metrics_route_name(&srv->metrics, rq->route),
                               rq->path,    rq->status,
                               duration_ms, (long long)rq->bytes,
                               rq->id,      rq->remote};
@@ -392,7 +394,7 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn, co
     char detail[96];
 
     rq->admitted = true;
-    rq->route = server_metrics_route(url);
+    rq->route = server_route_find(url);
     rq->method_index = server_metrics_method(method);
     request_id(srv, conn, rq->id, sizeof rq->id);
     if (srv->cfg.access_log) {
@@ -478,7 +480,6 @@ static enum MHD_Result finish(struct server *srv, struct MHD_Connection *conn, c
 {
     struct api_request req;
     struct api_response resp;
-    bool head = strcmp(method, "HEAD") == 0;
     char detail[96];
 
     if (rq->too_large) {
@@ -491,8 +492,7 @@ static enum MHD_Result finish(struct server *srv, struct MHD_Connection *conn, c
         return refuse(srv, conn, method, rq, 500, "out of memory");
 
     memset(&req, 0, sizeof req);
-    /* HEAD is GET without the body, which MHD drops; the routes only ever see GET. */
-    req.method = head ? "GET" : method;
+    req.method = method; /* HEAD runs the GET handler; MHD drops the body */
     req.path = url;
     req.query = rq->params;
     req.query_count = rq->param_count;
@@ -501,16 +501,9 @@ static enum MHD_Result finish(struct server *srv, struct MHD_Connection *conn, c
     req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     req.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
 
-    memset(&resp, 0, sizeof resp);
-    if (!server_route(srv, &req, &resp) && !api_dispatch(&req, &resp))
+    /* rq->route was looked up when the request was admitted (the path cannot change since) */
+    if (!server_route(srv, rq->route, &req, &resp))
         api_problem(&resp, 404, "no such resource", NULL);
-    /* A preflight or OPTIONS answer is bodiless whatever the route produced. */
-    if (strcmp(method, "OPTIONS") == 0 && resp.status < 300 && resp.status != 204) {
-        api_response_free(&resp);
-        resp.status = 204;
-        resp.body = NULL;
-        resp.body_len = 0;
-    }
     return reply(srv, conn, method, rq, &resp);
 }
 
@@ -652,7 +645,7 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
     fill_defaults(&srv->cfg, cfg);
     srv->listen_fd = -1;
     seed_ids(srv);
-    server_metrics_init(&srv->metrics);
+    server_metrics_init(&srv->metrics, server_route_label);
 
     /* epoll scales with the thread pool; poll is the portable fallback (never select: its
      * FD_SETSIZE would cap the connection limit). ITC lets MHD_quiesce_daemon() reach every
@@ -693,17 +686,21 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
         MHD_OPTION_END);
     /* clang-format on */
     if (srv->daemon == NULL) {
-        server_accesslog_stop(&srv->accesslog);
-        free(srv);
-        return fail(err, err_len, "cannot start the HTTP daemon (address in use?)", cfg->bind);
+        fail(err, err_len, "cannot start the HTTP daemon (address in use?)", cfg->bind);
+        goto cleanup;
     }
     port = bound_port(srv->daemon);
     if (port == 0) {
-        server_stop(srv);
-        return fail(err, err_len, "cannot read the bound port", NULL);
+        fail(err, err_len, "cannot read the bound port", NULL);
+        goto cleanup;
     }
     *out = srv;
     return (int)port;
+
+cleanup:
+    /* Whatever was started so far; server_stop() copes with a daemon that never started. */
+    server_stop(srv);
+    return -1;
 }
 
 void server_drain(struct server *srv)
@@ -749,7 +746,8 @@ void server_stop(struct server *srv)
 {
     if (srv == NULL)
         return;
-    MHD_stop_daemon(srv->daemon);
+    if (srv->daemon != NULL)
+        MHD_stop_daemon(srv->daemon);
     server_accesslog_stop(&srv->accesslog); /* every request is complete and logged */
     if (srv->listen_fd >= 0)
         close(srv->listen_fd);

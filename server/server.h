@@ -3,9 +3,10 @@
  *
  * The server owns everything HTTP-specific: sockets, threads, the per-request context, body
  * accumulation with a hard cap (max_body_bytes, at most API_BODY_MAX), the URI length limit,
- * its own small routes (/healthz, /readyz, /metrics, /openapi.yaml), the access log, the
- * request metrics and the one reply function that sets every header (CORS, ETag, X-Request-Id,
- * nosniff). Everything else is handed to api_dispatch() as a struct api_request.
+ * its own small routes (/healthz, /readyz, /metrics, /openapi.yaml, the dashboard), the access
+ * log, the request metrics and the one reply function that sets every header (CORS, ETag,
+ * X-Request-Id, nosniff). Its routes are rows of the api's route type (api/route.h), looked up
+ * with the api's rows as one list; a request is handed over as a struct api_request.
  *
  * Shutdown is two-phase so that nothing already accepted is cut off: server_drain() turns
  * /readyz to 503 and stops accepting, server_idle() says when the accepted requests are done,

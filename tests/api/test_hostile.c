@@ -440,7 +440,7 @@ START_TEST(test_query_many_keys)
 }
 END_TEST
 
-/* A JSON array is a batch (api/dispatch.c): 200 overall, one element per item in order, a bad
+/* A JSON array is a batch (api/compute.c): 200 overall, one element per item in order, a bad
  * item replaced by its own problem object carrying its own status. Hostile items stay inside
  * their element; the batch itself never turns into a 5xx. */
 static json_t *post_batch(const char *body, size_t items)

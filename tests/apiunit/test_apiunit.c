@@ -866,7 +866,7 @@ END_TEST
  * Caching
  * ------------------------------------------------------------------------------------------- */
 
-/* The ETag as api/dispatch.c documents it, written out independently: FNV-1a over
+/* The ETag as api/etag.c documents it, written out independently: FNV-1a over
  * little-endian 64-bit words (the tail zero-padded), seeded with the length, then splitmix64's
  * finalizer. Assembled byte by byte, so on a little-endian host (the only kind this project
  * builds on) it must agree with the server's word loads. */
@@ -923,6 +923,55 @@ START_TEST(etag_304)
 }
 END_TEST
 
+/* Allow is spelled from a row's method bits (api/route.c): every mask, written out by hand in
+ * the fixed order GET, HEAD, POST with OPTIONS (always answered) last. */
+START_TEST(allow_from_mask)
+{
+    static const struct {
+        unsigned methods;
+        const char *allow;
+    } cases[] = {
+        {0, "OPTIONS"},
+        {API_GET, "GET, OPTIONS"},
+        {API_HEAD, "HEAD, OPTIONS"},
+        {API_GET | API_HEAD, "GET, HEAD, OPTIONS"},
+        {API_POST, "POST, OPTIONS"},
+        {API_GET | API_POST, "GET, POST, OPTIONS"},
+        {API_HEAD | API_POST, "HEAD, POST, OPTIONS"},
+        {API_GET | API_HEAD | API_POST, "GET, HEAD, POST, OPTIONS"},
+    };
+    struct api_response r;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_str_eq(api_route_allow(cases[i].methods), cases[i].allow);
+
+    /* /plan takes POST only: HEAD and GET are 405s naming it, OPTIONS lists it */
+    request("HEAD", "/plan", NULL, NULL, NULL, NULL, &r);
+    json_decref(expect_problem(&r, 405, "method-not-allowed", NULL));
+    ck_assert_str_eq(r.allow, "POST, OPTIONS");
+    api_response_free(&r);
+    request("OPTIONS", "/plan", NULL, NULL, NULL, NULL, &r);
+    ck_assert_uint_eq(r.status, 204);
+    ck_assert_str_eq(r.allow, "POST, OPTIONS");
+    api_response_free(&r);
+
+    /* every row: OPTIONS carries the row's own Allow, and a method outside its mask is a 405 */
+    for (size_t i = 0; i < api_routes.count; i++) {
+        const struct api_route *row = &api_routes.rows[i];
+
+        ck_assert_uint_eq(row->methods & API_OPTIONS, 0); /* OPTIONS is implied, never a bit */
+        request("OPTIONS", row->path, NULL, NULL, NULL, NULL, &r);
+        ck_assert_uint_eq(r.status, 204);
+        ck_assert_str_eq(r.allow, api_route_allow(row->methods));
+        api_response_free(&r);
+        request("PUT", row->path, NULL, NULL, NULL, NULL, &r);
+        json_decref(expect_problem(&r, 405, "method-not-allowed", NULL));
+        ck_assert_str_eq(r.allow, api_route_allow(row->methods));
+        api_response_free(&r);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------------------------------- */
@@ -954,6 +1003,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, bad_json_types);
     tcase_add_test(tc, malformed_json);
     tcase_add_test(tc, methods);
+    tcase_add_test(tc, allow_from_mask);
     tcase_add_test(tc, content_type_and_size);
     tcase_add_test(tc, impossible_inputs);
     tcase_add_test(tc, problem_helper);

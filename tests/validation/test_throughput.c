@@ -19,6 +19,7 @@
 
 #include <check.h>
 
+#include "check_main.h"
 #include "core_test_util.h"
 #include "perf.h"
 
@@ -531,5 +532,5 @@ int main(int argc, char **argv)
         double mape = print_table(stdout);
         return mape <= MAPE_LIMIT ? EXIT_SUCCESS : EXIT_FAILURE;
     }
-    return run_suite(throughput_suite());
+    return check_main_run(throughput_suite());
 }

@@ -1,0 +1,147 @@
+/*
+ * compute.c - the compute routes (/flops, /memory, /fit, /runtime): one request or a batch.
+ *
+ * Each is decode -> core_evaluate -> write -> reply, and they differ only in the members they
+ * write after "inputs". They stream their replies through the JSON writer (write.c, jsonw.c)
+ * because they are the hot path; problem bodies are built with jansson and dumped into the
+ * same writer. GET takes the query string (api/fields.c), POST a JSON body (body.c). A POSTed
+ * JSON array is a batch (at most API_BATCH_MAX items): an array reply in the same order, 200
+ * overall, where an item that fails is its own problem object (with its own status) so the
+ * others still count.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api_internal.h"
+
+/* Writes the route's own members into a reply that already holds inputs. */
+typedef void write_fn(struct api_jsonw *w, const struct core_result *r);
+
+static void write_fit(struct api_jsonw *w, const struct core_result *r)
+{
+    api_write_memory(w, r);
+    api_write_fit(w, r);
+    api_write_advice(w, r);
+}
+
+static unsigned compute_answer(write_fn *write, const struct core_input *in, struct api_jsonw *w)
+{
+    struct core_result result;
+    struct core_problems problems;
+    enum core_status status;
+
+    memset(&problems, 0, sizeof problems);
+    status = core_evaluate(in, &result, &problems);
+    if (status != CORE_OK)
+        return api_answer_core_problems(w, status, &problems);
+    /* Member order: inputs, the route's figures, warnings. */
+    api_jsonw_open_object(w);
+    api_write_inputs(w, &result);
+    write(w, &result);
+    api_write_warnings(w, &result);
+    api_jsonw_close_object(w);
+    return 200;
+}
+
+/* One JSON value of inputs (a request body, or one item of a batch). */
+static unsigned object_answer(write_fn *write, const json_t *item, struct api_jsonw *w)
+{
+    struct core_input in;
+    json_t *errors;
+
+    if (!json_is_object(item))
+        return api_answer_problem(
+            w, API_E_MALFORMED_JSON,
+            "The body must be a JSON object (or, for a batch, an array of them).", NULL);
+    core_input_init(&in);
+    errors = json_array();
+    if (errors == NULL)
+        return api_answer_problem(w, API_E_INTERNAL, "Out of memory.", NULL);
+    if (!api_decode_object(item, &in, errors))
+        return api_answer_invalid(w, errors);
+    json_decref(errors);
+    return compute_answer(write, &in, w);
+}
+
+/* A batch: each item answered on its own, in order; a bad item is its problem object in
+ * place (carrying its own status) and the batch as a whole is 200. */
+static void batch_reply(write_fn *write, const json_t *items, struct api_response *resp)
+{
+    struct api_jsonw w;
+    json_t *item;
+    size_t i;
+    char detail[120];
+
+    if (json_array_size(items) > API_BATCH_MAX) {
+        snprintf(detail, sizeof detail, "A batch holds at most %d items; this one has %zu.",
+                 API_BATCH_MAX, json_array_size(items));
+        api_reply_problem(resp, API_E_INVALID_INPUT, detail, NULL);
+        return;
+    }
+    api_jsonw_init(&w);
+    api_jsonw_open_array(&w);
+    json_array_foreach (items, i, item) {
+        if (w.failed)
+            break;
+        object_answer(write, item, &w); /* an item's own status is inside its problem body */
+    }
+    api_jsonw_close_array(&w);
+    api_reply_writer(resp, 200, API_CT_JSON, &w);
+}
+
+static void compute(write_fn *write, const struct api_request *req, struct api_response *resp)
+{
+    struct api_jsonw w;
+    unsigned status = 0;
+    json_t *body, *errors;
+    struct core_input in;
+
+    api_jsonw_init(&w);
+    if (strcmp(req->method, "POST") != 0) {
+        core_input_init(&in);
+        errors = json_array();
+        if (errors == NULL)
+            status = api_answer_problem(&w, API_E_INTERNAL, "Out of memory.", NULL);
+        else if (!api_decode_query(req->query, req->query_count, &in, errors))
+            status = api_answer_invalid(&w, errors);
+        else {
+            json_decref(errors);
+            status = compute_answer(write, &in, &w);
+        }
+        api_reply_answer(resp, status, &w);
+        return;
+    }
+    body = api_read_body(req, &w, &status);
+    if (body != NULL && json_is_array(body))
+        batch_reply(write, body, resp);
+    else {
+        if (body != NULL)
+            status = object_answer(write, body, &w);
+        api_reply_answer(resp, status, &w);
+    }
+    json_decref(body);
+}
+
+void api_handle_flops(const struct api_request *req, struct api_response *resp, void *ctx)
+{
+    (void)ctx;
+    compute(api_write_flops, req, resp);
+}
+
+void api_handle_memory(const struct api_request *req, struct api_response *resp, void *ctx)
+{
+    (void)ctx;
+    compute(api_write_memory, req, resp);
+}
+
+void api_handle_fit(const struct api_request *req, struct api_response *resp, void *ctx)
+{
+    (void)ctx;
+    compute(write_fit, req, resp);
+}
+
+void api_handle_runtime(const struct api_request *req, struct api_response *resp, void *ctx)
+{
+    (void)ctx;
+    compute(api_write_runtime, req, resp);
+}

@@ -69,8 +69,8 @@ static const struct setting settings[] = {
      API_BODY_MAX, U_BYTES, "largest request body accepted; 413 beyond", AT(max_body_bytes)},
     {"--max-uri-bytes", "MEMWALL_MAX_URI_BYTES", "max_uri_bytes", "8192", K_SIZE, 64,
      SERVER_URI_CEILING, U_BYTES,
-     "longest request target, path and query; 414 beyond; + 8 KiB = header memory per "
-     "connection",
+     "longest request target, path and query; 414 beyond, also over 64 query parameters; "
+     "each connection's header memory is this + 8 KiB",
      AT(max_uri_bytes)},
     {"--connection-timeout", "MEMWALL_CONNECTION_TIMEOUT", "connection_timeout_s", "30", K_UINT, 1,
      3600, U_SECONDS, "drop a connection idle or stalled this long", AT(timeout_s)},

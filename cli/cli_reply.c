@@ -366,18 +366,23 @@ void cli_reply_print(FILE *to, enum cli_view view, json_t *answer)
 {
     unsigned bit = 1u << view;
 
-    for (size_t i = 0; i < N_ROWS;) {
+    /* A format that does not fit its kind would hand printf the wrong arguments: refuse the
+     * whole view (a defect of the table above, which the command-table tests would show). */
+    for (size_t i = 0; i < N_ROWS; i++) {
         const struct row *r = &rows[i];
 
-        if (!(r->views & bit)) {
+        if ((r->views & bit) && r->kind != NONE && !format_fits(r->format, conversions[r->kind])) {
+            fprintf(stderr, "memwall: row %s: its format does not fit its kind\n", r->label);
+            return;
+        }
+    }
+    for (size_t i = 0; i < N_ROWS;) {
+        if (!(rows[i].views & bit)) {
             i++;
-        } else if (r->kind != NONE && !format_fits(r->format, conversions[r->kind])) {
-            fprintf(to, "(row %s: format does not fit its kind)\n", r->label);
-            i++;
-        } else if (r->layout == COLUMN) {
+        } else if (rows[i].layout == COLUMN) {
             i = put_columns(to, i, bit, answer);
         } else {
-            put_row(to, r, answer);
+            put_row(to, &rows[i], answer);
             i++;
         }
     }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "accesslog.h"
-#include "log.h"
+#include "logline.h"
 
 struct server_accesslog_slot {
     pthread_mutex_t lock;
@@ -100,39 +100,55 @@ bool server_accesslog_start(struct server_accesslog *log, int fd, unsigned threa
                             unsigned flush_ms)
 {
     pthread_condattr_t attr;
-    bool cond_ok;
+    bool attr_made = false, stop_lock_made = false, cond_made = false, ok = false;
+    unsigned locks_made = 0;
 
     memset(log, 0, sizeof *log);
     log->fd = fd;
     log->generation = atomic_fetch_add(&generations, 1ULL) + 1;
     log->flush_ms = flush_ms;
     if (threads == 0 || flush_ms == 0)
-        return false;
+        goto cleanup;
     log->slots = calloc(threads, sizeof *log->slots);
     if (log->slots == NULL)
-        return false;
-    for (unsigned i = 0; i < threads; i++)
-        pthread_mutex_init(&log->slots[i].lock, NULL);
-    log->nslots = threads;
-    pthread_mutex_init(&log->stop_lock, NULL);
-    /* the flusher's deadline is on the monotonic clock: a wall-clock step cannot stall it */
-    pthread_condattr_init(&attr);
-    cond_ok = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
-              pthread_cond_init(&log->stop_cond, &attr) == 0;
-    pthread_condattr_destroy(&attr);
-    if (cond_ok && pthread_create(&log->flusher, NULL, flusher, log) == 0) {
-        log->flusher_running = true;
-        return true;
+        goto cleanup;
+    for (; locks_made < threads; locks_made++) {
+        if (pthread_mutex_init(&log->slots[locks_made].lock, NULL) != 0)
+            goto cleanup;
     }
-    if (cond_ok)
-        pthread_cond_destroy(&log->stop_cond);
-    pthread_mutex_destroy(&log->stop_lock);
-    for (unsigned i = 0; i < threads; i++)
-        pthread_mutex_destroy(&log->slots[i].lock);
-    free(log->slots);
-    log->slots = NULL;
-    log->nslots = 0;
-    return false;
+    if (pthread_mutex_init(&log->stop_lock, NULL) != 0)
+        goto cleanup;
+    stop_lock_made = true;
+    /* the flusher's deadline is on the monotonic clock: a wall-clock step cannot stall it */
+    if (pthread_condattr_init(&attr) != 0)
+        goto cleanup;
+    attr_made = true;
+    if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
+        pthread_cond_init(&log->stop_cond, &attr) != 0)
+        goto cleanup;
+    cond_made = true;
+    log->nslots = threads; /* before the flusher, which reads it */
+    if (pthread_create(&log->flusher, NULL, flusher, log) != 0)
+        goto cleanup;
+    log->flusher_running = true;
+    ok = true;
+
+cleanup:
+    /* Undo, in reverse, what was made; on success only the attribute object goes. */
+    if (attr_made)
+        pthread_condattr_destroy(&attr);
+    if (!ok) {
+        if (cond_made)
+            pthread_cond_destroy(&log->stop_cond);
+        if (stop_lock_made)
+            pthread_mutex_destroy(&log->stop_lock);
+        while (locks_made > 0)
+            pthread_mutex_destroy(&log->slots[--locks_made].lock);
+        free(log->slots);
+        log->slots = NULL;
+        log->nslots = 0;
+    }
+    return ok;
 }
 
 void server_accesslog_write(struct server_accesslog *log, const char *line, size_t len)

@@ -6,16 +6,16 @@
  * text format renders the same object as "TIME LEVEL EVENT key=value ...", quoting a value
  * only when it holds a space, a quote or an equals sign, for people reading a terminal.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
+#include <unistd.h> /* STDOUT_FILENO */
 
 #include "accesslog.h"
 #include "jsonw.h"
 #include "log.h"
+#include "logline.h"
 
 /* 15 significant digits, as in the replies: a duration prints 8.44184, not 8.4418429999999987. */
 #define LOG_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
@@ -35,78 +35,12 @@ bool server_log_enabled(const struct server_config *cfg, enum server_log_level l
     return level >= cfg->log_level;
 }
 
-/* width digits of v, zero-padded, at p; returns the end. */
-static char *digits(char *p, long v, int width)
-{
-    for (int i = width - 1; i >= 0; i--, v /= 10)
-        p[i] = (char)('0' + v % 10);
-    return p + width;
-}
-
-/* The proleptic Gregorian date of a day count since 1970-01-01 (days >= 0). Counted in 400-year
- * eras of 146 097 days from 0000-03-01, so that the leap day is the last day of a year. This
- * replaces gmtime_r, which takes glibc's time-zone lock on every call: under load every worker
- * thread queued on it for each access line. */
-static void civil_date(long days, long *year, long *month, long *day)
-{
-    long z = days + 719468; /* days since 0000-03-01 */
-    long era = z / 146097;
-    long doe = z - era * 146097;                                      /* 0..146096 */
-    long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
-    long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365, from March */
-    long mp = (5 * doy + 2) / 153;                                    /* 0 = March */
-
-    *day = doy - (153 * mp + 2) / 5 + 1;
-    *month = mp < 10 ? mp + 3 : mp - 9;
-    *year = yoe + era * 400 + (*month <= 2);
-}
-
-void server_log_time(const struct timespec *ts, char *buf, size_t size)
-{
-    long secs, year, month, day;
-    char *p = buf;
-
-    if (size < 25)
-        return;
-    secs = ts->tv_sec > 0 ? (long)ts->tv_sec : 0;
-    civil_date(secs / 86400, &year, &month, &day);
-    secs %= 86400;
-    p = digits(p, year, 4);
-    *p++ = '-';
-    p = digits(p, month, 2);
-    *p++ = '-';
-    p = digits(p, day, 2);
-    *p++ = 'T';
-    p = digits(p, secs / 3600, 2);
-    *p++ = ':';
-    p = digits(p, secs / 60 % 60, 2);
-    *p++ = ':';
-    p = digits(p, secs % 60, 2);
-    *p++ = '.';
-    p = digits(p, ts->tv_nsec / 1000000L, 3);
-    memcpy(p, "Z", 2);
-}
-
 static void now_rfc3339(char *buf, size_t size)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
     server_log_time(&ts, buf, size);
-}
-
-void server_log_write(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        buf += n;
-        len -= (size_t)n;
-    }
 }
 
 static void emit_json(int fd, const json_t *line)

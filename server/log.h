@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "logline.h" /* server_log_time, server_log_write: for the callers of log.h too */
 #include "server.h"
 
 /* Longest request path written to a log line; the rest is replaced by "...". */
@@ -42,17 +43,6 @@ struct server_access {
 struct server_accesslog;
 void server_log_access(const struct server_config *cfg, const struct server_access *a,
                        struct server_accesslog *sink);
-
-/* ts (CLOCK_REALTIME; before 1970 counts as 1970) as "2026-11-29T15:07:44.573Z": 24 bytes and
- * a NUL, so size >= 25 (else buf is left alone). UTC, milliseconds truncated. Formatted by
- * hand: strftime and snprintf cost more than the rest of an access line, and gmtime_r takes
- * glibc's time-zone lock, which every worker thread queued on under load. */
-struct timespec;
-void server_log_time(const struct timespec *ts, char *buf, size_t size);
-
-/* All of buf to fd, retrying short writes and EINTR; what cannot be written is dropped (a log
- * must never stop the server). */
-void server_log_write(int fd, const char *buf, size_t len);
 
 /* Would a line at this level be written? Lets callers skip building fields. */
 bool server_log_enabled(const struct server_config *cfg, enum server_log_level level);

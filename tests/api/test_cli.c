@@ -226,6 +226,47 @@ START_TEST(test_bad_usage)
 }
 END_TEST
 
+/* The tables of the commands (cli/cli_reply.c), each value derived by hand. A value the row
+ * table cannot find in the reply prints as "-": none may, so a renamed reply member fails here. */
+START_TEST(test_command_tables)
+{
+    static const struct {
+        const char *args[8];
+        int status;
+        const char *lines[4];
+    } cases[] = {
+        /* 6 N D = 6 * 1e9 * 1e9 */
+        {{"flops", "--params", "1e9", "--tokens", "1e9", NULL}, 0, {"six_nd     6e+18 FLOPs\n"}},
+        /* 7B in bf16 with Adam: 2 bytes a parameter of weights and of gradients, 12 of fp32
+         * master weights and moments, in GB of 1e9 bytes */
+        {{"memory", "--params", "7B", NULL},
+         0,
+         {"per-GPU memory (GB)\n", "  params             14.000\n", "  grads              14.000\n",
+          "  optimizer          84.000\n"}},
+        /* 14 + 14 + 84 = 112 GB of state cannot fit in an H100's 80 GB */
+        {{"fit", "--params", "7B", "--gpu", "h100-sxm", NULL}, 1, {"fits: no (80.000 GB capacity"}},
+        /* no price, no cost row */
+        {{"runtime", NULL}, 0, {"days       ", "mfu        "}},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[4096], err[1024];
+        int status = run(cases[i].args, NULL, out, sizeof out, err, sizeof err);
+
+        ck_assert_msg(status == cases[i].status, "%s: exit %d, stderr %s", cases[i].args[0], status,
+                      err);
+        for (size_t k = 0; k < 4 && cases[i].lines[k] != NULL; k++)
+            ck_assert_msg(strstr(out, cases[i].lines[k]) != NULL, "%s lacks '%s':\n%s",
+                          cases[i].args[0], cases[i].lines[k], out);
+        ck_assert_msg(strstr(out, " -\n") == NULL && strstr(out, " - ") == NULL &&
+                          strstr(err, "format") == NULL,
+                      "%s: a value missing from the table:\n%s", cases[i].args[0], out);
+        if (strcmp(cases[i].args[0], "runtime") == 0)
+            ck_assert_ptr_null(strstr(out, "cost_usd"));
+    }
+}
+END_TEST
+
 /* Serve on an ephemeral port, talk to it, stop it with sig: exit 0 and a "stopped" line.
  * MEMWALL_PORT=1 in the environment shows the flag winning over it. */
 static void serve_and_stop(int sig)
@@ -729,6 +770,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_version);
     tcase_add_test(tc, test_help);
     tcase_add_test(tc, test_bad_usage);
+    tcase_add_test(tc, test_command_tables);
     tcase_add_test(tc, test_serve_sigterm);
     tcase_add_test(tc, test_serve_sigint);
     tcase_add_test(tc, test_every_setting_bad_value);

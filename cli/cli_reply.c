@@ -1,0 +1,418 @@
+/*
+ * cli_reply.c - the tables `memwall CMD` prints without --json, and its exit status.
+ *
+ * One row table lays out every view. A row names the views that show it, a label, the path of
+ * its value in the reply ("memory.per_gpu.total.gb"; "plans[].gpu" for a column of the table
+ * of the plans array), how to read the value and the printf format that prints it. The layout
+ * says where the label goes: before the value (pair rows), atop the column (columns), or
+ * nowhere, because the row's format carries its own words (inline rows such as the fit
+ * sentence). Rows print in table order, so a view reads top to bottom like its output.
+ *
+ * A value that is absent (or of the wrong type) prints as "-" in the same width, unless its
+ * row is optional, in which case the row is left out (cost_usd without a price).
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_reply.h"
+
+enum layout {
+    PAIR,     /* "%-10s " label, the value, newline */
+    INDENTED, /* "  %-12s " label, the value, newline */
+    HEADING,  /* the label alone on a line */
+    INLINE,   /* the format alone: its text says what the value is */
+    COLUMN,   /* one column of the table of an array; the label heads it */
+};
+
+enum kind {
+    NONE,        /* no value (a heading) */
+    NUM,         /* a JSON number, printed with %f, %e or %g */
+    INT,         /* a JSON integer, printed with %lld */
+    STR,         /* a JSON string, printed with %s */
+    YESNO,       /* a JSON boolean, printed as "yes" or "no" with %s */
+    NOTES,       /* an array of {message}: the format once per item, with the message */
+    FIELD_NOTES, /* an array of {field, message}: the format once per item, with both */
+};
+
+/* The conversions a kind's format must hold, in order: f a double (%f, %e, %g), d a long long
+ * (%lld), s a string. The formats are not literals the compiler can check, so each is held to
+ * its kind before use (format_fits). */
+static const char *const conversions[] = {
+    [NONE] = "",   [NUM] = "f",   [INT] = "d",          [STR] = "s",
+    [YESNO] = "s", [NOTES] = "s", [FIELD_NOTES] = "ss",
+};
+
+struct row {
+    unsigned views; /* bit (1 << enum cli_view) for each view showing the row */
+    enum layout layout;
+    const char *label;
+    const char *path;
+    enum kind kind;
+    const char *format;
+    unsigned flags;
+};
+
+#define OPTIONAL 1u /* an absent value leaves the row out */
+#define DECIDES                                                                                    \
+    2u /* the exit status is CLI_EXIT_NO unless the value is true (a YESNO row)                    \
+        * or its array has items (the first column of a table) */
+
+#define FLOPS   (1u << CLI_VIEW_FLOPS)
+#define MEMORY  (1u << CLI_VIEW_MEMORY)
+#define FIT     (1u << CLI_VIEW_FIT)
+#define RUNTIME (1u << CLI_VIEW_RUNTIME)
+#define PLAN    (1u << CLI_VIEW_PLAN)
+#define PROBLEM (1u << CLI_VIEW_PROBLEM)
+
+static const struct row rows[] = {
+    {FLOPS, PAIR, "six_nd", "flops.six_nd", NUM, "%.6g FLOPs", 0},
+    {FLOPS, PAIR, "model", "flops.model", NUM, "%.6g FLOPs", 0},
+    {FLOPS, PAIR, "hardware", "flops.hardware", NUM, "%.6g FLOPs", 0},
+    {FLOPS, PAIR, "attention", "flops.attention_fraction", NUM, "%.3f of the model FLOPs", 0},
+
+    {RUNTIME, PAIR, "days", "runtime.days", NUM, "%.2f", 0},
+    {RUNTIME, PAIR, "gpu_hours", "runtime.gpu_hours", NUM, "%.0f", 0},
+    {RUNTIME, PAIR, "tokens/s", "runtime.tokens_per_second", NUM, "%.0f", 0},
+    {RUNTIME, PAIR, "mfu", "runtime.mfu", NUM, "%.3f", 0},
+    {RUNTIME, PAIR, "cost_usd", "runtime.cost_usd", NUM, "%.0f", OPTIONAL},
+
+    {MEMORY | FIT, HEADING, "per-GPU memory (GB)", NULL, NONE, NULL, 0},
+    {MEMORY | FIT, INDENTED, "params", "memory.per_gpu.params.gb", NUM, "%12.3f", 0},
+    {MEMORY | FIT, INDENTED, "grads", "memory.per_gpu.grads.gb", NUM, "%12.3f", 0},
+    {MEMORY | FIT, INDENTED, "optimizer", "memory.per_gpu.optimizer.gb", NUM, "%12.3f", 0},
+    {MEMORY | FIT, INDENTED, "activations", "memory.per_gpu.activations.gb", NUM, "%12.3f", 0},
+    {MEMORY | FIT, INDENTED, "reserve", "memory.per_gpu.reserve.gb", NUM, "%12.3f", 0},
+    {MEMORY | FIT, INDENTED, "total", "memory.per_gpu.total.gb", NUM, "%12.3f", 0},
+
+    {FIT, INLINE, "fits", "fit.fits", YESNO, "fits: %s", DECIDES},
+    {FIT, INLINE, "capacity", "fit.capacity.gb", NUM, " (%.3f GB capacity", 0},
+    {FIT, INLINE, "headroom", "fit.headroom.gb", NUM, ", %.3f GB headroom", 0},
+    {FIT, INLINE, "bottleneck", "fit.bottleneck", STR, ", bottleneck %s)\n", 0},
+    {FIT, INLINE, "advice", "advice", NOTES, "advice: %s\n", 0},
+    {FLOPS | MEMORY | FIT | RUNTIME, INLINE, "warnings", "warnings", NOTES, "warning: %s\n", 0},
+
+    {PLAN, COLUMN, "gpu", "plans[].gpu", STR, "%-14s", DECIDES},
+    {PLAN, COLUMN, "gpus", "plans[].gpus", INT, "%6lld", 0},
+    {PLAN, COLUMN, "tp", "plans[].tp", INT, "%3lld", 0},
+    {PLAN, COLUMN, "pp", "plans[].pp", INT, "%3lld", 0},
+    {PLAN, COLUMN, "dp", "plans[].dp", INT, "%5lld", 0},
+    {PLAN, COLUMN, "zero", "plans[].zero_stage", INT, "%4lld", 0},
+    {PLAN, COLUMN, "ckpt", "plans[].checkpointing", STR, "%-9s", 0},
+    {PLAN, COLUMN, "batch", "plans[].batch", INT, "%6lld", 0},
+    {PLAN, COLUMN, "days", "plans[].days", NUM, "%9.2f", 0},
+    {PLAN, COLUMN, "gpu_hours", "plans[].gpu_hours", NUM, "%12.0f", 0},
+    {PLAN, COLUMN, "cost_usd", "plans[].cost_usd", NUM, "%13.0f", 0},
+    {PLAN, COLUMN, "mfu", "plans[].mfu", NUM, "%6.3f", 0},
+    {PLAN, COLUMN, "mem_gb", "plans[].memory_per_gpu.total.gb", NUM, "%8.2f", 0},
+    {PLAN, INLINE, "ranked_by", "ranked_by", STR, "ranked by %s", 0},
+    {PLAN, INLINE, "evaluated", "evaluated", INT, "; %lld configurations evaluated", 0},
+    {PLAN, INLINE, "feasible", "feasible", INT, ", %lld feasible", 0},
+    {PLAN, INLINE, "elapsed", "elapsed_seconds", NUM, ", %.3f s\n", 0},
+    {PLAN, INLINE, "reasons", "reasons", FIELD_NOTES, "no plan: %s: %s\n", 0},
+
+    {PROBLEM, INLINE, "status", "status", INT, "memwall: %lld", 0},
+    {PROBLEM, INLINE, "title", "title", STR, " %s", 0},
+    {PROBLEM, INLINE, "detail", "detail", STR, ": %s\n", 0},
+    {PROBLEM, INLINE, "errors", "errors", FIELD_NOTES, "  %s: %s\n", 0},
+};
+
+enum { N_ROWS = sizeof rows / sizeof rows[0] };
+
+/* The commands, by view; the route answering each is "/" + its name. */
+static const char *const command_names[] = {
+    [CLI_VIEW_FLOPS] = "flops",     [CLI_VIEW_MEMORY] = "memory", [CLI_VIEW_FIT] = "fit",
+    [CLI_VIEW_RUNTIME] = "runtime", [CLI_VIEW_PLAN] = "plan",
+};
+
+int cli_view_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof command_names / sizeof command_names[0]; i++)
+        if (command_names[i] != NULL && strcmp(name, command_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Formats
+ * ------------------------------------------------------------------------------------------- */
+
+/* Does format hold exactly the conversions want lists (see conversions[]), each with only
+ * flags, a width and a precision? */
+static bool format_fits(const char *format, const char *want)
+{
+    for (const char *p = format; (p = strchr(p, '%')) != NULL;) {
+        char got;
+
+        if (*++p == '%') {
+            p++;
+            continue;
+        }
+        p += strspn(p, "-+ #0");
+        p += strspn(p, "0123456789");
+        if (*p == '.')
+            p += 1 + strspn(p + 1, "0123456789");
+        if (strncmp(p, "lld", 3) == 0) {
+            got = 'd';
+            p += 3;
+        } else if (*p == 'f' || *p == 'e' || *p == 'g' || *p == 's') {
+            got = *p == 's' ? 's' : 'f';
+            p++;
+        } else {
+            return false;
+        }
+        if (*want++ != got)
+            return false;
+    }
+    return *want == '\0';
+}
+
+/* format with its first conversion (the formats hold no "%%") turned into %s of the same flags and
+ * width: the column's heading, or "-" for an absent value, line up with the values. */
+static void as_string_format(const char *format, char *out, size_t size)
+{
+    size_t pre = strcspn(format, "%") + 1, spec;
+    const char *p = format + pre;
+
+    spec = strspn(p, "-+ #0");
+    spec += strspn(p + spec, "0123456789");
+    p += spec;
+    if (*p == '.')
+        p += 1 + strspn(p + 1, "0123456789");
+    p += strspn(p, "l");
+    snprintf(out, size, "%.*ss%s", (int)(pre + spec), format, *p != '\0' ? p + 1 : p);
+}
+
+/* Print with a format from the row table: not a literal, so the compiler cannot check it;
+ * format_fits() has held it to the row's kind instead. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void put(FILE *to, const char *format, ...)
+{
+    va_list ap;
+
+    va_start(ap, format);
+    vfprintf(to, format, ap);
+    va_end(ap);
+}
+#pragma GCC diagnostic pop
+
+/* ---------------------------------------------------------------------------------------------
+ * Values
+ * ------------------------------------------------------------------------------------------- */
+
+/* The member at a dotted path below doc, the first len bytes of path; NULL when absent. */
+static json_t *member_at(json_t *doc, const char *path, size_t len)
+{
+    while (doc != NULL && len > 0) {
+        size_t n = strcspn(path, ".");
+        char key[64];
+
+        if (n > len)
+            n = len;
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        doc = json_object_get(doc, key);
+        path += n;
+        len -= n;
+        if (len > 0) {
+            path++;
+            len--;
+        }
+    }
+    return doc;
+}
+
+static bool present(enum kind kind, json_t *v)
+{
+    switch (kind) {
+    case NUM:
+        return json_is_number(v);
+    case INT:
+        return json_is_integer(v);
+    case STR:
+        return json_is_string(v);
+    case YESNO:
+        return json_is_boolean(v);
+    case NOTES:
+    case FIELD_NOTES:
+        return json_is_array(v);
+    case NONE:
+        break;
+    }
+    return true;
+}
+
+/* The value v of row r with r's format, or "-" in its place when v is absent. */
+static void put_value(FILE *to, const struct row *r, json_t *v)
+{
+    char dash[64];
+    size_t i;
+    json_t *item;
+
+    if (!present(r->kind, v)) {
+        if (r->kind == NOTES || r->kind == FIELD_NOTES)
+            return;
+        as_string_format(r->format, dash, sizeof dash);
+        put(to, dash, "-");
+        return;
+    }
+    switch (r->kind) {
+    case NUM:
+        put(to, r->format, json_number_value(v));
+        break;
+    case INT:
+        put(to, r->format, (long long)json_integer_value(v));
+        break;
+    case STR:
+        put(to, r->format, json_string_value(v));
+        break;
+    case YESNO:
+        put(to, r->format, json_is_true(v) ? "yes" : "no");
+        break;
+    case NOTES:
+        json_array_foreach (v, i, item)
+            put(to, r->format, json_string_value(json_object_get(item, "message")));
+        break;
+    case FIELD_NOTES:
+        json_array_foreach (v, i, item)
+            put(to, r->format, json_string_value(json_object_get(item, "field")),
+                json_string_value(json_object_get(item, "message")));
+        break;
+    case NONE:
+        break;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Rows
+ * ------------------------------------------------------------------------------------------- */
+
+/* The array a column belongs to: the part of its path before "[]". */
+static size_t array_len(const char *path)
+{
+    const char *brackets = strstr(path, "[]");
+
+    return brackets != NULL ? (size_t)(brackets - path) : strlen(path);
+}
+
+/* The value of a column in one item: the part of its path after "[].". */
+static json_t *cell(json_t *item, const char *path)
+{
+    const char *member = path + array_len(path) + 3;
+
+    return member_at(item, member, strlen(member));
+}
+
+/* The table of the columns rows[first..end) over the items of their array; returns end. */
+static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
+{
+    const char *path = rows[first].path;
+    json_t *items = member_at(answer, path, array_len(path)), *item;
+    size_t end = first, i;
+    char heading[64];
+
+    while (end < N_ROWS && rows[end].layout == COLUMN && (rows[end].views & view) &&
+           strncmp(rows[end].path, path, array_len(path) + 2) == 0)
+        end++;
+    fputs("  #  ", to);
+    for (size_t c = first; c < end; c++) {
+        as_string_format(rows[c].format, heading, sizeof heading);
+        fputs(c > first ? " " : "", to);
+        put(to, heading, rows[c].label);
+    }
+    fputc('\n', to);
+    json_array_foreach (items, i, item) {
+        fprintf(to, "%3zu  ", i + 1);
+        for (size_t c = first; c < end; c++) {
+            fputs(c > first ? " " : "", to);
+            put_value(to, &rows[c], cell(item, rows[c].path));
+        }
+        fputc('\n', to);
+    }
+    return end;
+}
+
+static void put_row(FILE *to, const struct row *r, json_t *answer)
+{
+    json_t *v = r->path != NULL ? member_at(answer, r->path, strlen(r->path)) : NULL;
+
+    if ((r->flags & OPTIONAL) && !present(r->kind, v))
+        return;
+    switch (r->layout) {
+    case PAIR:
+        fprintf(to, "%-10s ", r->label);
+        put_value(to, r, v);
+        fputc('\n', to);
+        break;
+    case INDENTED:
+        fprintf(to, "  %-12s ", r->label);
+        put_value(to, r, v);
+        fputc('\n', to);
+        break;
+    case HEADING:
+        fprintf(to, "%s\n", r->label);
+        break;
+    case INLINE:
+    case COLUMN:
+        put_value(to, r, v);
+        break;
+    }
+}
+
+void cli_reply_print(FILE *to, enum cli_view view, json_t *answer)
+{
+    unsigned bit = 1u << view;
+
+    /* A format that does not fit its kind would hand printf the wrong arguments: refuse the
+     * whole view (a defect of the table above, which the command-table tests would show). */
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const struct row *r = &rows[i];
+
+        if ((r->views & bit) && r->kind != NONE && !format_fits(r->format, conversions[r->kind])) {
+            fprintf(stderr, "memwall: row %s: its format does not fit its kind\n", r->label);
+            return;
+        }
+    }
+    for (size_t i = 0; i < N_ROWS;) {
+        if (!(rows[i].views & bit)) {
+            i++;
+        } else if (rows[i].layout == COLUMN) {
+            i = put_columns(to, i, bit, answer);
+        } else {
+            put_row(to, &rows[i], answer);
+            i++;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Exit status
+ * ------------------------------------------------------------------------------------------- */
+
+bool cli_reply_is_problem(json_t *answer)
+{
+    return json_object_get(answer, "type") != NULL && json_object_get(answer, "status") != NULL;
+}
+
+int cli_reply_verdict(enum cli_view view, json_t *answer)
+{
+    if (cli_reply_is_problem(answer))
+        return CLI_EXIT_BAD;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const struct row *r = &rows[i];
+
+        if (!(r->views & (1u << view)) || !(r->flags & DECIDES))
+            continue;
+        if (r->layout == COLUMN) {
+            json_t *items = member_at(answer, r->path, array_len(r->path));
+
+            return json_array_size(items) > 0 ? CLI_EXIT_OK : CLI_EXIT_NO;
+        }
+        return json_is_true(member_at(answer, r->path, strlen(r->path))) ? CLI_EXIT_OK
+                                                                         : CLI_EXIT_NO;
+    }
+    return CLI_EXIT_OK;
+}

@@ -48,6 +48,14 @@ const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
  * Presets. Arch fields: L, d, a, k, h_d, f, V, gated, tied, learned_positions, rel. pos. proj.
  * ------------------------------------------------------------------------------------------- */
 
+/* The original eleven fields in order; the MoE, MLA, bias and norm fields stay zero/false. */
+#define ARCH(L, d, a, k, hd, f, V, gated, tied, pos, rel)                                          \
+    {                                                                                              \
+        .layers = (L), .hidden = (d), .heads = (a), .kv_heads = (k), .head_dim = (hd),             \
+        .ffn_hidden = (f), .vocab = (V), .gated_mlp = (gated), .tied_embeddings = (tied),          \
+        .learned_positions = (pos), .relative_position_projection = (rel)                          \
+    }
+
 #define BROWN  "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1"
 #define LLAMA2 "Touvron et al. 2023, Llama 2, Table 1; Hugging Face config"
 #define LLAMA3 "Llama Team 2024, The Llama 3 Herd of Models, Table 3; Hugging Face config"
@@ -58,9 +66,7 @@ const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
 #define GPT3(id, name, published, L, d, a, hd)                                                     \
     {                                                                                              \
         id, name, BROWN, published, 2048,                                                          \
-        {                                                                                          \
-            L, d, a, a, hd, 4 * (d), 50257, false, true, 2048, false                               \
-        }                                                                                          \
+            ARCH(L, d, a, a, hd, 4 * (d), 50257, false, true, 2048, false)                         \
     }
 
 const struct core_preset core_presets[] = {
@@ -75,65 +81,30 @@ const struct core_preset core_presets[] = {
     /* d = 5140 as printed in Table 2.1, with 40 heads of 128 (a*h_d = 5120). */
     GPT3("gpt3-13b", "GPT-3 13B", 13e9, 40, 5140, 40, 128),
     GPT3("gpt3-175b", "GPT-3 175B", 175e9, 96, 12288, 96, 128),
-    {"llama2-7b",
-     "Llama 2 7B",
-     LLAMA2,
-     6.74e9,
-     4096,
-     {32, 4096, 32, 32, 128, 11008, 32000, true, false, 0, false}},
-    {"llama2-13b",
-     "Llama 2 13B",
-     LLAMA2,
-     13.0e9,
-     4096,
-     {40, 5120, 40, 40, 128, 13824, 32000, true, false, 0, false}},
+    {"llama2-7b", "Llama 2 7B", LLAMA2, 6.74e9, 4096,
+     ARCH(32, 4096, 32, 32, 128, 11008, 32000, true, false, 0, false)},
+    {"llama2-13b", "Llama 2 13B", LLAMA2, 13.0e9, 4096,
+     ARCH(40, 5120, 40, 40, 128, 13824, 32000, true, false, 0, false)},
     /* Published as 70B; the Hugging Face card's exact count is 68.98B. */
-    {"llama2-70b",
-     "Llama 2 70B",
-     LLAMA2,
-     69.0e9,
-     4096,
-     {80, 8192, 64, 8, 128, 28672, 32000, true, false, 0, false}},
-    {"llama3-8b",
-     "Llama 3 8B",
-     LLAMA3,
-     8.03e9,
-     8192,
-     {32, 4096, 32, 8, 128, 14336, 128256, true, false, 0, false}},
-    {"llama3-70b",
-     "Llama 3 70B",
-     LLAMA3,
-     70.6e9,
-     8192,
-     {80, 8192, 64, 8, 128, 28672, 128256, true, false, 0, false}},
+    {"llama2-70b", "Llama 2 70B", LLAMA2, 69.0e9, 4096,
+     ARCH(80, 8192, 64, 8, 128, 28672, 32000, true, false, 0, false)},
+    {"llama3-8b", "Llama 3 8B", LLAMA3, 8.03e9, 8192,
+     ARCH(32, 4096, 32, 8, 128, 14336, 128256, true, false, 0, false)},
+    {"llama3-70b", "Llama 3 70B", LLAMA3, 70.6e9, 8192,
+     ARCH(80, 8192, 64, 8, 128, 28672, 128256, true, false, 0, false)},
     /* Published as 405B; the exact count is 405.9B. */
-    {"llama3.1-405b",
-     "Llama 3.1 405B",
-     LLAMA3,
-     405e9,
-     131072,
-     {126, 16384, 128, 8, 128, 53248, 128256, true, false, 0, false}},
+    {"llama3.1-405b", "Llama 3.1 405B", LLAMA3, 405e9, 131072,
+     ARCH(126, 16384, 128, 8, 128, 53248, 128256, true, false, 0, false)},
     /* Trained context 8192 with a 4096-token sliding attention window. */
-    {"mistral-7b",
-     "Mistral 7B",
-     "Jiang et al. 2023, Mistral 7B, Table 1",
-     7.24e9,
-     8192,
-     {32, 4096, 32, 8, 128, 14336, 32000, true, false, 0, false}},
+    {"mistral-7b", "Mistral 7B", "Jiang et al. 2023, Mistral 7B, Table 1", 7.24e9, 8192,
+     ARCH(32, 4096, 32, 8, 128, 14336, 32000, true, false, 0, false)},
     /* Transformer-XL relative positions add a d x (a h_d) projection per layer. */
-    {"chinchilla-70b",
-     "Chinchilla 70B",
-     "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models, Table 4",
-     70e9,
-     2048,
-     {80, 8192, 64, 64, 128, 32768, 32000, false, false, 0, true}},
+    {"chinchilla-70b", "Chinchilla 70B",
+     "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models, Table 4", 70e9, 2048,
+     ARCH(80, 8192, 64, 64, 128, 32768, 32000, false, false, 0, true)},
     /* ALiBi: no position embeddings. */
-    {"mpt-7b",
-     "MPT-7B",
-     "MosaicML 2023, Introducing MPT-7B; Hugging Face config",
-     6.7e9,
-     2048,
-     {32, 4096, 32, 32, 128, 16384, 50432, false, true, 0, false}},
+    {"mpt-7b", "MPT-7B", "MosaicML 2023, Introducing MPT-7B; Hugging Face config", 6.7e9, 2048,
+     ARCH(32, 4096, 32, 32, 128, 16384, 50432, false, true, 0, false)},
 };
 const size_t core_preset_count = sizeof core_presets / sizeof core_presets[0];
 

@@ -279,6 +279,27 @@ START_TEST(qwen3_and_gemma2_by_hand)
 }
 END_TEST
 
+/* Which layers hold experts. Qwen2-MoE: layer i when (i + 1) % step == 0, so step 3 over 7
+ * layers gives i = 2 and 5. DeepSeek: i >= first_k_dense_replace and i % moe_layer_freq == 0,
+ * so first 1, freq 2 over 6 layers gives i = 2 and 4. Core rejects top-k above the experts. */
+START_TEST(moe_layer_rules)
+{
+    struct core_arch a;
+    struct core_arch_counts c = counts_of("{\"model_type\":\"qwen2_moe\",\"num_hidden_layers\":7,"
+                                          "\"decoder_sparse_step\":3}",
+                                          &a);
+    ASSERT_I64(c.moe_layers, 2);
+    ASSERT_I64(core_arch_moe_layers(&a), 2);
+    c = counts_of("{\"model_type\":\"deepseek_v2\",\"num_hidden_layers\":6,"
+                  "\"first_k_dense_replace\":1,\"moe_layer_freq\":2,\"num_experts_per_tok\":6}",
+                  NULL);
+    ASSERT_I64(c.moe_layers, 2);
+    a.experts_per_token = a.experts + 1;
+    ck_assert(!core_arch_count(&a, &c));
+    ASSERT_I64(core_arch_params(&a), -1);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------------
  * (3) The mixture-of-experts presets are their configs
  * ------------------------------------------------------------------------------------------- */
@@ -462,6 +483,7 @@ static Suite *suite(void)
     tcase_add_test(tc, falcon_layouts);
     tcase_add_test(tc, unknown_type_is_llama_like);
     tcase_add_test(tc, qwen3_and_gemma2_by_hand);
+    tcase_add_test(tc, moe_layer_rules);
     tcase_add_loop_test(tc, moe_presets_are_their_configs, 0,
                         (int)(sizeof preset_configs / sizeof preset_configs[0]));
     tcase_add_test(tc, deepseek_v3_exact);

@@ -101,6 +101,13 @@ extern const struct core_gpu core_gpus[];
 extern const size_t core_gpu_count;
 #define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
 
+/* Query/key normalisation inside attention (weights only). */
+enum core_qk_norm {
+    CORE_QK_NORM_NONE = 0,
+    CORE_QK_NORM_HEAD,  /* one norm of h_d for Q and one for K, shared by heads (Qwen3): 2 h_d */
+    CORE_QK_NORM_WIDTH, /* over the full Q and K widths (OLMoE): a h_d + k h_d */
+};
+
 struct core_arch {
     int64_t layers;            /* L */
     int64_t hidden;            /* d */
@@ -117,14 +124,14 @@ struct core_arch {
     /* Everything below is zero/false for the original presets, which keeps their counts: two
      * weight-only norms per layer plus a final one, no biases, dense MLP, standard attention.
      * Counting rules: docs/architectures.md. */
-    int64_t norms_per_layer; /* 0 = 2 (pre-attention and pre-MLP); Gemma 2 has 4, Falcon-7B 1 */
-    bool norm_bias;          /* LayerNorm with a bias: 2 d per norm (final norm included) */
-    bool qkv_bias;           /* biases on Q, K, V (a h_d + 2 k h_d); MLA: on q_a and kv_a */
-    bool o_bias;             /* bias on the output projection (d) */
-    bool mlp_bias;           /* biases on every MLP, expert and shared expert projection */
-    int qk_norm;             /* enum core_qk_norm: 0 = none */
-    bool parallel_residual;  /* attention and MLP read the same input (GPT-NeoX, Falcon); no count
-                                effect beyond norms_per_layer, kept for the record */
+    int64_t norms_per_layer;   /* 0 = 2 (pre-attention and pre-MLP); Gemma 2 has 4, Falcon-7B 1 */
+    bool norm_bias;            /* LayerNorm with a bias: 2 d per norm (final norm included) */
+    bool qkv_bias;             /* biases on Q, K, V (a h_d + 2 k h_d); MLA: on q_a and kv_a */
+    bool o_bias;               /* bias on the output projection (d) */
+    bool mlp_bias;             /* biases on every MLP, expert and shared expert projection */
+    enum core_qk_norm qk_norm; /* QK-norm weights; 0 = none */
+    bool parallel_residual;    /* attention and MLP read the same input (GPT-NeoX, Falcon); no count
+                                  effect beyond norms_per_layer, kept for the record */
     /* Mixture of experts: 0 experts = dense. Layer i (from 0) has a routed MLP when
      * i >= dense_layers and i % moe_layer_freq == moe_layer_phase (freq 0 or 1: every layer). */
     int64_t experts;           /* routed experts per MoE layer (E) */
@@ -141,13 +148,6 @@ struct core_arch {
     int64_t q_lora_rank;  /* 0 = a full d -> a (n + r) query projection */
     int64_t kv_lora_rank; /* 0 = not MLA */
     int64_t qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
-};
-
-/* Query/key normalisation inside attention (weights only). */
-enum core_qk_norm {
-    CORE_QK_NORM_NONE = 0,
-    CORE_QK_NORM_HEAD,  /* one norm of h_d for Q and one for K, shared by heads (Qwen3): 2 h_d */
-    CORE_QK_NORM_WIDTH, /* over the full Q and K widths (OLMoE): a h_d + k h_d */
 };
 
 struct core_preset {

@@ -123,6 +123,13 @@ extern const struct core_gpu core_gpus[];
 extern const size_t core_gpu_count;
 #define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
 
+/* Query/key normalisation inside attention (weights only). */
+enum core_qk_norm {
+    CORE_QK_NORM_NONE = 0,
+    CORE_QK_NORM_HEAD,  /* one norm of h_d for Q and one for K, shared by heads (Qwen3): 2 h_d */
+    CORE_QK_NORM_WIDTH, /* over the full Q and K widths (OLMoE): a h_d + k h_d */
+};
+
 struct core_arch {
     int64_t layers;            /* L */
     int64_t hidden;            /* d */
@@ -136,6 +143,33 @@ struct core_arch {
     int64_t learned_positions; /* T_max of learned position embeddings (GPT-2/3), 0 if none */
     bool relative_position_projection; /* Transformer-XL style W_r (Gopher/Chinchilla): +d*(a*h_d)
                                           per layer */
+    /* Everything below is zero/false for the original presets, which keeps their counts: two
+     * weight-only norms per layer plus a final one, no biases, dense MLP, standard attention.
+     * Counting rules: docs/architectures.md. */
+    int64_t norms_per_layer;   /* 0 = 2 (pre-attention and pre-MLP); Gemma 2 has 4, Falcon-7B 1 */
+    bool norm_bias;            /* LayerNorm with a bias: 2 d per norm (final norm included) */
+    bool qkv_bias;             /* biases on Q, K, V (a h_d + 2 k h_d); MLA: on q_a and kv_a */
+    bool o_bias;               /* bias on the output projection (d) */
+    bool mlp_bias;             /* biases on every MLP, expert and shared expert projection */
+    enum core_qk_norm qk_norm; /* QK-norm weights; 0 = none */
+    bool parallel_residual;    /* attention and MLP read the same input (GPT-NeoX, Falcon); no count
+                                  effect beyond norms_per_layer, kept for the record */
+    /* Mixture of experts: 0 experts = dense. Layer i (from 0) has a routed MLP when
+     * i >= dense_layers and i % moe_layer_freq == moe_layer_phase (freq 0 or 1: every layer). */
+    int64_t experts;           /* routed experts per MoE layer (E) */
+    int64_t experts_per_token; /* routed experts each token uses (top-k) */
+    int64_t moe_ffn_hidden;    /* one routed expert's MLP width; 0 = ffn_hidden */
+    int64_t shared_experts;    /* experts every token uses (DeepSeek, Qwen2-MoE) */
+    int64_t shared_ffn_hidden; /* one shared expert's width; 0 = the routed width */
+    bool shared_expert_gate;   /* Qwen2-MoE: a d -> 1 gate on the shared expert (+d) */
+    bool router_bias;          /* a per-expert router bias (+E): DeepSeek-V3's score correction */
+    int64_t dense_layers;      /* leading layers with the dense MLP (first_k_dense_replace) */
+    int64_t moe_layer_freq;    /* see above; 0 = 1 */
+    int64_t moe_layer_phase;   /* see above; < moe_layer_freq (Qwen2-MoE step s: s - 1) */
+    /* Multi-latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 replaces Q, K, V, O. */
+    int64_t q_lora_rank;  /* 0 = a full d -> a (n + r) query projection */
+    int64_t kv_lora_rank; /* 0 = not MLA */
+    int64_t qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 };
 
 struct core_preset {
@@ -156,6 +190,32 @@ int core_preset_find(const char *id);
 
 /* N derived from an architecture (model.md "Parameters from an architecture"). */
 int64_t core_arch_params(const struct core_arch *arch);
+
+/* ---- Parameter breakdown (arch.c; docs/architectures.md) ---------------------------------- */
+
+#define CORE_EXPERTS_MAX 100000
+
+struct core_arch_counts {
+    int64_t total;   /* every weight: core_arch_params() */
+    int64_t active;  /* used by one token: total less the routed experts it skips */
+    int64_t experts; /* routed experts' weights, what expert parallelism divides */
+    int64_t
+        non_experts;   /* total - experts (attention, norms, routers, shared experts, embeddings) */
+    int64_t embedding; /* input embedding + learned positions */
+    int64_t output;    /* untied output head; 0 when tied */
+    int64_t moe_layers; /* layers with a routed MLP */
+};
+
+/* Fill *out; false when the architecture is invalid or a count overflows int64. */
+bool core_arch_count(const struct core_arch *arch, struct core_arch_counts *out);
+/* Active parameters per token (= total for a dense model); -1 when invalid. */
+int64_t core_arch_active_params(const struct core_arch *arch);
+/* Layers with a routed MLP under the dense_layers / moe_layer_freq rule. */
+int64_t core_arch_moe_layers(const struct core_arch *arch);
+/* Weight FLOPs of one token's forward pass: 2 x active. */
+double core_arch_forward_flops(const struct core_arch *arch);
+/* Width that the attention-core FLOP term multiplies: a h_d, or for MLA a (h_qk + h_v) / 2. */
+double core_arch_attention_width(const struct core_arch *arch);
 
 /* ---------------------------------------------------------------------------------------------
  * Input

@@ -12,7 +12,7 @@
 static double attention_per_token(const struct core_resolved *r)
 {
     const struct core_arch *a = &r->shape.arch;
-    double width = (double)a->heads * (double)a->head_dim;
+    double width = core_arch_attention_width(a); /* a h_d; MLA: a (h_qk + h_v) / 2 */
     double att = 12.0 * (double)a->layers * (double)r->seq_len * width;
 
     return r->attention_flops == CORE_ATTN_CAUSAL ? att / 2.0 : att;

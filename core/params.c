@@ -16,46 +16,7 @@
 #define NEAREST_MAX    1.5 /* a preset is "near" within this factor of N */
 #define MISMATCH_RATIO 0.05
 
-/* Weights of one layer: Q, K, V, O projections (+ relative-position projection), MLP, norms. */
-static bool layer_params(const struct core_arch *a, int64_t *out)
-{
-    int64_t width, kv_width, q, kv, mlp, t, norms;
-
-    if (!ck_mul(a->heads, a->head_dim, &width) || !ck_mul(a->kv_heads, a->head_dim, &kv_width))
-        return false;
-    if (!ck_mul(a->hidden, width, &q) || !ck_mul(a->hidden, kv_width, &kv) || !ck_mul(kv, 2, &kv) ||
-        !ck_mul(a->hidden, 2, &norms))
-        return false;
-    if (!ck_mul(a->hidden, a->ffn_hidden, &mlp) || !ck_mul(mlp, a->gated_mlp ? 3 : 2, &mlp))
-        return false;
-    /* Q and O have the same size; the relative-position projection is a third of that size. */
-    if (!ck_mul(q, a->relative_position_projection ? 3 : 2, &t) || !ck_add(t, kv, &t))
-        return false;
-    return ck_add(t, mlp, &t) && ck_add(t, norms, out);
-}
-
-static bool arch_valid(const struct core_arch *a)
-{
-    return a->layers > 0 && a->hidden > 0 && a->heads > 0 && a->kv_heads > 0 && a->head_dim > 0 &&
-           a->ffn_hidden > 0 && a->vocab > 0 && a->learned_positions >= 0;
-}
-
-int64_t core_arch_params(const struct core_arch *arch)
-{
-    int64_t layer, total, emb, pos;
-
-    if (arch == NULL || !arch_valid(arch) || !layer_params(arch, &layer))
-        return -1;
-    if (!ck_mul(layer, arch->layers, &total) || !ck_add(total, arch->hidden, &total))
-        return -1;
-    if (!ck_mul(arch->vocab, arch->hidden, &emb) ||
-        !ck_mul(emb, arch->tied_embeddings ? 1 : 2, &emb) ||
-        !ck_mul(arch->learned_positions, arch->hidden, &pos))
-        return -1;
-    if (!ck_add(total, emb, &total) || !ck_add(total, pos, &total))
-        return -1;
-    return total;
-}
+/* The counts themselves (core_arch_params and the MoE/MLA breakdown) live in arch.c. */
 
 /* ---------------------------------------------------------------------------------------------
  * Base shapes
@@ -81,6 +42,7 @@ static void shape_from_architecture(const struct core_input *in, struct core_sha
 
     s->source = CORE_SHAPE_ARCHITECTURE;
     s->preset = -1;
+    *a = (struct core_arch){0}; /* dense, no biases: the extra fields stay at zero */
     a->layers = in->layers;
     a->hidden = d;
     /* Default heads keep the 128 (else 64) head size of GPT-3 and Llama when d allows it. */
@@ -95,7 +57,8 @@ static void shape_from_architecture(const struct core_input *in, struct core_sha
     a->relative_position_projection = false;
 }
 
-/* Nearest preset by |ln(N / derived)|, i.e. the smallest max(N/P, P/N); -1 if none within 1.5x. */
+/* Nearest dense preset by |ln(N / derived)|, i.e. the smallest max(N/P, P/N); -1 if none
+ * within 1.5x. */
 static int nearest_preset(int64_t n)
 {
     double best = NEAREST_MAX;
@@ -103,7 +66,8 @@ static int nearest_preset(int64_t n)
 
     for (size_t i = 0; i < core_preset_count; i++) {
         int64_t p = core_arch_params(&core_presets[i].arch);
-        if (p <= 0)
+        /* A bare N says nothing about experts: only dense presets lend their shape. */
+        if (p <= 0 || core_presets[i].arch.experts > 0)
             continue;
         double ratio = (double)n > (double)p ? (double)n / (double)p : (double)p / (double)n;
         if (ratio <= best) {
@@ -123,6 +87,7 @@ static void shape_from_aspect(int64_t n, struct core_shape *s)
 
     s->source = CORE_SHAPE_ASPECT;
     s->preset = -1;
+    *a = (struct core_arch){0};
     a->layers = layers < 1 ? 1 : layers;
     a->hidden = 128 * a->layers;
     a->heads = a->layers;

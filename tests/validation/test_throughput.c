@@ -161,9 +161,15 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
 
     /* N from the architecture: tied embeddings (all five code bases tie them), no position
      * weights (a few million parameters at most either way). */
-    struct core_arch a = {in->layers,     in->hidden, in->heads,     in->kv_heads, in->head_dim,
-                          in->ffn_hidden, in->vocab,  in->gated_mlp, true,         0,
-                          false};
+    struct core_arch a = {.layers = in->layers,
+                          .hidden = in->hidden,
+                          .heads = in->heads,
+                          .kv_heads = in->kv_heads,
+                          .head_dim = in->head_dim,
+                          .ffn_hidden = in->ffn_hidden,
+                          .vocab = in->vocab,
+                          .gated_mlp = in->gated_mlp,
+                          .tied_embeddings = true};
     in->params = (double)core_arch_params(&a);
     in->active_params = in->params;
     /* Mixed precision AdamW with fp32 master weights everywhere. */
@@ -425,9 +431,15 @@ static void random_input(struct core_perf_input *in)
     in->gated_mlp = lcg() % 2;
     in->vocab = 32000 + (int64_t)(lcg() % 100000);
     in->layers = 1 + (int64_t)(lcg() % 128);
-    struct core_arch a = {in->layers,     in->hidden, in->heads,     in->kv_heads, in->head_dim,
-                          in->ffn_hidden, in->vocab,  in->gated_mlp, true,         0,
-                          false};
+    struct core_arch a = {.layers = in->layers,
+                          .hidden = in->hidden,
+                          .heads = in->heads,
+                          .kv_heads = in->kv_heads,
+                          .head_dim = in->head_dim,
+                          .ffn_hidden = in->ffn_hidden,
+                          .vocab = in->vocab,
+                          .gated_mlp = in->gated_mlp,
+                          .tied_embeddings = true};
     in->params = (double)core_arch_params(&a);
     in->active_params = in->params;
     in->seq_len = pick(seq, sizeof seq / sizeof seq[0]);

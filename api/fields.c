@@ -42,10 +42,20 @@ typedef int json_fn(const struct core_input_spec *f, const json_t *j, struct api
 static bool number_text(const struct core_input_spec *f, const char *s, size_t len,
                         struct api_value *v, char *msg, size_t size)
 {
-    const char *why = api_parse_number(s, len, f->kind == CORE_KIND_SIZE, &v->number);
+    const char *why;
 
+    for (int i = 0; i < f->choice_count; i++) /* a number row's words ("predicted") */
+        if (api_text_is(s, len, f->choices[i])) {
+            v->kind = V_INDEX;
+            v->index = i;
+            return true;
+        }
+    why = api_parse_number(s, len, f->kind == CORE_KIND_SIZE, &v->number);
     if (why != NULL) {
-        snprintf(msg, size, "%s", why);
+        char lead[API_MSG_MAX];
+
+        snprintf(lead, sizeof lead, "%s%s", why, f->choice_count > 0 ? "; or one of: " : "");
+        api_list_names(msg, size, lead, f->choices, (size_t)f->choice_count);
         return false;
     }
     v->kind = V_NUMBER;
@@ -180,7 +190,10 @@ static bool decode_json(const struct core_input_spec *f, const json_t *j, struct
                         char *msg, size_t size)
 {
     const struct kind_ops *ops = &kind_ops[f->kind];
-    const char *expected = f->bool_alias ? "a string or a boolean" : ops->expected;
+    const char *expected = f->bool_alias ? "a string or a boolean"
+                           : f->choice_count > 0 && f->kind != CORE_KIND_CHOICE
+                               ? "a number or a word"
+                               : ops->expected;
     int got;
 
     if (json_is_string(j))
@@ -237,9 +250,11 @@ static void store(const struct core_input_spec *f, const struct api_value *v, ch
         i64 = (int64_t)llround(v->number); /* bounds were checked: well inside int64 */
         memcpy(dst, &i64, sizeof i64);
         break;
-    case CORE_STORE_DOUBLE:
-        memcpy(dst, &v->number, sizeof v->number);
+    case CORE_STORE_DOUBLE: {
+        double d = v->kind == V_INDEX ? -(double)v->index : v->number; /* words: inputs.h */
+        memcpy(dst, &d, sizeof d);
         break;
+    }
     case CORE_STORE_BOOL:
         b = v->boolean;
         memcpy(dst, &b, sizeof b);

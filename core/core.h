@@ -250,12 +250,20 @@ struct core_input {
     int gpu;                          /* catalog index, default CORE_GPU_DEFAULT */
     int zero_stage;                   /* 0..3, default 3 */
     int64_t tp, pp;                   /* default 1 */
+    int64_t cp;                       /* context parallelism, default 1 */
+    int64_t virtual_stages;           /* interleaved 1F1B stages per rank, default 1 */
     enum core_flag sequence_parallel; /* AUTO: yes when tp > 1 */
+    enum core_flag tp_comm_overlap;   /* AUTO: see core_resolved */
+    enum core_flag dp_comm_overlap;   /* AUTO: see core_resolved */
+    int64_t gpus_per_node;            /* 0 = catalog */
+    double intra_node_gbs;            /* GB/s per GPU per direction; 0 = catalog */
+    double inter_node_gbs;            /* GB/s per GPU per direction; 0 = catalog */
+    double global_batch;              /* sequences per optimizer step; 0 = derived */
 
     double memory_gb;           /* 0 = catalog */
     double peak_tflops;         /* 0 = catalog value for the precision */
     double reserve_gb;          /* default 0 */
-    double mfu;                 /* default 0.5 */
+    double mfu;                 /* default 0.5; CORE_MFU_PREDICTED = predict it */
     enum core_count count;      /* default six_nd */
     double usd_per_gpu_hour;    /* < 0 = not given (default -1) */
     double tokens_per_second;   /* 0 = not given */
@@ -288,11 +296,17 @@ struct core_resolved {
     enum core_checkpointing checkpointing;
     bool flash_attention;
     enum core_attention_flops attention_flops;
-    int64_t gpus, dp;
+    int64_t gpus, dp; /* dp = G / (tp pp cp) */
     int gpu;
     int zero_stage;
-    int64_t tp, pp;
+    int64_t tp, pp, cp, virtual_stages;
     bool sequence_parallel;
+    bool tp_comm_overlap, dp_comm_overlap;
+    int64_t gpus_per_node;
+    double intra_node_gbs, inter_node_gbs;
+    double global_batch;  /* sequences per optimizer step */
+    double micro_batches; /* m = global_batch / (batch dp) per pipeline */
+    bool mfu_predicted;   /* mfu was "predicted": the runtime comes from the time model */
     double memory_gb, peak_tflops, reserve_gb, mfu;
     enum core_count count;
     double usd_per_gpu_hour;  /* < 0 = not given */

@@ -73,28 +73,59 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
     r->count = in->count;
 }
 
+/* Sequences and tokens per optimizer step: global_batch, else global_batch_tokens, else one
+ * micro-batch on every data-parallel rank (a context-parallel group shares its sequences). */
+static void resolve_batch(const struct core_input *in, struct core_resolved *r)
+{
+    double seq = (double)in->seq_len, per_step = (double)in->batch * (double)r->dp;
+
+    if (in->global_batch > 0) {
+        r->global_batch = in->global_batch;
+        r->global_batch_tokens =
+            in->global_batch_tokens > 0 ? in->global_batch_tokens : in->global_batch * seq;
+    } else if (in->global_batch_tokens > 0) {
+        r->global_batch_tokens = in->global_batch_tokens;
+        r->global_batch = in->global_batch_tokens / seq;
+    } else {
+        r->global_batch = per_step;
+        r->global_batch_tokens = per_step * seq;
+    }
+    r->micro_batches = r->global_batch / per_step;
+}
+
 static void resolve_cluster(const struct core_input *in, struct core_resolved *r)
 {
     const struct core_gpu *g = &core_gpus[in->gpu];
-    int64_t ways = in->tp * in->pp; /* <= 1e12: no overflow */
+    int64_t ways = in->tp * in->pp * in->cp; /* each <= 1e6: <= 1e18, no overflow */
 
     r->gpus = in->gpus;
     r->tp = in->tp;
     r->pp = in->pp;
+    r->cp = in->cp;
+    r->virtual_stages = in->virtual_stages;
     r->dp = in->gpus / ways > 0 ? in->gpus / ways : 1;
     r->gpu = in->gpu;
     r->zero_stage = in->zero_stage;
     r->sequence_parallel = flag_or(in->sequence_parallel, in->tp > 1);
+    r->gpus_per_node = in->gpus_per_node > 0 ? in->gpus_per_node : g->gpus_per_node;
+    r->intra_node_gbs = in->intra_node_gbs > 0 ? in->intra_node_gbs : g->scale_up_gbs;
+    r->inter_node_gbs = in->inter_node_gbs > 0 ? in->inter_node_gbs : g->network_gbs;
+    /* Megatron-LM's practice: the gradient reduce and parameter gather overlap the backward
+     * (--overlap-grad-reduce, --overlap-param-gather in its recipes); TP communication overlaps
+     * its GEMMs only with sequence parallelism and a scale-up link (Transformer Engine's
+     * userbuffers, --tp-comm-overlap). */
+    r->dp_comm_overlap = flag_or(in->dp_comm_overlap, true);
+    r->tp_comm_overlap = flag_or(in->tp_comm_overlap,
+                                 r->sequence_parallel && r->tp > 1 && r->tp <= r->gpus_per_node);
     r->memory_gb = in->memory_gb > 0 ? in->memory_gb : g->memory_gb;
     r->peak_tflops =
         in->peak_tflops > 0 ? in->peak_tflops : core_catalog_peak_tflops(in->gpu, in->precision);
     r->reserve_gb = in->reserve_gb;
-    r->mfu = in->mfu;
+    r->mfu_predicted = in->mfu == CORE_MFU_PREDICTED;
+    r->mfu = in->mfu; /* a prediction replaces it once the time model has run */
     r->usd_per_gpu_hour = in->usd_per_gpu_hour < 0 ? -1.0 : in->usd_per_gpu_hour;
     r->tokens_per_second = in->tokens_per_second;
-    r->global_batch_tokens = in->global_batch_tokens > 0
-                                 ? in->global_batch_tokens
-                                 : (double)in->batch * (double)in->seq_len * (double)r->dp;
+    resolve_batch(in, r);
 }
 
 static enum core_status resolve(const struct core_input *in, struct core_resolved *r,
@@ -119,16 +150,25 @@ static int64_t capacity_bytes(const struct core_resolved *r)
     return (int64_t)llround(r->memory_gb * 1e9) - (int64_t)llround(r->reserve_gb * 1e9);
 }
 
+/* "tp*pp" or, with context parallelism, "tp*pp*cp" (the words of the 422). */
+static const char *ways_name(const struct core_resolved *r)
+{
+    return r->cp > 1 ? "tp*pp*cp" : "tp*pp";
+}
+
 static void check_cluster(const struct core_resolved *r, struct core_problems *p)
 {
-    int64_t ways = r->tp * r->pp;
+    int64_t ways = r->tp * r->pp * r->cp;
 
     if (ways > r->gpus)
-        core_problem_add(p, "gpus", "tp*pp = %lld exceeds gpus = %lld", (long long)ways,
+        core_problem_add(p, "gpus", "%s = %lld exceeds gpus = %lld", ways_name(r), (long long)ways,
                          (long long)r->gpus);
     else if (r->gpus % ways != 0)
-        core_problem_add(p, "gpus", "%lld is not a multiple of tp*pp = %lld", (long long)r->gpus,
-                         (long long)ways);
+        core_problem_add(p, "gpus", "%lld is not a multiple of %s = %lld", (long long)r->gpus,
+                         ways_name(r), (long long)ways);
+    if (r->seq_len % r->cp != 0)
+        core_problem_add(p, "cp", "cp = %lld does not divide seq_len = %lld", (long long)r->cp,
+                         (long long)r->seq_len);
     if (r->peak_tflops <= 0)
         core_problem_add(p, "precision",
                          "%s does not support %s; choose another precision or "
@@ -137,6 +177,30 @@ static void check_cluster(const struct core_resolved *r, struct core_problems *p
     if (capacity_bytes(r) <= 0)
         core_problem_add(p, "reserve_gb", "reserve_gb %g leaves no memory of the %g GB",
                          r->reserve_gb, r->memory_gb);
+}
+
+/* Interleaving splits each rank's layers into virtual_stages chunks; a step's micro-batches
+ * must fill whole micro-batches on every data-parallel rank, and two batch sizes must agree. */
+static void check_schedule(const struct core_input *in, const struct core_resolved *r, bool shaped,
+                           struct core_problems *p)
+{
+    int64_t layers = r->shape.arch.layers, chunks = r->pp * r->virtual_stages;
+    double per_step = (double)r->batch * (double)r->dp;
+
+    if (r->virtual_stages > 1 && r->pp == 1)
+        core_problem_add(p, "virtual_stages", "interleaving needs pipeline parallelism (pp > 1)");
+    else if (shaped && r->virtual_stages > 1 && layers % chunks != 0)
+        core_problem_add(p, "virtual_stages",
+                         "pp*virtual_stages = %lld does not divide the %lld layers",
+                         (long long)chunks, (long long)layers);
+    if (in->global_batch > 0 && fmod(in->global_batch, per_step) != 0)
+        core_problem_add(p, "global_batch", "%.15g sequences is not a multiple of batch*dp = %.15g",
+                         in->global_batch, per_step);
+    if (in->global_batch > 0 && in->global_batch_tokens > 0 &&
+        in->global_batch * (double)r->seq_len != in->global_batch_tokens)
+        core_problem_add(p, "global_batch_tokens",
+                         "%.15g tokens disagrees with global_batch*seq_len = %.15g",
+                         in->global_batch_tokens, in->global_batch * (double)r->seq_len);
 }
 
 static void check_training(const struct core_input *in, const struct core_resolved *r,
@@ -257,6 +321,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
         return CORE_EINVAL;
     st = resolve(in, r, p);
     check_cluster(r, p);
+    check_schedule(in, r, st == CORE_OK, p);
     check_training(in, r, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);

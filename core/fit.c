@@ -64,30 +64,32 @@ static int64_t bisect_last(int64_t lo, int64_t hi, bool (*pred)(const void *, in
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Fewest GPUs: bisection over dp; G = dp * tp * pp
+ * Fewest GPUs: bisection over dp; G = dp * tp * pp * cp
  * ------------------------------------------------------------------------------------------- */
 
 struct dp_ctx {
     const struct core_state *mp;
     int stage;
-    int64_t activations, capacity;
+    int64_t cp, activations, capacity;
 };
 
+/* ZeRO shards over the data-parallel ranks of every context-parallel group (dp * cp ranks hold
+ * the same layers), as Megatron-LM's distributed optimizer and FSDP over dp x cp do. */
 static bool fits_at_dp(const void *c, int64_t dp)
 {
     const struct dp_ctx *x = c;
     struct core_state st;
     int64_t total;
 
-    return core_state_shard(x->mp, x->stage, dp, &st, &total) &&
+    return core_state_shard(x->mp, x->stage, dp * x->cp, &st, &total) &&
            ck_add(total, x->activations, &total) && total <= x->capacity;
 }
 
 int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp, int stage,
                       int64_t activations, int64_t capacity)
 {
-    struct dp_ctx x = {mp, stage, activations, capacity};
-    int64_t ways = r->tp * r->pp;
+    struct dp_ctx x = {mp, stage, r->cp, activations, capacity};
+    int64_t ways = r->tp * r->pp * r->cp;
     int64_t dp = bisect_first(1, CORE_GPUS_MAX / ways, fits_at_dp, &x);
 
     return dp * ways;

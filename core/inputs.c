@@ -24,6 +24,9 @@ _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share off
  * precisions, in enum order. */
 static const char *const grad_precision_names[] = {"bf16", "fp16", "fp32"};
 
+/* Words a number row also takes (stored as -index: "predicted" is 0). */
+static const char *const mfu_words[] = {"predicted"};
+
 #define AT(member)  offsetof(struct core_input, member)
 #define PAT(member) offsetof(struct core_plan_input, member)
 #define CHOICES(a)  a, (int)(sizeof(a) / sizeof((a)[0]))
@@ -118,9 +121,29 @@ const struct core_input_spec core_inputs[] = {
      false, true, NO_CHOICES, "GPUs", NULL, "t, tensor-parallel size"},
     {"pp", CORE_KIND_INT, CORE_STORE_I64, AT(pp), 1, CORE_PARALLEL_MAX, false, 1, false, false,
      false, true, NO_CHOICES, "GPUs", NULL, "p, pipeline-parallel size"},
+    {"cp", CORE_KIND_INT, CORE_STORE_I64, AT(cp), 1, CORE_PARALLEL_MAX, false, 1, false, false,
+     false, true, NO_CHOICES, "GPUs", NULL,
+     "context-parallel size: the sequence split over cp ranks; must divide seq_len"},
+    {"virtual_stages", CORE_KIND_INT, CORE_STORE_I64, AT(virtual_stages), 1, CORE_LAYERS_MAX, false,
+     1, false, false, false, true, NO_CHOICES, "stages", NULL,
+     "interleaved 1F1B stages per pipeline rank (1 = plain 1F1B); must divide the layers per stage"},
     {"sequence_parallel", CORE_KIND_FLAG, CORE_STORE_INT, AT(sequence_parallel), 0, 0, false,
      CORE_FLAG_AUTO, true, false, false, true, NO_CHOICES, "", "true when tp > 1",
      "Megatron sequence parallelism (activations divided by t)"},
+    {"tp_comm_overlap", CORE_KIND_FLAG, CORE_STORE_INT, AT(tp_comm_overlap), 0, 0, false,
+     CORE_FLAG_AUTO, true, false, false, false, NO_CHOICES, "",
+     "true with sequence parallelism on a GPU with a scale-up link",
+     "tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap)"},
+    {"dp_comm_overlap", CORE_KIND_FLAG, CORE_STORE_INT, AT(dp_comm_overlap), 0, 0, false,
+     CORE_FLAG_AUTO, true, false, false, false, NO_CHOICES, "", "true",
+     "data-parallel gradient and parameter communication overlapped with compute"},
+    {"gpus_per_node", CORE_KIND_INT, CORE_STORE_I64, AT(gpus_per_node), 1, CORE_NODE_GPUS_MAX,
+     false, 0, true, false, false, false, NO_CHOICES, "GPUs", "the catalog value of gpu",
+     "GPUs joined by the scale-up link (NVLink domain)"},
+    REAL_ROW("intra_node_gbs", intra_node_gbs, 0, CORE_GBS_MAX, true, 0, true, false, "GB/s",
+             "the catalog value of gpu", "scale-up bandwidth per GPU per direction"),
+    REAL_ROW("inter_node_gbs", inter_node_gbs, 0, CORE_GBS_MAX, true, 0, true, false, "GB/s",
+             "the catalog value of gpu", "network bandwidth per GPU per direction"),
     REAL_ROW("memory_gb", memory_gb, CORE_MEMORY_GB_MIN, CORE_MEMORY_GB_MAX, false, 0, true,
              false, "GB", "the catalog value of gpu", "per-GPU memory (decimal GB, 1e9 bytes)"),
     REAL_ROW("peak_tflops", peak_tflops, CORE_PEAK_TFLOPS_MIN, CORE_PEAK_TFLOPS_MAX, false, 0,
@@ -128,8 +151,9 @@ const struct core_input_spec core_inputs[] = {
              "peak dense throughput per GPU"),
     REAL_ROW("reserve_gb", reserve_gb, 0, CORE_MEMORY_GB_MAX, false, 0, false, false, "GB", NULL,
              "per-GPU memory held back from capacity"),
-    REAL_ROW("mfu", mfu, CORE_MFU_MIN, 1, false, 0.5, false, false, "fraction of peak", NULL,
-             "model FLOPs utilization assumed for the runtime"),
+    {"mfu", CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(mfu), CORE_MFU_MIN, 1, false, 0.5, false,
+     false, false, false, CHOICES(mfu_words), "fraction of peak", NULL,
+     "model FLOPs utilization assumed for the runtime, or \"predicted\" for the time model's"},
     CHOICE_ROW("count", count, core_count_names, CORE_COUNT_SIX_ND, false, NULL,
                "which FLOPs the runtime divides: six_nd, model (+attention), hardware (+recompute)"),
     REAL_ROW("usd_per_gpu_hour", usd_per_gpu_hour, 0, CORE_USD_MAX, false, -1, true, true,
@@ -137,6 +161,9 @@ const struct core_input_spec core_inputs[] = {
     {"tokens_per_second", CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(tokens_per_second), 0,
      CORE_TPS_MAX, true, 0, true, true, false, true, NO_CHOICES, "tokens/s", "none",
      "measured cluster throughput; the runtime uses it and reports the achieved MFU"},
+    SIZE_ROW("global_batch", CORE_STORE_DOUBLE, global_batch, 1, CORE_GLOBAL_BATCH_MAX, 0, true,
+             "sequences", "global_batch_tokens/seq_len when given, else batch*dp",
+             "sequences per optimizer step; a multiple of batch*dp"),
     SIZE_ROW("global_batch_tokens", CORE_STORE_DOUBLE, global_batch_tokens, 1, CORE_TOKENS_MAX, 0,
              true, "tokens", "batch*seq_len*dp", "tokens per optimizer step across the cluster"),
 };
@@ -257,6 +284,8 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
         /* fall through */
     case CORE_KIND_SIZE:
     case CORE_KIND_REAL:
+        if (spec->choice_count > 0 && v <= 0 && v > -spec->choice_count && v == floor(v))
+            return true; /* one of the row's words */
         return (spec->min_exclusive ? v > spec->min : v >= spec->min) && v <= spec->max;
     case CORE_KIND_BOOL:
         return true;

@@ -18,24 +18,28 @@
 #include <stddef.h>
 
 /* Input bounds; the rows below use them and a few model functions search up to them. */
-#define CORE_PARAMS_MAX      1e15
-#define CORE_TOKENS_MAX      1e18
-#define CORE_GPUS_MAX        10000000
-#define CORE_SEQ_LEN_MAX     100000000
-#define CORE_BATCH_MAX       1000000
-#define CORE_LAYERS_MAX      100000
-#define CORE_HIDDEN_MAX      1000000
-#define CORE_FFN_HIDDEN_MAX  4000000
-#define CORE_HEADS_MAX       100000
-#define CORE_VOCAB_MAX       100000000
-#define CORE_PARALLEL_MAX    1000000 /* tp, pp */
-#define CORE_MEMORY_GB_MIN   1e-9    /* one byte */
-#define CORE_MEMORY_GB_MAX   1e6
-#define CORE_PEAK_TFLOPS_MIN 1e-3
-#define CORE_PEAK_TFLOPS_MAX 1e9
-#define CORE_MFU_MIN         1e-4
-#define CORE_USD_MAX         1e6
-#define CORE_TPS_MAX         1e18
+#define CORE_PARAMS_MAX       1e15
+#define CORE_TOKENS_MAX       1e18
+#define CORE_GPUS_MAX         10000000
+#define CORE_SEQ_LEN_MAX      100000000
+#define CORE_BATCH_MAX        1000000
+#define CORE_LAYERS_MAX       100000
+#define CORE_HIDDEN_MAX       1000000
+#define CORE_FFN_HIDDEN_MAX   4000000
+#define CORE_HEADS_MAX        100000
+#define CORE_VOCAB_MAX        100000000
+#define CORE_PARALLEL_MAX     1000000 /* tp, pp */
+#define CORE_MEMORY_GB_MIN    1e-9    /* one byte */
+#define CORE_MEMORY_GB_MAX    1e6
+#define CORE_PEAK_TFLOPS_MIN  1e-3
+#define CORE_PEAK_TFLOPS_MAX  1e9
+#define CORE_MFU_MIN          1e-4
+#define CORE_USD_MAX          1e6
+#define CORE_TPS_MAX          1e18
+#define CORE_GBS_MAX          1e6 /* link bandwidth, GB/s */
+#define CORE_NODE_GPUS_MAX    1000000
+#define CORE_GLOBAL_BATCH_MAX 1e12 /* sequences */
+#define CORE_MFU_PREDICTED    0.0  /* the stored mfu of the word "predicted" */
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
@@ -66,15 +70,17 @@ struct core_input_spec {
     const char *name; /* as the API spells it */
     enum core_input_kind kind;
     enum core_input_store store;
-    size_t offset;              /* into struct core_input (or struct core_plan_input for /plan) */
-    double min, max;            /* numbers: inclusive bounds, unless min_exclusive */
-    bool min_exclusive;         /* min < x rather than min <= x */
-    double dflt;                /* what core_input_init() stores (a number, an index, a flag) */
-    bool unset;                 /* dflt is a "not given" sentinel that core_evaluate() resolves */
-    bool nullable;              /* JSON null means "not given" (puts dflt back) */
-    bool bool_alias;            /* a choice that also takes a boolean: true = last, false = first */
-    bool planned;               /* /plan chooses this itself: giving it there is an error */
-    const char *const *choices; /* CORE_KIND_CHOICE: the names, index = stored value */
+    size_t offset;      /* into struct core_input (or struct core_plan_input for /plan) */
+    double min, max;    /* numbers: inclusive bounds, unless min_exclusive */
+    bool min_exclusive; /* min < x rather than min <= x */
+    double dflt;        /* what core_input_init() stores (a number, an index, a flag) */
+    bool unset;         /* dflt is a "not given" sentinel that core_evaluate() resolves */
+    bool nullable;      /* JSON null means "not given" (puts dflt back) */
+    bool bool_alias;    /* a choice that also takes a boolean: true = last, false = first */
+    bool planned;       /* /plan chooses this itself: giving it there is an error */
+    /* CORE_KIND_CHOICE: the names, index = stored value. A number row (CORE_KIND_REAL) may
+     * also take words: word i is stored as -i (so the first is 0, outside the bounds). */
+    const char *const *choices;
     int choice_count;
     const char *unit;        /* "parameters", "tokens", "GB", ... or "" for pure names */
     const char *default_doc; /* the default in words ("the preset's, else inferred") */

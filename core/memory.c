@@ -105,15 +105,17 @@ static bool layer_working_set(const struct act_terms *x, bool scores, int64_t *o
     return ck_add(kept, ceil_div(split, x->t), out);
 }
 
+/* With context parallelism each rank holds s/cp of the sequence (its queries, and the
+ * activations of its tokens), while its score matrix spans its queries against all s keys. */
 static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t seq_len,
                            struct act_terms *x)
 {
     const struct core_arch *a = &r->shape.arch;
-    int64_t sb;
+    int64_t local = ceil_div(seq_len, r->cp), sb;
 
     x->t = r->tp;
     x->sp = r->sequence_parallel;
-    return ck_mul(seq_len, batch, &sb) && ck_mul(sb, a->hidden, &x->sbd) &&
+    return ck_mul(local, batch, &sb) && ck_mul(sb, a->hidden, &x->sbd) &&
            ck_mul(sb, seq_len, &x->scores) && ck_mul(x->scores, a->heads, &x->scores) &&
            ck_mul(x->scores, 5, &x->scores);
 }
@@ -150,7 +152,8 @@ bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t
     *logits = 0;
     if (r->pp == 1) { /* fp32 logits for the loss, only on the last (= only) stage */
         int64_t v;
-        if (!ck_mul(seq_len, batch, &v) || !ck_mul(v, r->shape.arch.vocab, &v) || !ck_mul(v, 4, &v))
+        if (!ck_mul(ceil_div(seq_len, r->cp), batch, &v) || !ck_mul(v, r->shape.arch.vocab, &v) ||
+            !ck_mul(v, 4, &v))
             return false;
         *logits = ceil_div(v, r->tp);
     }
@@ -179,7 +182,7 @@ enum core_status core_memory_compute(const struct core_resolved *r, struct core_
 
     core_bytes_per_param(r, &m->bytes_per_param);
     if (!core_state_model_parallel(r, &m->bytes_per_param, mp) ||
-        !core_state_shard(mp, r->zero_stage, r->dp, &st, &state)) {
+        !core_state_shard(mp, r->zero_stage, r->dp * r->cp, &st, &state)) {
         core_problem_add(p, "params", "result out of range");
         return CORE_ERANGE;
     }

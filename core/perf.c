@@ -158,6 +158,47 @@ void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_pre
     in->dp_comm_overlap = false;
 }
 
+void core_perf_input_resolved(struct core_perf_input *in, const struct core_resolved *r)
+{
+    const struct core_arch *a = &r->shape.arch;
+
+    memset(in, 0, sizeof *in);
+    in->layers = a->layers;
+    in->hidden = a->hidden;
+    in->heads = a->heads;
+    in->kv_heads = a->kv_heads;
+    in->head_dim = a->head_dim;
+    in->ffn_hidden = a->ffn_hidden;
+    in->vocab = a->vocab;
+    in->gated_mlp = a->gated_mlp;
+    in->params = (double)r->params;
+    in->active_params = (double)r->active_params;
+    in->seq_len = r->seq_len;
+    in->micro_batch = r->batch;
+    in->global_batch = r->global_batch;
+    in->precision = r->precision;
+    in->checkpointing = r->checkpointing;
+    in->flash_attention = r->flash_attention;
+    in->full_mask = false; /* decoders are causal, whatever `attention_flops` counts */
+    in->optimizer = r->optimizer;
+    in->master_weights = r->master_weights;
+    in->zero_stage = r->zero_stage;
+    in->gpus = r->gpus;
+    in->tp = r->tp;
+    in->pp = r->pp;
+    in->dp = r->dp;
+    in->cp = r->cp;
+    in->virtual_stages = r->virtual_stages;
+    in->sequence_parallel = r->sequence_parallel;
+    in->gpu = r->gpu;
+    in->peak_tflops = r->peak_tflops;
+    in->gpus_per_node = r->gpus_per_node;
+    in->intra_node_gbs = r->intra_node_gbs;
+    in->inter_node_gbs = r->inter_node_gbs;
+    in->tp_comm_overlap = r->tp_comm_overlap;
+    in->dp_comm_overlap = r->dp_comm_overlap;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The model
  * ------------------------------------------------------------------------------------------- */

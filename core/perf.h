@@ -88,6 +88,11 @@ extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out);
 
+/* Fill every field from a resolved evaluation (core_evaluate's inputs after defaults): the
+ * architecture, N, the batch, precision, layout, hardware and overlap flags. Attention is taken
+ * as causal (every decoder the API prices). */
+void core_perf_input_resolved(struct core_perf_input *in, const struct core_resolved *r);
+
 /* Fill the hardware fields from the catalog row (bandwidths, GPUs per node, the precision's
  * peak) and set the overlap flags off; the caller sets the rest. */
 void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_precision precision);

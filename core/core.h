@@ -73,6 +73,45 @@ enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLEN
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
 
+/* Peak memory (peak.h, docs/frameworks.md): the framework whose profile prices the peak, how
+ * its loss holds the logits, and the statistic the peak is reported in. */
+/* Frameworks with a profile; generic is today's ledger, unchanged. */
+enum core_framework {
+    CORE_FW_GENERIC,
+    CORE_FW_MEGATRON,
+    CORE_FW_TORCHTITAN,
+    CORE_FW_TORCHTUNE,
+    CORE_FW_DEEPSPEED,
+    CORE_FW_HF_TRAINER,
+};
+#define CORE_FW_COUNT 6
+
+/* How the loss holds the logits (bytes per logit: docs/frameworks.md, "Loss"). */
+enum core_loss {
+    CORE_LOSS_FP32_LOGITS,    /* one fp32 copy (the generic ledger) */
+    CORE_LOSS_VOCAB_PARALLEL, /* Megatron's fused vocab-parallel cross-entropy */
+    CORE_LOSS_UNFUSED_FP32,   /* eager cross_entropy(logits.float()) */
+    CORE_LOSS_COMPILED,       /* torch.compile'd cross-entropy: bf16 in, bf16 gradient out */
+    CORE_LOSS_CHUNKED,        /* output projection and loss in chunks (torchtune) */
+};
+#define CORE_LOSS_COUNT 5
+
+/* What the peak is measured as. */
+enum core_memory_metric {
+    CORE_METRIC_ALLOCATED, /* torch.cuda allocated_bytes.all.peak */
+    CORE_METRIC_RESERVED,  /* reserved_bytes.all.peak: allocated plus the allocator's slack */
+    CORE_METRIC_ACTIVE,    /* active_bytes.all.peak (equals allocated in this model) */
+    CORE_METRIC_DEVICE,    /* nvidia-smi: reserved + CUDA context + communicator buffers */
+};
+#define CORE_METRIC_COUNT 4
+
+/* Names as the API spells them (defined in peak.c). */
+extern const char *const core_framework_names[CORE_FW_COUNT];
+extern const char *const core_loss_names[CORE_LOSS_COUNT];
+extern const char *const core_memory_metric_names[CORE_METRIC_COUNT];
+/* The loss a framework's profile computes unless `loss` is given (peak.c). */
+enum core_loss core_peak_default_loss(enum core_framework framework);
+
 /* Names as the API spells them; index with the enum value. */
 extern const char *const core_precision_names[4];
 extern const char *const core_optimizer_names[7];
@@ -268,6 +307,14 @@ struct core_input {
     double usd_per_gpu_hour;    /* < 0 = not given (default -1) */
     double tokens_per_second;   /* 0 = not given */
     double global_batch_tokens; /* 0 = batch * seq_len * dp */
+
+    /* Peak memory (peak.h): the framework profile and its overrides. */
+    enum core_framework framework;         /* default generic (the ledger, unchanged) */
+    int loss;                              /* enum core_loss, or -1 = the profile's */
+    bool compile;                          /* torch.compile of the blocks, default false */
+    bool optimizer_in_backward;            /* step fused into the backward, default false */
+    bool activation_offload;               /* saved activations offloaded to the CPU */
+    enum core_memory_metric memory_metric; /* default allocated */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -312,6 +359,11 @@ struct core_resolved {
     double usd_per_gpu_hour;  /* < 0 = not given */
     double tokens_per_second; /* 0 = not given */
     double global_batch_tokens;
+    /* Peak memory: the framework profile, its loss (the profile's unless given) and overrides. */
+    enum core_framework framework;
+    enum core_loss loss;
+    bool compile, optimizer_in_backward, activation_offload;
+    enum core_memory_metric memory_metric;
 };
 
 struct core_flops {

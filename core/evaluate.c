@@ -93,6 +93,17 @@ static void resolve_batch(const struct core_input *in, struct core_resolved *r)
     r->micro_batches = r->global_batch / per_step;
 }
 
+/* The peak's framework profile and overrides (peak.c, docs/frameworks.md). */
+static void resolve_peak(const struct core_input *in, struct core_resolved *r)
+{
+    r->framework = in->framework;
+    r->loss = in->loss >= 0 ? (enum core_loss)in->loss : core_peak_default_loss(in->framework);
+    r->compile = in->compile;
+    r->optimizer_in_backward = in->optimizer_in_backward;
+    r->activation_offload = in->activation_offload;
+    r->memory_metric = in->memory_metric;
+}
+
 static void resolve_cluster(const struct core_input *in, struct core_resolved *r)
 {
     const struct core_gpu *g = &core_gpus[in->gpu];
@@ -126,6 +137,7 @@ static void resolve_cluster(const struct core_input *in, struct core_resolved *r
     r->usd_per_gpu_hour = in->usd_per_gpu_hour < 0 ? -1.0 : in->usd_per_gpu_hour;
     r->tokens_per_second = in->tokens_per_second;
     resolve_batch(in, r);
+    resolve_peak(in, r);
 }
 
 static enum core_status resolve(const struct core_input *in, struct core_resolved *r,

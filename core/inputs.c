@@ -18,6 +18,8 @@ _Static_assert(sizeof(enum core_checkpointing) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_attention_flops) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_count) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_flag) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_framework) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_memory_metric) == sizeof(int), "enum size");
 _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
 
 /* Gradients are kept in bf16, fp16 or fp32 (an fp8 run keeps bf16 gradients): the first three
@@ -166,6 +168,25 @@ const struct core_input_spec core_inputs[] = {
              "sequences per optimizer step; a multiple of batch*dp"),
     SIZE_ROW("global_batch_tokens", CORE_STORE_DOUBLE, global_batch_tokens, 1, CORE_TOKENS_MAX, 0,
              true, "tokens", "batch*seq_len*dp", "tokens per optimizer step across the cluster"),
+    CHOICE_ROW("framework", framework, core_framework_names, CORE_FW_GENERIC, false, NULL,
+               "training framework whose profile prices memory.peak (docs/frameworks.md); "
+               "generic = the ledger"),
+    CHOICE_ROW("loss", loss, core_loss_names, -1, true, "the framework profile's",
+               "how the loss holds the logits: fp32_logits, vocab_parallel_fused, unfused_fp32, "
+               "compiled, chunked"),
+    {"compile", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(compile), 0, 0, false, 0, false, false, false,
+     false, NO_CHOICES, "", NULL,
+     "Transformer blocks compiled (torch.compile): no eager fp32 norm and RoPE copies saved"},
+    {"optimizer_in_backward", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(optimizer_in_backward), 0, 0,
+     false, 0, false, false, false, false, NO_CHOICES, "", NULL,
+     "optimizer step fused into the backward: each gradient freed as soon as it is applied"},
+    {"activation_offload", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(activation_offload), 0, 0, false,
+     0, false, false, false, false, NO_CHOICES, "", NULL,
+     "saved activations offloaded to CPU memory during the forward"},
+    CHOICE_ROW("memory_metric", memory_metric, core_memory_metric_names, CORE_METRIC_ALLOCATED,
+               false, NULL,
+               "statistic memory.peak reports: allocated, reserved, active (PyTorch allocator "
+               "peaks) or device (nvidia-smi)"),
 };
 
 const struct core_input_spec core_plan_inputs[] = {

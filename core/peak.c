@@ -1,0 +1,493 @@
+/*
+ * peak.c - the peak of a steady-state training step, per framework profile (peak.h;
+ * docs/frameworks.md holds every formula and constant with the code it was read from).
+ *
+ * Three moments are priced on the first and the last pipeline stage: the end of the forward (every
+ * in-flight micro-batch's saved activations, the loss's forward buffers), the backward (its start,
+ * with the loss's gradient buffers, and its end, with every gradient alive), and the optimizer step
+ * (state plus the step's temporaries). The largest is the allocated peak; the allocator's slack
+ * and the device's fixed costs turn it into the reserved or device figure.
+ *
+ * Doubles throughout: the inputs are bounded (inputs.c), so every product stays far below
+ * DBL_MAX, and the peak is an estimate whose constants are fractional anyway.
+ */
+#include <math.h>
+
+#include "internal.h"
+#include "peak.h"
+
+const char *const core_framework_names[CORE_FW_COUNT] = {
+    "generic", "megatron", "torchtitan", "torchtune", "deepspeed", "hf_trainer"};
+const char *const core_loss_names[CORE_LOSS_COUNT] = {
+    "fp32_logits", "vocab_parallel_fused", "unfused_fp32", "compiled", "chunked"};
+const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved",
+                                                                 "active", "device"};
+const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "backward",
+                                                               "optimizer_step"};
+
+#define GIB 1073741824.0
+
+/* ---------------------------------------------------------------------------------------------
+ * Profiles (docs/frameworks.md, "Profiles")
+ * ------------------------------------------------------------------------------------------- */
+
+struct profile {
+    enum core_loss loss; /* the loss the framework computes by default */
+    bool korthikanti;    /* activations by Korthikanti's table (Megatron), else the PyTorch
+                            eager/compiled inventory of a Llama-style block */
+    bool grads_persist;  /* one gradient buffer allocated at start-up and never freed */
+    bool fp32_storage;   /* with master weights the stored parameters are fp32 (FSDP2's sharded
+                            parameters, autocast's fp32 model): no separate master copy */
+    bool states_like_params; /* PyTorch optimizers create their states like the parameter (bf16
+                                parameters get bf16 moments) */
+    bool foreach_step;       /* torch.optim foreach step: one parameter-sized temporary */
+    bool autocast_copies;    /* autocast's compute-dtype weight copies saved for the backward */
+    bool ddp_bucket_copy;    /* DDP without gradient_as_bucket_view: buckets copy every gradient */
+    bool pp_unsharded;       /* FSDP under pipeline parallelism keeps the stage unsharded */
+    double zero_bucket;      /* DeepSpeed's reduce bucket, elements of the compute dtype */
+    double reserved_factor;  /* reserved / allocated at the peak */
+};
+
+/* clang-format off */
+static const struct profile profiles[CORE_FW_COUNT] = {
+    [CORE_FW_GENERIC] = {CORE_LOSS_FP32_LOGITS, true, true, false, false, false, false, false,
+                         false, 0, 1.10},
+    [CORE_FW_MEGATRON] = {CORE_LOSS_VOCAB_PARALLEL, true, true, false, false, false, false, false,
+                          false, 0, 1.07},
+    [CORE_FW_TORCHTITAN] = {CORE_LOSS_UNFUSED_FP32, false, false, true, true, true, false, false,
+                            true, 0, 1.08},
+    [CORE_FW_TORCHTUNE] = {CORE_LOSS_CHUNKED, false, false, true, true, false, false, false, false,
+                           0, 1.08},
+    [CORE_FW_DEEPSPEED] = {CORE_LOSS_UNFUSED_FP32, false, true, false, false, false, false, false,
+                           false, 5e8, 1.10},
+    [CORE_FW_HF_TRAINER] = {CORE_LOSS_UNFUSED_FP32, false, false, true, true, true, true, true,
+                            false, 0, 1.10},
+};
+/* clang-format on */
+
+/* Fixed device costs nvidia-smi adds to the allocator's reserved bytes (docs/frameworks.md):
+ * the CUDA context with its kernels and cuBLAS/cuDNN workspaces, and, with more than one GPU,
+ * the communicators' buffers. */
+#define CONTEXT_GIB 0.75
+#define COMM_GIB    0.75
+
+enum core_loss core_peak_default_loss(enum core_framework framework)
+{
+    return (unsigned)framework < CORE_FW_COUNT ? profiles[framework].loss : CORE_LOSS_FP32_LOGITS;
+}
+
+void core_peak_options_resolved(const struct core_resolved *r, struct core_peak_options *o)
+{
+    o->framework = r->framework;
+    o->loss = (int)r->loss;
+    o->compile = r->compile;
+    o->optimizer_in_backward = r->optimizer_in_backward;
+    o->activation_offload = r->activation_offload;
+    o->metric = r->memory_metric;
+    o->first_step = false;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Loss: bytes per local logit (tokens x V / tp) held at the end of the forward and at the start
+ * of the backward (docs/frameworks.md, "Loss").
+ * ------------------------------------------------------------------------------------------- */
+
+static void loss_bytes(enum core_loss loss, bool compiled, double *fwd, double *bwd)
+{
+    switch (loss) {
+    case CORE_LOSS_FP32_LOGITS: /* the ledger's one fp32 copy */
+        *fwd = 4, *bwd = 4;
+        return;
+    case CORE_LOSS_VOCAB_PARALLEL: /* bf16 logits + the fp32 upcast the softmax runs in place on;
+                                      backward: that fp32 buffer becomes the gradient, cast to bf16 */
+        *fwd = 6, *bwd = 6;
+        return;
+    case CORE_LOSS_UNFUSED_FP32: /* forward: bf16 logits, fp32 copy, fp32 log-softmax; backward:
+                                    log-softmax, its gradient and the input's gradient, all fp32 */
+        *fwd = 10, *bwd = 12;
+        return;
+    case CORE_LOSS_COMPILED: /* bf16 logits saved, a bf16 gradient written next to them */
+        *fwd = 2, *bwd = 4;
+        return;
+    case CORE_LOSS_CHUNKED: /* 8 chunks: compiled, bf16 logits + one chunk's bf16 gradient;
+                               eager, each chunk saves its fp32 log-softmax */
+        if (compiled)
+            *fwd = 2, *bwd = 2 + 2.0 / 8;
+        else
+            *fwd = 6, *bwd = 4 + 10.0 / 8;
+        return;
+    }
+    *fwd = 4, *bwd = 4;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Activations per layer and micro-batch (docs/frameworks.md, "Activations")
+ * ------------------------------------------------------------------------------------------- */
+
+struct layer_acts {
+    double saved;   /* kept from the forward until the layer's backward */
+    double working; /* extra while the layer's backward runs (recomputed or attention scores) */
+};
+
+/* Megatron: Korthikanti's table through the ledger's own function, one layer at a time. */
+static void korthikanti_layer(const struct core_resolved *r, struct layer_acts *out)
+{
+    struct core_resolved one = *r;
+    int64_t none, sel, logits;
+    double ckpt, tokens = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch;
+    double fp32 = r->precision == CORE_PREC_FP32 ? 2 : 1;
+
+    one.shape.arch.layers = 1;
+    one.pp = 2; /* no logits: they are priced by the loss */
+    if (!core_activation_bytes(&one, r->batch, r->seq_len, CORE_CKPT_NONE, &none, &logits) ||
+        !core_activation_bytes(&one, r->batch, r->seq_len, CORE_CKPT_SELECTIVE, &sel, &logits)) {
+        out->saved = out->working = 0; /* unreachable for validated inputs: the ledger ran */
+        return;
+    }
+    ckpt = 2 * tokens * (double)r->shape.arch.hidden * fp32 /
+           (r->sequence_parallel ? (double)r->tp : 1.0);
+    out->saved = (double)none, out->working = 0;
+    switch (r->checkpointing) {
+    case CORE_CKPT_NONE:
+        break;
+    case CORE_CKPT_SELECTIVE:
+        out->saved = (double)sel, out->working = (double)(none - sel);
+        break;
+    case CORE_CKPT_FULL:
+        out->saved = ckpt, out->working = (double)none;
+        break;
+    }
+}
+
+/* PyTorch frameworks: what autograd saves in a Llama-style block, bytes per token. Widths are
+ * per GPU (tensor parallelism splits q, kv and f; h only with sequence parallelism). */
+static void pytorch_layer(const struct core_resolved *r, bool compiled, struct layer_acts *out)
+{
+    const struct core_arch *a = &r->shape.arch;
+    double t = (double)r->tp, hsplit = r->sequence_parallel ? t : 1.0;
+    double h = (double)a->hidden / hsplit, hd = (double)a->head_dim;
+    double q = (double)a->heads * hd / t, kv = (double)a->kv_heads * hd / t;
+    double f = (double)a->ffn_hidden / t;
+    double tokens = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch;
+    double scale = (r->precision == CORE_PREC_FP32 ? 2.0 : 1.0) * tokens;
+    double mlp = a->gated_mlp ? 6 * f : 4 * f;
+    /* Norm inputs and outputs, q, k, v after RoPE, attention output, the MLP's saved tensors. */
+    double none = 8 * h + 4 * q + 4 * kv + mlp;
+    /* Per-op selective checkpointing (torchtitan): the layer input, the attention output and
+     * every other matmul output (wq, wv, w1, w2 in call order). */
+    double sac = 2 * h + 4 * q + 2 * kv + 2 * f + (a->gated_mlp ? 2 * h : 0);
+
+    if (!compiled) /* eager RMSNorm saves its fp32 upcast, eager RoPE its fp32 q and k */
+        none += 8 * h + 4 * q + 4 * kv;
+    if (!r->flash_attention) /* eager attention: bf16 scores and softmax, s keys per token */
+        none += 4 * (double)a->heads / t * (double)r->seq_len;
+    out->saved = none, out->working = 0;
+    switch (r->checkpointing) {
+    case CORE_CKPT_NONE:
+        break;
+    case CORE_CKPT_SELECTIVE:
+        out->saved = sac, out->working = none - sac;
+        break;
+    case CORE_CKPT_FULL:
+        out->saved = 2 * h, out->working = none;
+        break;
+    }
+    out->saved *= scale;
+    out->working *= scale;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The peak
+ * ------------------------------------------------------------------------------------------- */
+
+struct stage_shape {
+    double params;      /* parameters held by one GPU of this stage (after tp) */
+    double layer;       /* one layer's parameters per GPU */
+    double output;      /* the output layer's parameters per GPU (last stage) */
+    double layers;      /* layers on the stage */
+    double in_flight;   /* micro-batches whose activations it holds */
+    bool last;
+};
+
+/* Parameters per GPU of stage i: its share of the layers, the embedding on the first stage, the
+ * output layer on the last (a second copy of a tied embedding when they differ). */
+static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_shape *s)
+{
+    const struct core_arch *a = &r->shape.arch;
+    struct core_arch_counts c;
+    double pp = (double)r->pp, t = (double)r->tp, total, body, scale;
+    double out_layer, m = r->micro_batches >= 1 ? r->micro_batches : 1;
+    double v = (double)r->virtual_stages;
+
+    if (!core_arch_count(a, &c) || c.total <= 0) {
+        c.total = r->params, c.embedding = 0, c.output = 0;
+    }
+    total = (double)c.total;
+    scale = (double)r->params / total;
+    out_layer = c.output > 0 ? (double)c.output : (double)a->vocab * (double)a->hidden;
+    body = total - (double)c.embedding - (double)c.output;
+    s->layers = (double)a->layers / pp;
+    s->layer = body / (double)a->layers * scale / t;
+    s->output = out_layer * scale / t;
+    s->last = i == r->pp - 1;
+    if (r->pp == 1) {
+        s->params = total * scale / t;
+    } else {
+        s->params = body / pp;
+        if (i == 0)
+            s->params += (double)c.embedding;
+        if (s->last)
+            s->params += out_layer;
+        s->params *= scale / t;
+    }
+    if (r->pp == 1) {
+        s->in_flight = 1;
+    } else if (r->virtual_stages <= 1) {
+        s->in_flight = fmin(pp - (double)i, m);
+    } else { /* Megatron's interleaved warm-up: (pp - i - 1) * 2 + (v - 1) * pp + 1 chunks */
+        double chunks = (pp - (double)i - 1) * 2 + (v - 1) * pp + 1;
+        s->in_flight = fmin(chunks, m * v) / v;
+    }
+}
+
+/* Stored bytes per parameter of the profile: weights, gradients, optimizer (master + moments). */
+struct state_bytes {
+    double weights, grads, optimizer, compute; /* compute: the dtype layers run in */
+};
+
+static void state_bytes(const struct core_resolved *r, const struct profile *pf, bool first_step,
+                        struct state_bytes *sb)
+{
+    struct core_bytes_per_param b;
+    double moments;
+
+    core_bytes_per_param(r, &b);
+    sb->compute = r->precision == CORE_PREC_FP32 ? 4 : 2;
+    moments = b.moments;
+    if (pf->fp32_storage && r->master_weights) {
+        sb->weights = 4, sb->grads = 4, sb->optimizer = 0;
+    } else if (pf->fp32_storage) { /* pure low-precision training */
+        sb->weights = b.weights, sb->grads = b.grads, sb->optimizer = 0;
+    } else {
+        sb->weights = b.weights, sb->grads = b.grads, sb->optimizer = b.master;
+    }
+    /* torch.optim's Adam, SGD momentum and Lion states are zeros_like(param). */
+    if (pf->states_like_params && (r->optimizer == CORE_OPT_ADAM || r->optimizer == CORE_OPT_ADAMW ||
+                                   r->optimizer == CORE_OPT_SGD_MOMENTUM ||
+                                   r->optimizer == CORE_OPT_LION))
+        moments = moments * sb->weights / 4;
+    if (!first_step)
+        sb->optimizer += moments;
+}
+
+static void add_total(struct core_peak_moment_bytes *m)
+{
+    m->total = m->weights + m->grads + m->optimizer + m->activations + m->logits + m->buffers;
+}
+
+/* Every moment of stage i under a framework profile. */
+static void profile_stage(const struct core_resolved *r, const struct core_peak_options *o,
+                          enum core_loss loss, int64_t i, struct core_peak_moment_bytes *mo,
+                          double *in_flight)
+{
+    const struct profile *pf = &profiles[o->framework];
+    struct stage_shape s;
+    struct state_bytes sb;
+    struct layer_acts la;
+    double dpc = (double)(r->dp * r->cp), logits = 0, lf, lb, w, g, opt, gather = 0;
+    double saved, grads_start, grads_end, grads_fwd, mb_saved, temp;
+    bool zero3 = r->zero_stage >= 3;
+
+    stage_shape(r, i, &s);
+    *in_flight = s.in_flight;
+    state_bytes(r, pf, o->first_step, &sb);
+    if (pf->korthikanti)
+        korthikanti_layer(r, &la);
+    else
+        pytorch_layer(r, o->compile, &la);
+
+    /* State: ZeRO shards optimizer (stage >= 1), gradients (>= 2, not Megatron's buffer) and
+     * weights (3) over the data- and context-parallel ranks. */
+    w = s.params * sb.weights / (zero3 ? dpc : 1);
+    g = s.params * sb.grads /
+        (r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2) ? dpc : 1);
+    opt = s.params * sb.optimizer / (r->zero_stage >= 1 ? dpc : 1);
+
+    /* Activations: every in-flight micro-batch's saved tensors; offloading keeps one layer's. */
+    mb_saved = la.saved * s.layers;
+    saved = o->activation_offload ? la.saved : mb_saved * s.in_flight;
+
+    /* Gradients alive: a persistent buffer always; otherwise (set_to_none) none at the first
+     * forward, the output layer's at the start of the backward, all at its end, and all during
+     * later forwards once one micro-batch's backward has run (gradient accumulation). */
+    grads_end = o->optimizer_in_backward ? s.layer * sb.grads : g;
+    grads_start = s.last ? fmin(s.output * sb.grads, grads_end) : 0;
+    grads_fwd = (pf->grads_persist || r->micro_batches > s.in_flight) ? grads_end : 0;
+    if (pf->grads_persist)
+        grads_start = grads_end;
+
+    if (s.last) {
+        loss_bytes(loss, o->compile, &lf, &lb);
+        logits = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch *
+                 (double)r->shape.arch.vocab / (double)r->tp;
+    } else {
+        lf = lb = 0;
+    }
+
+    /* Buffers: FSDP gathers two layers in the compute dtype (the current one and the prefetched
+     * next), and the output layer at the loss; the backward adds one layer's unsharded gradient
+     * (compute dtype, then fp32 for the reduce-scatter). Under pipeline parallelism torchtitan
+     * keeps the whole stage unsharded instead. */
+    if (zero3 && dpc > 1) {
+        if (pf->pp_unsharded && r->pp > 1)
+            gather = s.params * sb.compute;
+        else
+            gather = 2 * s.layer * sb.compute + (s.last ? s.output * sb.compute : 0);
+    }
+    temp = pf->zero_bucket * sb.compute; /* DeepSpeed's gradient reduce bucket */
+    if (pf->ddp_bucket_copy && dpc > 1 && r->zero_stage == 0)
+        temp += s.params * sb.grads;
+    if (pf->autocast_copies && sb.weights > sb.compute)
+        temp += s.params * sb.compute * 0.5; /* on average half still saved at the peaks */
+
+    mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){
+        .weights = w,
+        .grads = grads_fwd,
+        .optimizer = opt,
+        .activations = saved,
+        .logits = logits * lf,
+        .buffers = gather + temp,
+    };
+    add_total(&mo[CORE_MOMENT_FORWARD_END]);
+
+    /* Backward: the larger of its start (the loss's gradient buffers, every saved tensor) and
+     * its end (all gradients, the first layer's tensors and working set). */
+    {
+        double bw_gather = zero3 && dpc > 1 ? gather + s.layer * (sb.compute + 4) : gather;
+        struct core_peak_moment_bytes start = {
+            .weights = w,
+            .grads = grads_start,
+            .optimizer = opt,
+            .activations = saved + la.working,
+            .logits = logits * lb,
+            .buffers = bw_gather + temp,
+        };
+        struct core_peak_moment_bytes end = {
+            .weights = w,
+            .grads = grads_end,
+            .optimizer = opt,
+            .activations = saved - (o->activation_offload ? 0 : mb_saved) +
+                           la.saved + la.working,
+            .logits = 0,
+            .buffers = bw_gather + temp,
+        };
+        add_total(&start);
+        add_total(&end);
+        mo[CORE_MOMENT_BACKWARD] = start.total >= end.total ? start : end;
+    }
+
+    /* Optimizer step: state, every gradient, and the step's temporaries: foreach AdamW one
+     * parameter-sized buffer; a low-precision gradient is upcast to fp32 for the master step. */
+    temp = 0;
+    if (!o->optimizer_in_backward) {
+        if (pf->foreach_step)
+            temp += s.params * sb.weights / (r->zero_stage >= 1 ? dpc : 1);
+        if (sb.optimizer >= 4 && sb.grads < 4 && !pf->fp32_storage)
+            temp += s.params * 4 / (r->zero_stage >= 1 ? dpc : 1);
+    }
+    mo[CORE_MOMENT_OPTIMIZER] = (struct core_peak_moment_bytes){
+        .weights = w,
+        .grads = grads_end,
+        .optimizer = opt,
+        .buffers = temp + (pf->zero_bucket * sb.compute),
+    };
+    add_total(&mo[CORE_MOMENT_OPTIMIZER]);
+}
+
+/* Generic: the ledger itself, one moment (the end of the forward) on the only/first stage. */
+static bool generic_stage(const struct core_resolved *r, const struct core_peak_options *o,
+                          struct core_peak_moment_bytes *mo)
+{
+    struct core_bytes_per_param b;
+    struct core_state mp, st;
+    int64_t state, layers, logits;
+
+    core_bytes_per_param(r, &b);
+    if (o->first_step)
+        b.moments = 0;
+    if (!core_state_model_parallel(r, &b, &mp) ||
+        !core_state_shard(&mp, r->zero_stage, r->dp * r->cp, &st, &state) ||
+        !core_activation_bytes(r, r->batch, r->seq_len, r->checkpointing, &layers, &logits))
+        return false;
+    for (int k = 0; k < CORE_MOMENT_COUNT; k++)
+        mo[k] = (struct core_peak_moment_bytes){0};
+    mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){
+        .weights = (double)st.weights,
+        .grads = (double)st.grads,
+        .optimizer = (double)st.optimizer,
+        .activations = (double)layers,
+        .logits = (double)logits,
+    };
+    add_total(&mo[CORE_MOMENT_FORWARD_END]);
+    mo[CORE_MOMENT_OPTIMIZER] = (struct core_peak_moment_bytes){
+        .weights = (double)st.weights,
+        .grads = (double)st.grads,
+        .optimizer = (double)st.optimizer,
+    };
+    add_total(&mo[CORE_MOMENT_OPTIMIZER]);
+    mo[CORE_MOMENT_BACKWARD] = mo[CORE_MOMENT_FORWARD_END];
+    return true;
+}
+
+static double metric_bytes(const struct core_resolved *r, const struct profile *pf,
+                           enum core_memory_metric metric, double allocated)
+{
+    switch (metric) {
+    case CORE_METRIC_ALLOCATED:
+    case CORE_METRIC_ACTIVE:
+        return allocated;
+    case CORE_METRIC_RESERVED:
+        return allocated * pf->reserved_factor;
+    case CORE_METRIC_DEVICE:
+        return allocated * pf->reserved_factor + CONTEXT_GIB * GIB + (r->gpus > 1 ? COMM_GIB * GIB : 0);
+    }
+    return allocated;
+}
+
+void core_peak_compute(const struct core_resolved *r, const struct core_peak_options *o,
+                       struct core_peak *out)
+{
+    enum core_framework fw = (unsigned)o->framework < CORE_FW_COUNT ? o->framework : CORE_FW_GENERIC;
+    enum core_loss loss = o->loss >= 0 && o->loss < CORE_LOSS_COUNT ? (enum core_loss)o->loss
+                                                                     : profiles[fw].loss;
+    struct core_peak_options opt = *o;
+    double in_flight[2] = {1, 1}, best = -1;
+
+    opt.framework = fw;
+    *out = (struct core_peak){0};
+    out->framework = fw;
+    out->loss = loss;
+    out->metric = o->metric;
+    if (fw == CORE_FW_GENERIC) {
+        if (!generic_stage(r, &opt, out->stages[0]))
+            return;
+        for (int k = 0; k < CORE_MOMENT_COUNT; k++)
+            out->stages[1][k] = out->stages[0][k];
+    } else {
+        profile_stage(r, &opt, loss, 0, out->stages[0], &in_flight[0]);
+        profile_stage(r, &opt, loss, r->pp - 1, out->stages[1], &in_flight[1]);
+    }
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < CORE_MOMENT_COUNT; k++)
+            if (out->stages[s][k].total > best) {
+                best = out->stages[s][k].total;
+                out->at = (enum core_peak_moment)k;
+                out->stage = s == 0 ? 0 : (int)(r->pp - 1);
+                out->in_flight = in_flight[s];
+            }
+    out->stage_name = r->pp == 1 ? "only" : out->stage == 0 ? "first" : "last";
+    out->allocated = best;
+    out->bytes = metric_bytes(r, &profiles[fw], o->metric, best);
+    out->gb = out->bytes / 1e9;
+    out->gib = out->bytes / GIB;
+}

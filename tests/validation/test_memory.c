@@ -1,0 +1,471 @@
+/*
+ * test_memory.c - memory.peak (core/peak.c) against 22 measured peaks of real training runs.
+ *
+ * Reads memory-measured.csv (PROVENANCE-memory.md says where each row comes from), maps every
+ * row to a core_input with its framework profile, evaluates it and compares the predicted peak,
+ * in the statistic the source measured, with the measured one. The suite fails when the mean
+ * absolute error exceeds 10 %. Further tests pin differences that isolate one term, with values
+ * derived by hand, and properties over random configurations.
+ *
+ * Run with --table to print the comparison and exit (script/validate does that).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "check_main.h"
+#include "core_test_util.h"
+#include "peak.h"
+
+#ifndef MEMWALL_MEMORY_CSV
+#error "MEMWALL_MEMORY_CSV must name the measured-peaks file"
+#endif
+
+/* The suite fails above this mean absolute error over all rows. */
+#define MAE_LIMIT 0.10
+
+#define ROWS_MAX  64
+#define FIELDS    36
+#define FIELD_MAX 200
+#define GIB       1073741824.0
+
+struct row {
+    char id[24];
+    char source[8]; /* the id's leading letters: TT, MLM, TTN, VSM */
+    double measured; /* GiB */
+    struct core_input in;
+};
+
+static struct row rows[ROWS_MAX];
+static int row_count;
+
+#define NEED(cond, ...)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "memory-measured: " __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                                                   \
+            exit(EXIT_FAILURE);                                                                    \
+        }                                                                                          \
+    } while (0)
+
+/* Comma-separated, fields optionally double-quoted (quotes hold commas, no escapes). */
+static int split_csv(const char *line, char fields[FIELDS][FIELD_MAX])
+{
+    int n = 0;
+    size_t len = 0;
+    bool quoted = false;
+
+    memset(fields, 0, sizeof(char[FIELDS][FIELD_MAX]));
+    for (const char *p = line; *p != '\0' && *p != '\n' && *p != '\r'; p++) {
+        if (*p == '"') {
+            quoted = !quoted;
+        } else if (*p == ',' && !quoted) {
+            if (++n >= FIELDS)
+                return n;
+            len = 0;
+        } else if (len + 1 < FIELD_MAX) {
+            fields[n][len++] = *p;
+        }
+    }
+    return n + 1;
+}
+
+static double num(const char *s, double empty)
+{
+    char *end;
+    double v;
+
+    if (s[0] == '\0')
+        return empty;
+    v = strtod(s, &end);
+    NEED(end != s && *end == '\0', "not a number: '%s'", s);
+    return v;
+}
+
+static int64_t whole(const char *s, int64_t empty)
+{
+    return (int64_t)num(s, (double)empty);
+}
+
+/* Index of s in names[0..n), or exit. */
+static int choice(const char *s, const char *const *names, int n, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    NEED(0, "unknown %s '%s'", what, s);
+    return 0;
+}
+
+static enum core_flag flag(const char *s)
+{
+    return s[0] == '\0' ? CORE_FLAG_AUTO : strcmp(s, "true") == 0 ? CORE_FLAG_YES : CORE_FLAG_NO;
+}
+
+/*
+ * One CSV row to a model input. Columns: id, source, framework, gpu, memory_gb, gpus, layers,
+ * hidden, heads, kv_heads, ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, micro_batch,
+ * global_batch, tp, pp, cp, virtual_stages, zero_stage, sequence_parallel, checkpointing,
+ * flash_attention, precision, grad_precision, master_weights, optimizer, loss, compile,
+ * optimizer_in_backward, activation_offload, metric, measured_gib, note.
+ */
+static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
+{
+    struct core_input *in = &r->in;
+    int gpu = core_gpu_find(f[3]);
+
+    NEED(gpu >= 0, "%s: unknown gpu %s", f[0], f[3]);
+    core_input_init(in);
+    snprintf(r->id, sizeof r->id, "%.23s", f[0]);
+    snprintf(r->source, sizeof r->source, "%.*s", (int)strspn(f[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+             f[0]);
+    in->framework = (enum core_framework)choice(f[2], core_framework_names, CORE_FW_COUNT,
+                                                "framework");
+    in->gpu = gpu;
+    in->memory_gb = num(f[4], 0);
+    in->gpus = whole(f[5], 1);
+    in->layers = whole(f[6], 0);
+    in->hidden = whole(f[7], 0);
+    in->heads = whole(f[8], 0);
+    in->kv_heads = whole(f[9], in->heads); /* empty: multi-head attention */
+    in->ffn_hidden = whole(f[10], 0);
+    in->gated_mlp = flag(f[11]);
+    in->vocab = whole(f[12], 0);
+    in->tied_embeddings = flag(f[13]);
+    in->seq_len = whole(f[14], 0);
+    in->batch = whole(f[15], 1);
+    in->global_batch = num(f[16], 0);
+    in->tp = whole(f[17], 1);
+    in->pp = whole(f[18], 1);
+    in->cp = whole(f[19], 1);
+    in->virtual_stages = whole(f[20], 1);
+    in->zero_stage = (int)whole(f[21], 0);
+    in->sequence_parallel = flag(f[22]);
+    in->checkpointing =
+        (enum core_checkpointing)choice(f[23], core_checkpointing_names, 3, "checkpointing");
+    in->flash_attention = strcmp(f[24], "true") == 0;
+    in->precision = (enum core_precision)choice(f[25], core_precision_names, 4, "precision");
+    in->grad_precision = f[26][0] ? choice(f[26], core_precision_names, 4, "grad_precision") : -1;
+    in->master_weights = flag(f[27]);
+    in->optimizer = (enum core_optimizer)choice(f[28], core_optimizer_names, 7, "optimizer");
+    in->loss = f[29][0] ? choice(f[29], core_loss_names, CORE_LOSS_COUNT, "loss") : -1;
+    in->compile = strcmp(f[30], "true") == 0;
+    in->optimizer_in_backward = strcmp(f[31], "true") == 0;
+    in->activation_offload = strcmp(f[32], "true") == 0;
+    in->memory_metric = (enum core_memory_metric)choice(f[33], core_memory_metric_names,
+                                                        CORE_METRIC_COUNT, "metric");
+    r->measured = num(f[34], 0);
+
+    /* GPT models (MLM, VSM) carry biases, LayerNorm biases and learned positions that the
+     * input rows cannot express: give N counted with them (a few percent of the state). */
+    if (strcmp(r->source, "MLM") == 0 || strcmp(r->source, "VSM") == 0) {
+        struct core_arch a = {.layers = in->layers,
+                              .hidden = in->hidden,
+                              .heads = in->heads,
+                              .kv_heads = in->kv_heads,
+                              .head_dim = in->hidden / in->heads,
+                              .ffn_hidden = in->ffn_hidden,
+                              .vocab = in->vocab,
+                              .tied_embeddings = in->tied_embeddings == CORE_FLAG_YES,
+                              .learned_positions = strcmp(r->source, "MLM") == 0 ? 8192 : 1024,
+                              .norm_bias = true,
+                              .qkv_bias = true,
+                              .o_bias = true,
+                              .mlp_bias = true};
+        in->params = core_arch_params(&a);
+        NEED(in->params > 0, "%s: bad architecture", r->id);
+    }
+}
+
+static void load_rows(void)
+{
+    static char fields[FIELDS][FIELD_MAX];
+    char line[2048];
+    FILE *fp;
+
+    if (row_count > 0)
+        return;
+    fp = fopen(MEMWALL_MEMORY_CSV, "r");
+    NEED(fp != NULL, "cannot open %s", MEMWALL_MEMORY_CSV);
+    NEED(fgets(line, sizeof line, fp) != NULL, "empty file");
+    while (fgets(line, sizeof line, fp) != NULL && row_count < ROWS_MAX) {
+        if (line[0] == '\n' || line[0] == '\0')
+            continue;
+        NEED(split_csv(line, fields) == FIELDS, "row %d: expected %d fields", row_count + 1,
+             FIELDS);
+        row_input(fields, &rows[row_count++]);
+    }
+    fclose(fp);
+}
+
+static const struct row *find_row(const char *id)
+{
+    load_rows();
+    for (int i = 0; i < row_count; i++)
+        if (strcmp(rows[i].id, id) == 0)
+            return &rows[i];
+    NEED(0, "row %s missing", id);
+    return NULL;
+}
+
+/* Evaluate and compute the peak; exits on an evaluation error (the inputs are the file's). */
+static void peak_of(const struct core_input *in, bool first_step, struct core_peak *pk)
+{
+    static struct core_result res;
+    struct core_problems probs;
+    struct core_peak_options o;
+    enum core_status st = core_evaluate_parts(in, CORE_PART_MEMORY, &res, &probs);
+
+    NEED(st == CORE_OK, "evaluation failed: %s: %s", probs.count ? probs.items[0].field : "",
+         probs.count ? probs.items[0].message : "");
+    core_peak_options_resolved(&res.resolved, &o);
+    o.first_step = first_step;
+    core_peak_compute(&res.resolved, &o, pk);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The table: per row and per source; returns the mean absolute error over all rows.
+ * ------------------------------------------------------------------------------------------- */
+
+static double print_table(FILE *out)
+{
+    static const char *sources[] = {"TT", "MLM", "TTN", "VSM"};
+    double sum[4] = {0}, sum_all = 0;
+    int n[4] = {0};
+
+    load_rows();
+    fprintf(out, "%-11s %-10s %-9s %9s %9s %7s  %-14s %-5s\n", "id", "framework", "metric",
+            "predicted", "measured", "error", "at", "stage");
+    for (int i = 0; i < row_count; i++) {
+        const struct row *r = &rows[i];
+        struct core_peak pk;
+        double err;
+
+        peak_of(&r->in, false, &pk);
+        err = (pk.gib - r->measured) / r->measured;
+        fprintf(out, "%-11s %-10s %-9s %9.2f %9.2f %+6.1f%%  %-14s %-5s\n", r->id,
+                core_framework_names[pk.framework], core_memory_metric_names[pk.metric], pk.gib,
+                r->measured, 100 * err, core_peak_moment_names[pk.at], pk.stage_name);
+        for (int s = 0; s < 4; s++)
+            if (strcmp(r->source, sources[s]) == 0) {
+                sum[s] += fabs(err);
+                n[s]++;
+            }
+        sum_all += fabs(err);
+    }
+    fprintf(out, "\nmean absolute error by source:");
+    for (int s = 0; s < 4; s++)
+        fprintf(out, " %s %.1f%% (%d)", sources[s], n[s] ? 100 * sum[s] / n[s] : 0.0, n[s]);
+    fprintf(out, "\nmean absolute error, all rows: %.1f%% (%d)\n", 100 * sum_all / row_count,
+            row_count);
+    return row_count ? sum_all / row_count : 1.0;
+}
+
+/* Per-moment breakdown of every row, GiB (--terms). */
+static void print_terms(FILE *out)
+{
+    load_rows();
+    for (int i = 0; i < row_count; i++) {
+        struct core_peak pk;
+
+        peak_of(&rows[i].in, false, &pk);
+        fprintf(out, "%s (in flight %.2f)\n", rows[i].id, pk.in_flight);
+        for (int s = 0; s < 2; s++)
+            for (int k = 0; k < CORE_MOMENT_COUNT; k++) {
+                const struct core_peak_moment_bytes *m = &pk.stages[s][k];
+                fprintf(out,
+                        "  %-5s %-14s w %6.2f g %6.2f opt %6.2f act %6.2f logits %6.2f buf %6.2f"
+                        " = %6.2f\n",
+                        s == 0 ? "first" : "last", core_peak_moment_names[k], m->weights / GIB,
+                        m->grads / GIB, m->optimizer / GIB, m->activations / GIB, m->logits / GIB,
+                        m->buffers / GIB, m->total / GIB);
+            }
+    }
+}
+
+START_TEST(test_measured_mae)
+{
+    double mae = print_table(stdout);
+
+    ck_assert_int_eq(row_count, 22);
+    ck_assert_msg(mae <= MAE_LIMIT, "mean absolute error %.1f%% exceeds %.0f%%", 100 * mae,
+                  100 * MAE_LIMIT);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------------------
+ * Differences that isolate one term, derived by hand.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Megatron creates Adam's moments lazily at the first optimizer step, so step 2's peak exceeds
+ * step 1's by the moments: 8 bytes per parameter, sharded by the distributed optimizer over
+ * dp = 8 / tp 4 = 2 ranks, i.e. 4 bytes x local parameters (N / tp). */
+START_TEST(test_megatron_step_two)
+{
+    const struct row *r = find_row("MLM1-H100");
+    struct core_peak one, two;
+    double local = (double)r->in.params / 4.0;
+
+    peak_of(&r->in, true, &one);
+    peak_of(&r->in, false, &two);
+    ck_assert_str_eq(core_peak_moment_names[two.at], "forward_end");
+    ASSERT_REL(two.allocated - one.allocated, 4.0 * local, 1e-9);
+}
+END_TEST
+
+/* Korthikanti et al. 2022: with tensor parallelism t, sequence parallelism divides the 10 s b h
+ * bytes per layer that are otherwise replicated: 10 sbh - 10 sbh / t = 5 sbh at t = 2. GPT-2
+ * large, s 1024, b 64, h 1280, L 36: 5 * 1024 * 64 * 1280 * 36 bytes. */
+START_TEST(test_sequence_parallel_difference)
+{
+    struct core_input in = find_row("VSM3")->in;
+    struct core_peak without, with;
+
+    in.memory_metric = CORE_METRIC_ALLOCATED;
+    peak_of(&in, false, &without);
+    in.sequence_parallel = CORE_FLAG_YES;
+    peak_of(&in, false, &with);
+    ASSERT_REL(without.allocated - with.allocated, 5.0 * 1024 * 64 * 1280 * 36, 1e-9);
+}
+END_TEST
+
+/* FSDP with fp32 sharded parameters, fp32 gradients and fp32 AdamW moments holds 16 bytes per
+ * parameter, sharded over the data-parallel ranks: going from 8 to 128 GPUs drops
+ * 16 N (1/8 - 1/128) bytes. Llama 3.1 8B (TT1 -> TT8). */
+START_TEST(test_fsdp_scaling)
+{
+    struct core_input in = find_row("TT1")->in;
+    struct core_peak small, large;
+    double n;
+    struct core_result res;
+
+    in.memory_metric = CORE_METRIC_ALLOCATED;
+    EVAL_OK(in, res);
+    n = (double)res.resolved.params;
+    peak_of(&in, false, &small);
+    in.gpus = 128;
+    in.global_batch = 256;
+    peak_of(&in, false, &large);
+    ASSERT_REL(small.allocated - large.allocated, 16.0 * n * (1.0 / 8 - 1.0 / 128), 0.10);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------------------
+ * Properties
+ * ------------------------------------------------------------------------------------------- */
+
+/* generic is the ledger: the peak equals memory.total for the lesson's default and others. */
+START_TEST(test_generic_is_ledger)
+{
+    struct core_input in;
+    struct core_result res;
+    struct core_peak pk;
+
+    core_input_init(&in);
+    EVAL_OK(in, res);
+    ck_assert_int_eq(res.resolved.framework, CORE_FW_GENERIC);
+    ck_assert_int_eq(res.resolved.loss, CORE_LOSS_FP32_LOGITS);
+    peak_of(&in, false, &pk);
+    ck_assert(pk.allocated == (double)res.memory.total);
+    ck_assert(pk.bytes == (double)res.memory.total);
+    ck_assert_str_eq(pk.stage_name, "only");
+}
+END_TEST
+
+static uint64_t lcg_state;
+
+static uint64_t lcg(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lcg_state >> 33;
+}
+
+/* Random layouts of every framework: the peak is finite, at least the stored weights, never
+ * below the allocated peak in the reserved and device statistics, and grows with the batch. */
+START_TEST(test_properties)
+{
+    static const int64_t hidden[] = {512, 1024, 2048, 4096, 8192};
+    static const int64_t seq[] = {256, 1024, 4096, 16384};
+    static const int64_t pow2[] = {1, 2, 4, 8};
+
+    lcg_state = 14;
+    for (int it = 0; it < 3000; it++) {
+        struct core_input in;
+        struct core_result res;
+        struct core_problems probs;
+        struct core_peak pk, big;
+        struct core_peak_options o;
+        int64_t tp = pow2[lcg() % 4], pp = pow2[lcg() % 4], cp = pow2[lcg() % 2];
+        int64_t dp = pow2[lcg() % 4];
+
+        core_input_init(&in);
+        in.framework = (enum core_framework)(lcg() % CORE_FW_COUNT);
+        in.loss = (int)(lcg() % (CORE_LOSS_COUNT + 1)) - 1;
+        in.compile = lcg() % 2, in.optimizer_in_backward = lcg() % 2;
+        in.activation_offload = lcg() % 2;
+        in.memory_metric = (enum core_memory_metric)(lcg() % CORE_METRIC_COUNT);
+        in.hidden = hidden[lcg() % 5];
+        in.layers = 8 * (int64_t)(1 + lcg() % 6);
+        in.gated_mlp = lcg() % 2 ? CORE_FLAG_YES : CORE_FLAG_NO;
+        in.seq_len = seq[lcg() % 4];
+        in.batch = 1 + (int64_t)(lcg() % 4);
+        in.tp = tp, in.pp = pp, in.cp = cp, in.gpus = tp * pp * cp * dp;
+        in.global_batch = (double)(in.batch * dp * (int64_t)(1 + lcg() % 8));
+        in.zero_stage = (int)(lcg() % 4);
+        in.checkpointing = (enum core_checkpointing)(lcg() % 3);
+        in.flash_attention = lcg() % 2;
+        in.precision = (enum core_precision)(lcg() % 3);
+        in.optimizer = (enum core_optimizer)(lcg() % 7);
+        if (core_evaluate_parts(&in, CORE_PART_MEMORY, &res, &probs) != CORE_OK)
+            continue;
+        core_peak_options_resolved(&res.resolved, &o);
+        core_peak_compute(&res.resolved, &o, &pk);
+        ck_assert_msg(isfinite(pk.bytes) && pk.bytes > 0, "iteration %d: peak %g", it, pk.bytes);
+        ck_assert_msg(pk.bytes >= pk.allocated, "iteration %d", it);
+        ck_assert_msg(pk.allocated >= (double)res.memory.params * 0.999 ||
+                          in.framework != CORE_FW_GENERIC,
+                      "iteration %d", it);
+        ck_assert_msg(pk.allocated >= pk.stages[0][CORE_MOMENT_FORWARD_END].weights, "it %d", it);
+        in.batch *= 2;
+        in.global_batch *= 2;
+        if (core_evaluate_parts(&in, CORE_PART_MEMORY, &res, &probs) != CORE_OK)
+            continue;
+        core_peak_options_resolved(&res.resolved, &o);
+        core_peak_compute(&res.resolved, &o, &big);
+        ck_assert_msg(big.allocated >= pk.allocated, "iteration %d: batch x2 %g < %g", it,
+                      big.allocated, pk.allocated);
+    }
+}
+END_TEST
+
+static Suite *memory_suite(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("validation");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_measured_mae);
+    tcase_add_test(tc, test_megatron_step_two);
+    tcase_add_test(tc, test_sequence_parallel_difference);
+    tcase_add_test(tc, test_fsdp_scaling);
+    tcase_add_test(tc, test_generic_is_ledger);
+    tcase_add_test(tc, test_properties);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--terms") == 0) {
+        print_terms(stdout);
+        return EXIT_SUCCESS;
+    }
+    if (argc > 1 && strcmp(argv[1], "--table") == 0) {
+        double mae = print_table(stdout);
+        return mae <= MAE_LIMIT ? EXIT_SUCCESS : EXIT_FAILURE;
+    }
+    return check_main_run(memory_suite());
+}

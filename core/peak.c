@@ -16,12 +16,12 @@
 #include "internal.h"
 #include "peak.h"
 
-const char *const core_framework_names[CORE_FW_COUNT] = {
-    "generic", "megatron", "torchtitan", "torchtune", "deepspeed", "hf_trainer"};
-const char *const core_loss_names[CORE_LOSS_COUNT] = {
-    "fp32_logits", "vocab_parallel_fused", "unfused_fp32", "compiled", "chunked"};
-const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved",
-                                                                 "active", "device"};
+const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",
+                                                         "torchtune", "deepspeed", "hf_trainer"};
+const char *const core_loss_names[CORE_LOSS_COUNT] = {"fp32_logits", "vocab_parallel_fused",
+                                                      "unfused_fp32", "compiled", "chunked"};
+const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved", "active",
+                                                                 "device"};
 const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "backward",
                                                                "optimizer_step"};
 
@@ -32,36 +32,37 @@ const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "b
  * ------------------------------------------------------------------------------------------- */
 
 struct profile {
-    enum core_loss loss; /* the loss the framework computes by default */
-    bool korthikanti;    /* activations by Korthikanti's table (Megatron), else the PyTorch
-                            eager/compiled inventory of a Llama-style block */
-    bool grads_persist;  /* one gradient buffer allocated at start-up and never freed */
-    bool fp32_storage;   /* with master weights the stored parameters are fp32 (FSDP2's sharded
-                            parameters, autocast's fp32 model): no separate master copy */
-    bool states_like_params; /* PyTorch optimizers create their states like the parameter (bf16
-                                parameters get bf16 moments) */
-    bool foreach_step;       /* torch.optim foreach step: one parameter-sized temporary */
-    bool autocast_copies;    /* autocast's compute-dtype weight copies saved for the backward */
-    bool ddp_bucket_copy;    /* DDP without gradient_as_bucket_view: buckets copy every gradient */
-    bool pp_unsharded;       /* FSDP under pipeline parallelism keeps the stage unsharded */
-    double zero_bucket;      /* DeepSpeed's reduce bucket, elements of the compute dtype */
-    double reserved_factor;  /* reserved / allocated at the peak */
+    enum core_loss loss;      /* the loss the framework computes by default */
+    bool korthikanti;         /* activations by Korthikanti's table (Megatron), else the PyTorch
+                                 eager/compiled inventory of a Llama-style block */
+    bool grads_persist;       /* one gradient buffer allocated at start-up and never freed */
+    bool fp32_storage;        /* with master weights the stored parameters are fp32 (FSDP2's sharded
+                                 parameters, autocast's fp32 model): no separate master copy */
+    bool states_like_params;  /* PyTorch optimizers create their states like the parameter (bf16
+                                 parameters get bf16 moments) */
+    bool foreach_step;        /* torch.optim foreach step: one parameter-sized temporary */
+    bool autocast_copies;     /* autocast's compute-dtype weight copies saved for the backward */
+    bool ddp_bucket_copy;     /* DDP without gradient_as_bucket_view: buckets copy every gradient */
+    bool pp_unsharded;        /* FSDP under pipeline parallelism keeps the stage unsharded */
+    double zero_bucket;       /* DeepSpeed's reduce bucket, elements of the compute dtype */
+    double reserved_eager;    /* reserved / allocated at the peak, eager blocks */
+    double reserved_compiled; /* the same with compiled blocks (fewer odd-sized temporaries) */
 };
 
 /* clang-format off */
 static const struct profile profiles[CORE_FW_COUNT] = {
     [CORE_FW_GENERIC] = {CORE_LOSS_FP32_LOGITS, true, true, false, false, false, false, false,
-                         false, 0, 1.10},
+                         false, 0, 1.08, 1.02},
     [CORE_FW_MEGATRON] = {CORE_LOSS_VOCAB_PARALLEL, true, true, false, false, false, false, false,
-                          false, 0, 1.07},
+                          false, 0, 1.06, 1.06},
     [CORE_FW_TORCHTITAN] = {CORE_LOSS_UNFUSED_FP32, false, false, true, true, true, false, false,
-                            true, 0, 1.08},
+                            true, 0, 1.08, 1.02},
     [CORE_FW_TORCHTUNE] = {CORE_LOSS_CHUNKED, false, false, true, true, false, false, false, false,
-                           0, 1.08},
+                           0, 1.08, 1.02},
     [CORE_FW_DEEPSPEED] = {CORE_LOSS_UNFUSED_FP32, false, true, false, false, false, false, false,
-                           false, 5e8, 1.10},
+                           false, 5e8, 1.08, 1.02},
     [CORE_FW_HF_TRAINER] = {CORE_LOSS_UNFUSED_FP32, false, false, true, true, true, true, true,
-                            false, 0, 1.10},
+                            false, 0, 1.08, 1.02},
 };
 /* clang-format on */
 
@@ -99,7 +100,8 @@ static void loss_bytes(enum core_loss loss, bool compiled, double *fwd, double *
         *fwd = 4, *bwd = 4;
         return;
     case CORE_LOSS_VOCAB_PARALLEL: /* bf16 logits + the fp32 upcast the softmax runs in place on;
-                                      backward: that fp32 buffer becomes the gradient, cast to bf16 */
+                                      backward: that fp32 buffer becomes the gradient, cast to bf16
+                                    */
         *fwd = 6, *bwd = 6;
         return;
     case CORE_LOSS_UNFUSED_FP32: /* forward: bf16 logits, fp32 copy, fp32 log-softmax; backward:
@@ -171,8 +173,9 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
     double tokens = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch;
     double scale = (r->precision == CORE_PREC_FP32 ? 2.0 : 1.0) * tokens;
     double mlp = a->gated_mlp ? 6 * f : 4 * f;
-    /* Norm inputs and outputs, q, k, v after RoPE, attention output, the MLP's saved tensors. */
-    double none = 8 * h + 4 * q + 4 * kv + mlp;
+    /* Norm inputs and outputs; attention: q, k and v (k and v repeated to every query head for
+     * SDPA), its output and the contiguous copy the output projection saves; the MLP. */
+    double none = 8 * h + 10 * q + mlp;
     /* Per-op selective checkpointing (torchtitan): the layer input, the attention output and
      * every other matmul output (wq, wv, w1, w2 in call order). */
     double sac = 2 * h + 4 * q + 2 * kv + 2 * f + (a->gated_mlp ? 2 * h : 0);
@@ -201,11 +204,12 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
  * ------------------------------------------------------------------------------------------- */
 
 struct stage_shape {
-    double params;      /* parameters held by one GPU of this stage (after tp) */
-    double layer;       /* one layer's parameters per GPU */
-    double output;      /* the output layer's parameters per GPU (last stage) */
-    double layers;      /* layers on the stage */
-    double in_flight;   /* micro-batches whose activations it holds */
+    double params;    /* parameters held by one GPU of this stage (after tp) */
+    double layer;     /* one layer's parameters per GPU */
+    double output;    /* the output layer's parameters per GPU (last stage) */
+    double embedding; /* the input embedding's parameters per GPU (first stage) */
+    double layers;    /* layers on the stage */
+    double in_flight; /* micro-batches whose activations it holds */
     bool last;
 };
 
@@ -229,6 +233,7 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
     s->layers = (double)a->layers / pp;
     s->layer = body / (double)a->layers * scale / t;
     s->output = out_layer * scale / t;
+    s->embedding = (double)c.embedding * scale / t;
     s->last = i == r->pp - 1;
     if (r->pp == 1) {
         s->params = total * scale / t;
@@ -272,9 +277,9 @@ static void state_bytes(const struct core_resolved *r, const struct profile *pf,
         sb->weights = b.weights, sb->grads = b.grads, sb->optimizer = b.master;
     }
     /* torch.optim's Adam, SGD momentum and Lion states are zeros_like(param). */
-    if (pf->states_like_params && (r->optimizer == CORE_OPT_ADAM || r->optimizer == CORE_OPT_ADAMW ||
-                                   r->optimizer == CORE_OPT_SGD_MOMENTUM ||
-                                   r->optimizer == CORE_OPT_LION))
+    if (pf->states_like_params &&
+        (r->optimizer == CORE_OPT_ADAM || r->optimizer == CORE_OPT_ADAMW ||
+         r->optimizer == CORE_OPT_SGD_MOMENTUM || r->optimizer == CORE_OPT_LION))
         moments = moments * sb->weights / 4;
     if (!first_step)
         sb->optimizer += moments;
@@ -295,7 +300,7 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     struct state_bytes sb;
     struct layer_acts la;
     double dpc = (double)(r->dp * r->cp), logits = 0, lf, lb, w, g, opt, gather = 0;
-    double saved, grads_start, grads_end, grads_fwd, mb_saved, temp;
+    double saved, grads_start, grads_end, grads_fwd, mb_saved, temp, fixed, casts, step_temp;
     bool zero3 = r->zero_stage >= 3;
 
     stage_shape(r, i, &s);
@@ -320,11 +325,16 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     /* Gradients alive: a persistent buffer always; otherwise (set_to_none) none at the first
      * forward, the output layer's at the start of the backward, all at its end, and all during
      * later forwards once one micro-batch's backward has run (gradient accumulation). */
-    grads_end = o->optimizer_in_backward ? s.layer * sb.grads : g;
-    grads_start = s.last ? fmin(s.output * sb.grads, grads_end) : 0;
+    /* With the step in the backward each gradient is freed once applied: one layer's at a
+     * time, plus a tied embedding's, which accumulates from the output at the start of the
+     * backward to the embedding at its end. */
+    grads_end = g;
+    if (o->optimizer_in_backward)
+        grads_end =
+            fmin(g, s.layer * sb.grads +
+                        (r->shape.arch.tied_embeddings && s.last ? s.output * sb.grads : 0));
     grads_fwd = (pf->grads_persist || r->micro_batches > s.in_flight) ? grads_end : 0;
-    if (pf->grads_persist)
-        grads_start = grads_end;
+    grads_start = grads_fwd > 0 ? grads_fwd : s.last ? fmin(s.output * sb.grads, grads_end) : 0;
 
     if (s.last) {
         loss_bytes(loss, o->compile, &lf, &lb);
@@ -341,14 +351,22 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     if (zero3 && dpc > 1) {
         if (pf->pp_unsharded && r->pp > 1)
             gather = s.params * sb.compute;
-        else
-            gather = 2 * s.layer * sb.compute + (s.last ? s.output * sb.compute : 0);
+        else /* torchtitan's root unit (embedding, final norm, output) is never resharded */
+            gather = 2 * s.layer * sb.compute + (s.last ? s.output * sb.compute : 0) +
+                     (pf->pp_unsharded && i == 0 ? s.embedding * sb.compute : 0);
     }
-    temp = pf->zero_bucket * sb.compute; /* DeepSpeed's gradient reduce bucket */
+    /* DeepSpeed's gradient reduce bucket; DDP's bucket copy of every gradient. */
+    fixed = pf->zero_bucket * sb.compute;
     if (pf->ddp_bucket_copy && dpc > 1 && r->zero_stage == 0)
-        temp += s.params * sb.grads;
-    if (pf->autocast_copies && sb.weights > sb.compute)
-        temp += s.params * sb.compute * 0.5; /* on average half still saved at the peaks */
+        fixed += s.params * sb.grads;
+    /* Autocast's compute-dtype copies of fp32 weights, saved by the layers for their backward:
+     * all of them at the end of the forward, none at the end of the backward. */
+    casts = pf->autocast_copies && sb.weights > sb.compute ? s.params * sb.compute : 0;
+    /* 8-bit optimizers (torchao's AdamW8bit) dequantize one tensor's two moments to fp32 for
+     * its update: 8 bytes x the largest tensor (embedding or output layer). */
+    step_temp = r->optimizer == CORE_OPT_ADAMW_8BIT && !pf->korthikanti
+                    ? 8 * fmax(s.output, s.layer / 4)
+                    : 0;
 
     mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){
         .weights = w,
@@ -356,40 +374,56 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
         .optimizer = opt,
         .activations = saved,
         .logits = logits * lf,
-        .buffers = gather + temp,
+        .buffers = gather + fixed + casts,
     };
     add_total(&mo[CORE_MOMENT_FORWARD_END]);
 
-    /* Backward: the larger of its start (the loss's gradient buffers, every saved tensor) and
-     * its end (all gradients, the first layer's tensors and working set). */
+    /* Backward: the largest of three instants. The loss's backward (its gradient buffers, every
+     * saved tensor); the top layer's backward (its working set, the logits' bf16 gradient just
+     * consumed); the end (every gradient, the first layer's tensors and working set, and with
+     * the step in the backward the last update's temporaries). */
     {
         double bw_gather = zero3 && dpc > 1 ? gather + s.layer * (sb.compute + 4) : gather;
-        struct core_peak_moment_bytes start = {
-            .weights = w,
-            .grads = grads_start,
-            .optimizer = opt,
-            .activations = saved + la.working,
-            .logits = logits * lb,
-            .buffers = bw_gather + temp,
+        double bw_end_saved = o->activation_offload ? la.saved : saved - mb_saved + la.saved;
+        struct core_peak_moment_bytes at[3] = {
+            {.weights = w,
+             .grads = grads_fwd,
+             .optimizer = opt,
+             .activations = saved,
+             .logits = logits * lb,
+             .buffers = gather + fixed + casts},
+            {.weights = w,
+             .grads = grads_start,
+             .optimizer = opt,
+             .activations = saved + la.working,
+             .logits = logits * (s.last ? 2 : 0),
+             .buffers = bw_gather + fixed + casts},
+            {.weights = w,
+             .grads = grads_end,
+             .optimizer = opt,
+             .activations = bw_end_saved + la.working,
+             .logits = 0,
+             .buffers = bw_gather + fixed + (o->optimizer_in_backward ? step_temp : 0)},
         };
-        struct core_peak_moment_bytes end = {
-            .weights = w,
-            .grads = grads_end,
-            .optimizer = opt,
-            .activations = saved - (o->activation_offload ? 0 : mb_saved) +
-                           la.saved + la.working,
-            .logits = 0,
-            .buffers = bw_gather + temp,
-        };
-        add_total(&start);
-        add_total(&end);
-        mo[CORE_MOMENT_BACKWARD] = start.total >= end.total ? start : end;
+        int best = 0;
+
+        for (int k = 0; k < 3; k++) {
+            add_total(&at[k]);
+            if (at[k].total > at[best].total)
+                best = k;
+        }
+        mo[CORE_MOMENT_BACKWARD] = at[best];
+        /* An eager loss frees the bf16 logits just before its fp32 gradients are allocated: the
+         * freed block is too small for them, so it stays reserved through the peak. */
+        if (best == 0 && loss == CORE_LOSS_UNFUSED_FP32)
+            mo[CORE_MOMENT_BACKWARD].stranded = logits * 2;
     }
 
     /* Optimizer step: state, every gradient, and the step's temporaries: foreach AdamW one
      * parameter-sized buffer; a low-precision gradient is upcast to fp32 for the master step. */
-    temp = 0;
+    temp = fixed;
     if (!o->optimizer_in_backward) {
+        temp += step_temp;
         if (pf->foreach_step)
             temp += s.params * sb.weights / (r->zero_stage >= 1 ? dpc : 1);
         if (sb.optimizer >= 4 && sb.grads < 4 && !pf->fp32_storage)
@@ -399,9 +433,16 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
         .weights = w,
         .grads = grads_end,
         .optimizer = opt,
-        .buffers = temp + (pf->zero_bucket * sb.compute),
+        .buffers = temp,
     };
     add_total(&mo[CORE_MOMENT_OPTIMIZER]);
+
+    /* FSDP's sharded gradients are freed by zero_grad(set_to_none) and re-created by the next
+     * backward; their blocks (a layer's shard, a few MB) are smaller than the activations the
+     * forward allocates in between, so the allocator keeps them reserved. */
+    if (!pf->grads_persist && zero3 && dpc > 1)
+        for (int k = 0; k < CORE_MOMENT_COUNT; k++)
+            mo[k].stranded += fmax(0, g - mo[k].grads);
 }
 
 /* Generic: the ledger itself, one moment (the end of the forward) on the only/first stage. */
@@ -439,17 +480,27 @@ static bool generic_stage(const struct core_resolved *r, const struct core_peak_
     return true;
 }
 
-static double metric_bytes(const struct core_resolved *r, const struct profile *pf,
-                           enum core_memory_metric metric, double allocated)
+/* The statistic asked for. Reserved adds the caching allocator's slack, capped where the
+ * allocator would free its cache and retry rather than fail (the capacity less the context);
+ * device adds the CUDA context and, with more than one GPU, the communicators' buffers. */
+static double metric_bytes(const struct core_resolved *r, const struct profile *pf, bool compiled,
+                           enum core_memory_metric metric, double allocated, double stranded)
 {
+    double fixed = CONTEXT_GIB * GIB + (r->gpus > 1 ? COMM_GIB * GIB : 0);
+    double reserved =
+        (allocated + stranded) * (compiled ? pf->reserved_compiled : pf->reserved_eager);
+    double cap = r->memory_gb * 1e9 - fixed;
+
+    if (reserved > cap)
+        reserved = allocated > cap ? allocated : cap;
     switch (metric) {
     case CORE_METRIC_ALLOCATED:
     case CORE_METRIC_ACTIVE:
         return allocated;
     case CORE_METRIC_RESERVED:
-        return allocated * pf->reserved_factor;
+        return reserved;
     case CORE_METRIC_DEVICE:
-        return allocated * pf->reserved_factor + CONTEXT_GIB * GIB + (r->gpus > 1 ? COMM_GIB * GIB : 0);
+        return reserved + fixed;
     }
     return allocated;
 }
@@ -457,9 +508,10 @@ static double metric_bytes(const struct core_resolved *r, const struct profile *
 void core_peak_compute(const struct core_resolved *r, const struct core_peak_options *o,
                        struct core_peak *out)
 {
-    enum core_framework fw = (unsigned)o->framework < CORE_FW_COUNT ? o->framework : CORE_FW_GENERIC;
-    enum core_loss loss = o->loss >= 0 && o->loss < CORE_LOSS_COUNT ? (enum core_loss)o->loss
-                                                                     : profiles[fw].loss;
+    enum core_framework fw =
+        (unsigned)o->framework < CORE_FW_COUNT ? o->framework : CORE_FW_GENERIC;
+    enum core_loss loss =
+        o->loss >= 0 && o->loss < CORE_LOSS_COUNT ? (enum core_loss)o->loss : profiles[fw].loss;
     struct core_peak_options opt = *o;
     double in_flight[2] = {1, 1}, best = -1;
 
@@ -487,7 +539,8 @@ void core_peak_compute(const struct core_resolved *r, const struct core_peak_opt
             }
     out->stage_name = r->pp == 1 ? "only" : out->stage == 0 ? "first" : "last";
     out->allocated = best;
-    out->bytes = metric_bytes(r, &profiles[fw], o->metric, best);
+    out->held = best + out->stages[out->stage == 0 ? 0 : 1][out->at].stranded;
+    out->bytes = metric_bytes(r, &profiles[fw], o->compile, o->metric, best, out->held - best);
     out->gb = out->bytes / 1e9;
     out->gib = out->bytes / GIB;
 }

@@ -54,13 +54,16 @@ struct core_peak_moment_bytes {
     double logits;      /* the loss's logits-sized buffers */
     double buffers;     /* communication and temporary buffers (gathers, buckets, optimizer) */
     double total;       /* sum of the above */
+    double stranded;    /* freed but not reusable at this instant: reserved, not allocated */
 };
 
 struct core_peak {
-    double bytes; /* the peak in the requested metric */
-    double gb;    /* bytes / 1e9 */
-    double gib;   /* bytes / 2^30 */
-    double allocated;    /* the allocated peak it derives from */
+    double bytes;     /* the peak in the requested metric */
+    double gb;        /* bytes / 1e9 */
+    double gib;       /* bytes / 2^30 */
+    double allocated; /* the allocated peak it derives from */
+    double held;      /* allocated + blocks freed but not reusable at that instant: what the
+                         allocator holds before its rounding and fragmentation slack */
     enum core_memory_metric metric;
     enum core_framework framework;
     enum core_loss loss; /* as resolved */

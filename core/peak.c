@@ -360,8 +360,9 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     if (pf->ddp_bucket_copy && dpc > 1 && r->zero_stage == 0)
         fixed += s.params * sb.grads;
     /* Autocast's compute-dtype copies of fp32 weights, saved by the layers for their backward:
-     * all of them at the end of the forward, none at the end of the backward. */
-    casts = pf->autocast_copies && sb.weights > sb.compute ? s.params * sb.compute : 0;
+     * all of them at the end of the forward, none at the end of the backward (FSDP's mixed
+     * precision gathers compute-dtype layers instead). */
+    casts = pf->autocast_copies && sb.weights > sb.compute && !zero3 ? s.params * sb.compute : 0;
     /* 8-bit optimizers (torchao's AdamW8bit) dequantize one tensor's two moments to fp32 for
      * its update: 8 bytes x the largest tensor (embedding or output layer). */
     step_temp = r->optimizer == CORE_OPT_ADAMW_8BIT && !pf->korthikanti

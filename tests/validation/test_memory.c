@@ -354,6 +354,49 @@ START_TEST(test_fsdp_scaling)
 }
 END_TEST
 
+/* torchtitan's loss, cross_entropy(logits.float()) uncompiled, peaks at the start of its
+ * backward with three fp32 logits-sized buffers (log-softmax, its gradient, the input's
+ * gradient): 12 bytes x s x b x V = 12 x 8192 x 2 x 128256 on TT1; compiled, bf16 logits and a
+ * bf16 gradient: 4 bytes per logit. */
+START_TEST(test_loss_buffers)
+{
+    struct core_input in = find_row("TT1")->in;
+    struct core_peak pk;
+    const double logits = 8192.0 * 2 * 128256;
+
+    peak_of(&in, false, &pk);
+    ck_assert_str_eq(core_peak_moment_names[pk.at], "backward");
+    ASSERT_REL(pk.stages[1][CORE_MOMENT_BACKWARD].logits, 12 * logits, 1e-12);
+    in.loss = CORE_LOSS_COMPILED;
+    peak_of(&in, false, &pk);
+    ck_assert(pk.stages[1][CORE_MOMENT_BACKWARD].logits <= 4 * logits);
+}
+END_TEST
+
+/* Micro-batches in flight on the first stage: plain 1F1B holds min(pp, m); Megatron's
+ * interleaved schedule warms up (pp - 1) * 2 + (v - 1) * pp + 1 chunks of L / (pp v) layers:
+ * pp 4, v 2, m 8 -> 11 chunks = 5.5 stage micro-batches (Korthikanti's pp (1 + (pp-1)/(pp v))). */
+START_TEST(test_in_flight)
+{
+    struct core_input in;
+    struct core_peak pk;
+
+    core_input_init(&in);
+    in.framework = CORE_FW_MEGATRON;
+    in.layers = 32, in.hidden = 4096, in.heads = 32, in.seq_len = 4096;
+    in.gpus = 8, in.pp = 4, in.tp = 2, in.zero_stage = 1, in.global_batch = 8;
+    peak_of(&in, false, &pk);
+    ck_assert_str_eq(pk.stage_name, "first");
+    ASSERT_REL(pk.in_flight, 4, 1e-12);
+    in.virtual_stages = 2;
+    peak_of(&in, false, &pk);
+    ASSERT_REL(pk.in_flight, 5.5, 1e-12);
+    in.global_batch = 2; /* m = 2: only two micro-batches exist */
+    peak_of(&in, false, &pk);
+    ASSERT_REL(pk.in_flight, 2, 1e-12);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------------
  * Properties
  * ------------------------------------------------------------------------------------------- */
@@ -426,9 +469,9 @@ START_TEST(test_properties)
         core_peak_compute(&res.resolved, &o, &pk);
         ck_assert_msg(isfinite(pk.bytes) && pk.bytes > 0, "iteration %d: peak %g", it, pk.bytes);
         ck_assert_msg(pk.bytes >= pk.allocated, "iteration %d", it);
-        ck_assert_msg(pk.allocated >= (double)res.memory.params * 0.999 ||
-                          in.framework != CORE_FW_GENERIC,
-                      "iteration %d", it);
+        /* Every profile stores at least the ledger's weight bytes per parameter, and the
+         * stage that peaks holds at least the average stage's share. */
+        ck_assert_msg(pk.allocated >= (double)res.memory.params * (1 - 1e-9), "iteration %d", it);
         ck_assert_msg(pk.allocated >= pk.stages[0][CORE_MOMENT_FORWARD_END].weights, "it %d", it);
         in.batch *= 2;
         in.global_batch *= 2;
@@ -453,6 +496,8 @@ static Suite *memory_suite(void)
     tcase_add_test(tc, test_sequence_parallel_difference);
     tcase_add_test(tc, test_fsdp_scaling);
     tcase_add_test(tc, test_generic_is_ledger);
+    tcase_add_test(tc, test_loss_buffers);
+    tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_properties);
     suite_add_tcase(s, tc);
     return s;

@@ -109,7 +109,7 @@ struct core_gpu {
     double memory_gb;   /* nominal HBM, decimal GB */
     double hbm_tbps;    /* memory bandwidth, TB/s */
     double watts;       /* board power; 0 = not published */
-    /* Interconnect (docs/performance-model.md, "Catalog"): the scale-up domain (NVLink, Infinity
+    /* Interconnect (docs/model.md, "GPU catalog"): the scale-up domain (NVLink, Infinity
      * Fabric, ICI) and the scale-out network, each in GB/s per GPU per direction, and how many
      * GPUs one scale-up domain holds. The time model (perf.c) reads these; the rest ignores them.
      */

@@ -6,7 +6,7 @@
  * tensor/context/pipeline/data-parallel communication, the optimizer) from the catalog's
  * peaks, HBM bandwidth and interconnect, with a dozen efficiency constants per GPU generation.
  * The formulas, constants, their sources and the validation against 105 measured runs are in
- * docs/performance-model.md.
+ * docs/model.md, "Step time".
  *
  * Pure like the rest of core: no I/O, no allocation, no state; a few hundred flops per call,
  * no loop over layers, so the planner can call it per candidate. The caller passes inputs

@@ -3,7 +3,7 @@
  *
  * Pure functions over plain structs. No allocation, no I/O, no JSON, no globals that change:
  * every function here is reentrant. The formulas and their sources are in docs/model.md; the
- * defaults reproduce the lesson in shared/seed (7B, one 80 GB H100, bf16 AdamW, T 512, B 1).
+ * defaults reproduce the lesson in docs/lesson.md (7B, one 80 GB H100, bf16 AdamW, T 512, B 1).
  *
  * Usage: fill a struct core_input with core_input_init() (every field at its documented
  * default or "not given"), set what the caller knows, then call core_evaluate(). It resolves

@@ -35,7 +35,7 @@ const WAIT_MS = 15000;
  * 112 GB. With G = 2 and ZeRO 3 (the default) every piece is split in two: 7 + 7 + 42 = 56 GB.
  *
  * Activations: N = 7e9 alone resolves to the nearest preset's shape, 32 layers x d 4096, 32
- * heads, V 32000 (design.md). Per layer (Korthikanti et al. 2022, t = 1): 34 s b d + 5 a s^2 b.
+ * heads, V 32000 (docs/model.md, "Shape"). Per layer (Korthikanti et al. 2022, t = 1): 34 s b d + 5 a s^2 b.
  *   T 512:  34*512*4096 = 71,303,168;  5*32*512^2 = 41,943,040;  sum 113,246,208; x32 =
  *           3,623,878,656; logits 4 s b V = 4*512*32000 = 65,536,000 -> 3,689,414,656 bytes.
  *   full checkpointing, T 512: (L-1) layers keep 2 s b d = 4,194,304 -> 31 x = 130,023,424, plus

@@ -10,7 +10,7 @@
  * draft 2020-12). Reply schemas say `additionalProperties: false`, so a field added or renamed in C
  * without the document fails here. It also lints the document with redocly and checks that the
  * lesson's numbers come out, with the expected values derived by hand from the formulas in
- * design.md (derivations in comments), never copied from the program.
+ * docs/model.md (derivations in comments), never copied from the program.
  *
  * Runs on node >= 18.17 (Debian 12's nodejs) with node's own test runner: `node --test`.
  * Without a binary the live tests are skipped and only the document checks run.

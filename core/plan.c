@@ -1,6 +1,11 @@
 /*
  * plan.c - the planner: the cheapest layouts that fit and meet a deadline and a budget.
  *
+ * Two time models (docs/planner.md): with mfu "predicted" (the default) plan_predict.c times
+ * every candidate with the step-time model; with a number, the search below prices it with the
+ * assumed MFU times recompute, bubble and tensor factors, as before that model existed. Both
+ * share the inputs, the ledger pieces, the ranking (plan_rank.c) and the reasons here.
+ *
  * The search walks GPU type x tp x pp (divisors of L) x G x checkpointing x ZeRO stage x
  * micro-batch (powers of two). core_evaluate() costs microseconds because it resolves, checks
  * and annotates everything; a candidate here needs only two sums, so the work is hoisted to
@@ -19,10 +24,6 @@
  * front, and the ranking takes the best layout of each (GPU, tp, pp), so the top list holds
  * twenty different shardings rather than one sharding at twenty cluster sizes (the front
  * shows the days/cost trade-off over G).
- *
- * Ranking and the Pareto front use caller-provided arrays: a bounded max-heap (worst plan at
- * the root, replaced when a better one arrives) and a front kept sorted by days with strictly
- * falling cost, so a dominated candidate is rejected by one binary search.
  */
 #include <math.h>
 #include <stdarg.h>

@@ -368,7 +368,6 @@ struct core_runtime {
     double predicted_cost_usd; /* < 0 when no price was given */
 };
 
-/* The step-time model's answer (perf.h, docs/model.md "Step time"). */
 /* Exposed seconds per optimizer step, per term; they add up to step_seconds. */
 struct core_perf_breakdown {
     double compute;      /* GEMMs (+ fused attention) forward and backward, at their efficiency */
@@ -392,6 +391,14 @@ struct core_perf {
     const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
     double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
 };
+
+/* Mean absolute percentage error over the fully specified calibration rows
+ * (tests/validation), as a fraction. */
+#define CORE_PERF_EXPECTED_ERROR 0.09
+
+/* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
+#define CORE_PERF_TERMS 9
+extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 
 #define CORE_MAX_NOTES   12
 #define CORE_MAX_CHANGES 3
@@ -449,12 +456,18 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
                                      struct core_result *out, struct core_problems *problems);
 
 /* ---------------------------------------------------------------------------------------------
+ * The step-time model's output (core/perf.h computes it; docs/model.md, "Step time"). Declared
+ * here because a plan carries one.
+ * ------------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------------
  * Planner (core/plan.c; docs/planner.md): the inverse question. Given a model, tokens and
- * constraints, search GPU type x G x tp x pp x ZeRO stage x checkpointing x micro-batch for the
- * layouts that fit, rank them by cost (GPU-hours when no price is given) and keep the Pareto
- * front of (days, cost). Pure like the rest of core: the caller passes the arrays the plans go
- * into, nothing is allocated, and each candidate is priced with the ledger and activation
- * functions core_evaluate() uses, so /fit of a plan's configuration reproduces its memory.
+ * constraints, search GPU type x G x tp x pp (x cp x virtual stages under the step-time model)
+ * x ZeRO stage x checkpointing x micro-batch for the layouts that fit, rank them by cost (GPU-hours
+ * when no price is given) and keep the Pareto front of (days, cost). Pure like the rest of core:
+ * the caller passes the arrays the plans go into, nothing is allocated, and each candidate is
+ * priced with the ledger and activation functions core_evaluate() uses, so /fit of a plan's
+ * configuration reproduces its memory.
  * ------------------------------------------------------------------------------------------- */
 
 #define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 13) */
@@ -463,8 +476,11 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */
 #define CORE_PLAN_GPUS_DEFAULT  4096    /* gpus_max when not given */
 #define CORE_PLAN_PP_MAX        64      /* pipeline stages searched: divisors of L up to this */
-#define CORE_PLAN_NODE_GPUS     8       /* GPUs per node: tensor parallelism beyond it is slower */
-#define CORE_PLAN_CROSS_NODE_TP 0.7     /* throughput factor when a tp group spans nodes */
+#define CORE_PLAN_NODE_GPUS     8       /* G steps by whole 8-GPU nodes beyond one node */
+#define CORE_PLAN_CROSS_NODE_TP 0.7     /* assumed-MFU model: factor when a tp group spans nodes */
+#define CORE_PLAN_CP_MAX        32      /* predicted model: context parallelism searched up to */
+#define CORE_PLAN_CP_MIN_TOKENS 1024    /* ... keeping at least this many tokens per cp rank */
+#define CORE_PLAN_VIRTUAL_MAX   16      /* predicted model: interleaved stages searched up to */
 #define CORE_PLAN_GLOBAL_BATCH  4194304 /* default global batch, tokens (2^22, ~4M: Llama 2) */
 #define CORE_PLAN_DEADLINE_MAX  1e6     /* days */
 #define CORE_PLAN_BUDGET_MAX    1e15    /* USD */
@@ -472,9 +488,12 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 
 struct core_plan_input {
     /* Model, training and precision inputs as for core_evaluate(). The cluster fields the
-     * planner chooses (gpus, gpu, tp, pp, zero_stage, checkpointing, batch, sequence_parallel)
-     * are ignored; global_batch_tokens 0 means max(CORE_PLAN_GLOBAL_BATCH, seq_len);
-     * memory_gb and peak_tflops, when given, override every candidate GPU's catalog figure. */
+     * planner chooses (gpus, gpu, tp, pp, cp, virtual_stages, zero_stage, checkpointing,
+     * batch, sequence_parallel) are ignored; global_batch and global_batch_tokens 0 mean
+     * max(CORE_PLAN_GLOBAL_BATCH, seq_len) tokens; memory_gb, peak_tflops, gpus_per_node and
+     * the link bandwidths, when given, override every candidate GPU's catalog figure. mfu
+     * defaults to CORE_MFU_PREDICTED (core_plan_input_init): the step-time model prices every
+     * candidate; a number keeps the assumed-MFU model (docs/planner.md). */
     struct core_input base;
     double deadline_days; /* 0 = none */
     double budget_usd;    /* < 0 = none (default -1) */
@@ -491,14 +510,22 @@ void core_plan_input_init(struct core_plan_input *in);
 /* One plan: a layout and its best settings (the fastest for that layout). */
 struct core_plan {
     int gpu; /* catalog index */
-    int64_t gpus, tp, pp, dp, batch;
+    int64_t gpus, tp, pp, cp, dp, batch;
+    int64_t virtual_stages; /* interleaved 1F1B stages per rank (1 = plain 1F1B) */
     int zero_stage;
     enum core_checkpointing checkpointing;
     bool sequence_parallel;
+    bool predicted;             /* time from the step-time model (else the assumed MFU) */
     int64_t micro_batches;      /* m: micro-batches per pipeline per optimizer step */
-    double global_batch_tokens; /* m * batch * seq_len * dp (<= the requested global batch) */
-    double mfu;                 /* effective: base x recompute x bubble x tensor */
+    double global_batch;        /* m * batch * dp sequences per optimizer step */
+    double global_batch_tokens; /* global_batch * seq_len (<= the requested global batch) */
+    double steps;               /* ceil(tokens / global_batch_tokens) */
+    /* Predicted: the model's MFU. Assumed: base x recompute x bubble x tensor, the factors
+     * below (all 0 when predicted). */
+    double mfu;
     double recompute_factor, bubble_factor, tensor_factor;
+    /* The step-time model for this layout: its time when predicted, for reference otherwise. */
+    struct core_perf performance;
     double seconds, days, gpu_hours;
     double usd_per_gpu_hour;                                        /* < 0 = no price */
     double cost_usd;                                                /* < 0 = no price */

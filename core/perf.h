@@ -54,15 +54,7 @@ struct core_perf_input {
     bool dp_comm_overlap;  /* gradient reduction / FSDP gathers overlapped with compute */
 };
 
-/* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */
-
-/* Mean absolute percentage error over the fully specified calibration rows
- * (tests/validation), as a fraction. */
-#define CORE_PERF_EXPECTED_ERROR 0.09
-
-/* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
-#define CORE_PERF_TERMS 9
-extern const char *const core_perf_term_names[CORE_PERF_TERMS];
+/* struct core_perf (the output) is declared in core.h, where the planner's plans carry one. */
 
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out);
 

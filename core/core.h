@@ -362,6 +362,35 @@ struct core_runtime {
     double steps;        /* ceil(D / global_batch_tokens) */
     double step_seconds; /* seconds / steps */
     double cost_usd;     /* < 0 when no price was given */
+    /* What the step-time model predicts for the whole run, whatever mfu says: steps times the
+     * predicted step (performance.step_seconds). */
+    double predicted_seconds, predicted_days, predicted_gpu_hours;
+    double predicted_cost_usd; /* < 0 when no price was given */
+};
+
+/* The step-time model's answer (perf.h, docs/model.md "Step time"). */
+/* Exposed seconds per optimizer step, per term; they add up to step_seconds. */
+struct core_perf_breakdown {
+    double compute;      /* GEMMs (+ fused attention) forward and backward, at their efficiency */
+    double memory_bound; /* element-wise kernels, materialized attention scores, the loss */
+    double recompute;    /* the re-run forward under checkpointing (all its parts) */
+    double tp_comm;      /* tensor-parallel all-reduces / reduce-scatters + all-gathers */
+    double cp_comm;      /* context-parallel K/V ring exchange not hidden by attention */
+    double pp_bubble;    /* pipeline fill and drain: (pp - 1) / v micro-batch times */
+    double pp_comm;      /* stage-to-stage activation and gradient sends */
+    double dp_comm;      /* data-parallel gradient / ZeRO traffic not hidden by compute */
+    double optimizer;    /* the optimizer step over the local shard, memory-bound */
+};
+
+struct core_perf {
+    double step_seconds; /* sum of the breakdown */
+    double mfu;          /* model FLOPs (6 N_active + 12 L s a h_d per token) / (G peak step) */
+    double hfu;          /* as mfu, plus the recompute FLOPs */
+    double tokens_per_second_per_gpu;
+    double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
+    struct core_perf_breakdown breakdown;
+    const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
+    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
 };
 
 #define CORE_MAX_NOTES   12
@@ -391,6 +420,7 @@ struct core_result {
     struct core_memory memory;
     struct core_fit fit;
     struct core_runtime runtime;
+    struct core_perf performance; /* the step-time model (CORE_PART_RUNTIME) */
     int warning_count;
     struct core_note warnings[CORE_MAX_NOTES];
     int advice_count;
@@ -412,7 +442,7 @@ enum core_part {
     CORE_PART_FLOPS = 0, /* always computed: cheap, and the measured-throughput check needs it */
     CORE_PART_MEMORY = 1u << 0,
     CORE_PART_FIT = 1u << 1,
-    CORE_PART_RUNTIME = 1u << 2,
+    CORE_PART_RUNTIME = 1u << 2, /* implies MEMORY: the runtime warns when the ledger overflows */
     CORE_PART_ALL = CORE_PART_MEMORY | CORE_PART_FIT | CORE_PART_RUNTIME,
 };
 enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts,

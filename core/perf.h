@@ -54,29 +54,7 @@ struct core_perf_input {
     bool dp_comm_overlap;  /* gradient reduction / FSDP gathers overlapped with compute */
 };
 
-/* Exposed seconds per optimizer step, per term; they add up to step_seconds. */
-struct core_perf_breakdown {
-    double compute;      /* GEMMs (+ fused attention) forward and backward, at their efficiency */
-    double memory_bound; /* element-wise kernels, materialized attention scores, the loss */
-    double recompute;    /* the re-run forward under checkpointing (all its parts) */
-    double tp_comm;      /* tensor-parallel all-reduces / reduce-scatters + all-gathers */
-    double cp_comm;      /* context-parallel K/V ring exchange not hidden by attention */
-    double pp_bubble;    /* pipeline fill and drain: (pp - 1) / v micro-batch times */
-    double pp_comm;      /* stage-to-stage activation and gradient sends */
-    double dp_comm;      /* data-parallel gradient / ZeRO traffic not hidden by compute */
-    double optimizer;    /* the optimizer step over the local shard, memory-bound */
-};
-
-struct core_perf {
-    double step_seconds; /* sum of the breakdown */
-    double mfu;          /* model FLOPs (6 N_active + 12 L s a h_d per token) / (G peak step) */
-    double hfu;          /* as mfu, plus the recompute FLOPs */
-    double tokens_per_second_per_gpu;
-    double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
-    struct core_perf_breakdown breakdown;
-    const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
-    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
-};
+/* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */
 
 /* Mean absolute percentage error over the fully specified calibration rows
  * (tests/validation), as a fraction. */

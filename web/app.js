@@ -21,7 +21,7 @@
 (function () {
     'use strict';
 
-    var DEBOUNCE_MS = 200;
+    var DEBOUNCE_MS = 250;
     var SEGMENTS = ['params', 'grads', 'optimizer', 'activations'];
 
     /* Friendlier names for some choices; anything not listed shows as the API spells it. */
@@ -364,11 +364,24 @@
 
     /* After a good reply: the resolved value of every input left empty shows as its
      * placeholder, and the N slider follows the server's N. */
-    function showResolved(resolved) {
+    function showResolved(inputs) {
+        /* The architecture's resolved fields sit in inputs.shape. */
+        var resolved = {};
+        [inputs.shape || {}, inputs].forEach(function (o) {
+            Object.keys(o).forEach(function (k) { resolved[k] = o[k]; });
+        });
         Object.keys(controls).forEach(function (name) {
             var c = controls[name];
-            if (!(name in resolved) || c.el.tagName === 'SELECT' || c.el.type === 'checkbox')
+            if (!(name in resolved) || c.el.type === 'checkbox')
                 return;
+            if (c.el.tagName === 'SELECT') {
+                /* "auto" says what it resolved to */
+                var auto = c.el.options[0];
+                if (auto && auto.value === '' && name !== 'model')
+                    auto.textContent = 'auto · ' + (resolved[name] === true ? 'yes'
+                        : resolved[name] === false ? 'no' : String(resolved[name]));
+                return;
+            }
             var text = name === 'params' || c.row.kind === 'size' && resolved[name] >= 1e6
                 ? fmtSI(resolved[name]) : fmtValue(c.row, resolved[name]);
             c.el.dataset.resolved = fmtValue(c.row, resolved[name]);
@@ -437,35 +450,12 @@
             headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
             body: JSON.stringify(items)
         }).then(function (res) {
-            if (res.status === 404)
-                return evaluateLegacy(items, signal); /* TEMPORARY until /evaluate is on main */
             return res.json().then(function (body) {
                 if (!Array.isArray(body))
                     return items.map(function () { return body; });
                 return body;
             });
         });
-    }
-
-    function postBatch(path, items, signal) {
-        return fetch(path, { method: 'POST', signal: signal,
-            headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(items) })
-            .then(function (res) { return res.json(); });
-    }
-
-    function evaluateLegacy(items, signal) {
-        return Promise.all([postBatch('/fit', items, signal), postBatch('/runtime', items.slice(0, 1), signal)])
-            .then(function (r) {
-                var out = r[0];
-                if (isReply(out[0]) && isReply(r[1][0])) {
-                    out[0].runtime = r[1][0].runtime;
-                    out[0].performance = r[1][0].performance;
-                    out[0].flops = { six_nd: r[1][0].runtime.flops };
-                } else if (!isReply(r[1][0])) {
-                    out[0] = r[1][0];
-                }
-                return out;
-            });
     }
 
     function isReply(r) { return r && typeof r === 'object' && r.inputs !== undefined; }
@@ -745,7 +735,8 @@
             li.appendChild(sw);
             li.appendChild(document.createTextNode((TERMS[part.term] || part.term) + ' '));
             var v = document.createElement('b');
-            v.textContent = fmtSeconds(part.s) + ' · ' + fmtPct(total > 0 ? part.s / total : 0);
+            var share = total > 0 ? part.s / total : 0;
+            v.textContent = fmtSeconds(part.s) + ' · ' + (share < 0.001 ? '<0.1%' : fmtPct(share));
             li.appendChild(v);
             legend.appendChild(li);
         });

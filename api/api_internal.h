@@ -94,6 +94,7 @@ void api_etag(const struct api_request *req, struct api_response *resp);
 /* ---- handlers, one per route (api_handler, route.h) ---- */
 
 api_handler api_handle_flops, api_handle_memory, api_handle_fit, api_handle_runtime;
+api_handler api_handle_evaluate;
 api_handler api_handle_plan;
 api_handler api_handle_gpus, api_handle_models, api_handle_inputs;
 
@@ -118,6 +119,7 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r);
 void api_write_fit(struct api_jsonw *w, const struct core_result *r);
 void api_write_advice(struct api_jsonw *w, const struct core_result *r);
 void api_write_runtime(struct api_jsonw *w, const struct core_result *r);
+void api_write_performance(struct api_jsonw *w, const struct core_result *r);
 
 /* ---- jansson encoders of the other replies; each returns a new reference or NULL when out of
  * memory: /plan (plan_reply.c), /gpus and /models (catalog_reply.c) ---- */

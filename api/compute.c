@@ -1,9 +1,11 @@
 /*
- * compute.c - the compute routes (/flops, /memory, /fit, /runtime): one request or a batch.
+ * compute.c - the compute routes (/flops, /memory, /fit, /runtime, /evaluate): one request or a
+ * batch.
  *
- * Each is decode -> core_evaluate -> write -> reply, and they differ only in the members they
- * write after "inputs". They stream their replies through the JSON writer (write.c, jsonw.c)
- * because they are the hot path; problem bodies are built with jansson and dumped into the
+ * Each is decode -> core_evaluate_parts -> write -> reply, and they differ only in the parts
+ * they compute and the members they write after "inputs" (/evaluate: all of them, so a client
+ * such as the page needs one request). They stream their replies through the JSON writer (write.c,
+ * jsonw.c) because they are the hot path; problem bodies are built with jansson and dumped into the
  * same writer. GET takes the query string (api/fields.c), POST a JSON body (body.c). A POSTed
  * JSON array is a batch (at most API_BATCH_MAX items): an array reply in the same order, 200
  * overall, where an item that fails is its own problem object (with its own status) so the
@@ -14,8 +16,11 @@
 
 #include "api_internal.h"
 
-/* Writes the route's own members into a reply that already holds inputs. */
-typedef void write_fn(struct api_jsonw *w, const struct core_result *r);
+/* What a compute route computes (core_evaluate_parts) and the members it writes after inputs. */
+struct compute_route {
+    unsigned parts;
+    void (*write)(struct api_jsonw *w, const struct core_result *r);
+};
 
 static void write_fit(struct api_jsonw *w, const struct core_result *r)
 {
@@ -24,27 +29,48 @@ static void write_fit(struct api_jsonw *w, const struct core_result *r)
     api_write_advice(w, r);
 }
 
-static unsigned compute_answer(write_fn *write, const struct core_input *in, struct api_jsonw *w)
+static void write_runtime(struct api_jsonw *w, const struct core_result *r)
+{
+    api_write_runtime(w, r);
+    api_write_performance(w, r);
+}
+
+static void write_everything(struct api_jsonw *w, const struct core_result *r)
+{
+    api_write_flops(w, r);
+    write_fit(w, r);
+    write_runtime(w, r);
+}
+
+static const struct compute_route flops_route = {CORE_PART_FLOPS, api_write_flops};
+static const struct compute_route memory_route = {CORE_PART_MEMORY, api_write_memory};
+static const struct compute_route fit_route = {CORE_PART_FIT, write_fit};
+static const struct compute_route runtime_route = {CORE_PART_RUNTIME, write_runtime};
+static const struct compute_route evaluate_route = {CORE_PART_ALL, write_everything};
+
+static unsigned compute_answer(const struct compute_route *route, const struct core_input *in,
+                               struct api_jsonw *w)
 {
     struct core_result result;
     struct core_problems problems;
     enum core_status status;
 
     memset(&problems, 0, sizeof problems);
-    status = core_evaluate(in, &result, &problems);
+    status = core_evaluate_parts(in, route->parts, &result, &problems);
     if (status != CORE_OK)
         return api_answer_core_problems(w, status, &problems);
     /* Member order: inputs, the route's figures, warnings. */
     api_jsonw_open_object(w);
     api_write_inputs(w, &result);
-    write(w, &result);
+    route->write(w, &result);
     api_write_warnings(w, &result);
     api_jsonw_close_object(w);
     return 200;
 }
 
 /* One JSON value of inputs (a request body, or one item of a batch). */
-static unsigned object_answer(write_fn *write, const json_t *item, struct api_jsonw *w)
+static unsigned object_answer(const struct compute_route *route, const json_t *item,
+                              struct api_jsonw *w)
 {
     struct core_input in;
     json_t *errors;
@@ -60,12 +86,13 @@ static unsigned object_answer(write_fn *write, const json_t *item, struct api_js
     if (!api_decode_object(item, &in, errors))
         return api_answer_invalid(w, errors);
     json_decref(errors);
-    return compute_answer(write, &in, w);
+    return compute_answer(route, &in, w);
 }
 
 /* A batch: each item answered on its own, in order; a bad item is its problem object in
  * place (carrying its own status) and the batch as a whole is 200. */
-static void batch_reply(write_fn *write, const json_t *items, struct api_response *resp)
+static void batch_reply(const struct compute_route *route, const json_t *items,
+                        struct api_response *resp)
 {
     struct api_jsonw w;
     json_t *item;
@@ -83,13 +110,14 @@ static void batch_reply(write_fn *write, const json_t *items, struct api_respons
     json_array_foreach (items, i, item) {
         if (w.failed)
             break;
-        object_answer(write, item, &w); /* an item's own status is inside its problem body */
+        object_answer(route, item, &w); /* an item's own status is inside its problem body */
     }
     api_jsonw_close_array(&w);
     api_reply_writer(resp, 200, API_CT_JSON, &w);
 }
 
-static void compute(write_fn *write, const struct api_request *req, struct api_response *resp)
+static void compute(const struct compute_route *route, const struct api_request *req,
+                    struct api_response *resp)
 {
     struct api_jsonw w;
     unsigned status = 0;
@@ -106,17 +134,17 @@ static void compute(write_fn *write, const struct api_request *req, struct api_r
             status = api_answer_invalid(&w, errors);
         else {
             json_decref(errors);
-            status = compute_answer(write, &in, &w);
+            status = compute_answer(route, &in, &w);
         }
         api_reply_answer(resp, status, &w);
         return;
     }
     body = api_read_body(req, &w, &status);
     if (body != NULL && json_is_array(body))
-        batch_reply(write, body, resp);
+        batch_reply(route, body, resp);
     else {
         if (body != NULL)
-            status = object_answer(write, body, &w);
+            status = object_answer(route, body, &w);
         api_reply_answer(resp, status, &w);
     }
     json_decref(body);
@@ -125,23 +153,29 @@ static void compute(write_fn *write, const struct api_request *req, struct api_r
 void api_handle_flops(const struct api_request *req, struct api_response *resp, void *ctx)
 {
     (void)ctx;
-    compute(api_write_flops, req, resp);
+    compute(&flops_route, req, resp);
 }
 
 void api_handle_memory(const struct api_request *req, struct api_response *resp, void *ctx)
 {
     (void)ctx;
-    compute(api_write_memory, req, resp);
+    compute(&memory_route, req, resp);
 }
 
 void api_handle_fit(const struct api_request *req, struct api_response *resp, void *ctx)
 {
     (void)ctx;
-    compute(write_fit, req, resp);
+    compute(&fit_route, req, resp);
 }
 
 void api_handle_runtime(const struct api_request *req, struct api_response *resp, void *ctx)
 {
     (void)ctx;
-    compute(api_write_runtime, req, resp);
+    compute(&runtime_route, req, resp);
+}
+
+void api_handle_evaluate(const struct api_request *req, struct api_response *resp, void *ctx)
+{
+    (void)ctx;
+    compute(&evaluate_route, req, resp);
 }

@@ -40,6 +40,9 @@ static json_t *default_value(const struct core_input_spec *s)
     case CORE_KIND_INT:
     case CORE_KIND_SIZE:
     case CORE_KIND_REAL:
+        /* A number row whose default is one of its words (word i is stored as -i). */
+        if (s->choice_count > 0 && s->dflt <= 0 && s->dflt > -s->choice_count)
+            return json_string(s->choices[(int)-s->dflt]);
         return number(s->dflt);
     case CORE_KIND_BOOL:
         return json_boolean(s->dflt != 0);

@@ -54,8 +54,10 @@ static json_t *flag_value(enum core_flag f)
 }
 
 /* A plan's configuration: the model inputs as the request gave them (so /fit resolves the same
- * shape), the training inputs resolved, and the planner's choices. Valid /fit and /runtime
- * input; /runtime of it gives the plan's days because mfu is the plan's effective MFU. */
+ * shape), the training inputs resolved, the hardware overrides given, and the planner's
+ * choices. Valid /fit and /runtime input; /runtime of it gives the plan's days: with mfu
+ * "predicted" it runs the same time model on the same layout and global batch, with a number
+ * mfu is the plan's effective MFU. */
 static json_t *plan_config(const struct core_input *in, const struct core_resolved *r,
                            const struct core_plan *p)
 {
@@ -67,6 +69,12 @@ static json_t *plan_config(const struct core_input *in, const struct core_resolv
                       {"heads", in->heads},       {"kv_heads", in->kv_heads},
                       {"head_dim", in->head_dim}, {"ffn_hidden", in->ffn_hidden},
                       {"vocab", in->vocab}};
+    struct hardware_input {
+        const char *name;
+        double value;
+    } const hardware[] = {{"gpus_per_node", (double)in->gpus_per_node},
+                          {"intra_node_gbs", in->intra_node_gbs},
+                          {"inter_node_gbs", in->inter_node_gbs}};
     json_t *c = json_object();
 
     if (in->preset >= 0)
@@ -100,32 +108,69 @@ static json_t *plan_config(const struct core_input *in, const struct core_resolv
     c = with(c, "zero_stage", json_integer(p->zero_stage));
     c = with(c, "checkpointing", json_string(core_checkpointing_names[p->checkpointing]));
     c = with(c, "batch", json_integer((json_int_t)p->batch));
-    c = with(c, "mfu", json_real(p->mfu));
+    c = with(c, "cp", json_integer((json_int_t)p->cp));
+    c = with(c, "virtual_stages", json_integer((json_int_t)p->virtual_stages));
+    c = with(c, "mfu", p->predicted ? json_string("predicted") : json_real(p->mfu));
+    c = with(c, "global_batch", json_real(p->global_batch));
     c = with(c, "global_batch_tokens", json_real(p->global_batch_tokens));
+    for (size_t i = 0; i < sizeof hardware / sizeof hardware[0]; i++)
+        if (hardware[i].value > 0)
+            c = with(c, hardware[i].name, json_real(hardware[i].value));
+    if (in->tp_comm_overlap != CORE_FLAG_AUTO)
+        c = with(c, "tp_comm_overlap", flag_value(in->tp_comm_overlap));
+    if (in->dp_comm_overlap != CORE_FLAG_AUTO)
+        c = with(c, "dp_comm_overlap", flag_value(in->dp_comm_overlap));
     if (p->usd_per_gpu_hour >= 0)
         c = with(c, "usd_per_gpu_hour", json_real(p->usd_per_gpu_hour));
     return c;
+}
+
+/* The step-time model's figures for the plan's layout (core_perf_predict). */
+static json_t *performance(const struct core_perf *perf)
+{
+    const double *terms = &perf->breakdown.compute;
+    json_t *breakdown = json_object();
+
+    for (int i = 0; i < CORE_PERF_TERMS; i++)
+        breakdown = with(breakdown, core_perf_term_names[i], json_real(terms[i]));
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:s,s:f}", "step_seconds", perf->step_seconds, "mfu",
+                     perf->mfu, "hfu", perf->hfu, "tokens_per_second_per_gpu",
+                     perf->tokens_per_second_per_gpu, "model_tflops_per_gpu",
+                     perf->model_tflops_per_gpu, "breakdown", breakdown, "bottleneck",
+                     perf->bottleneck != NULL ? perf->bottleneck : "none", "expected_error",
+                     perf->expected_error);
+}
+
+/* The assumed-MFU model's factors; null for a predicted plan (its breakdown says it all). */
+static json_t *efficiency(const struct core_plan *p)
+{
+    if (p->predicted)
+        return json_null();
+    return json_pack("{s:f,s:f,s:f}", "recompute", p->recompute_factor, "bubble", p->bubble_factor,
+                     "tensor", p->tensor_factor);
 }
 
 static json_t *plan_object(const struct core_input *in, const struct core_resolved *r,
                            const struct core_plan *p)
 {
     json_t *obj = json_pack(
-        "{s:o,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:I,s:I,s:f,s:f,s:f,s:o,s:o,s:f,s:{s:f,s:f,s:f},"
+        "{s:o,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:s,s:I,s:I,s:f,s:f,s:f,s:o,s:o,s:f,s:o,"
         "s:{s:o,s:o,s:o,s:o,s:o,s:o}}",
         "config", plan_config(in, r, p), "gpu", core_gpus[p->gpu].id, "gpus", (json_int_t)p->gpus,
-        "tp", (json_int_t)p->tp, "pp", (json_int_t)p->pp, "dp", (json_int_t)p->dp, "zero_stage",
-        p->zero_stage, "checkpointing", core_checkpointing_names[p->checkpointing], "batch",
-        (json_int_t)p->batch, "micro_batches", (json_int_t)p->micro_batches, "days", p->days,
-        "gpu_hours", p->gpu_hours, "seconds", p->seconds, "cost_usd",
-        p->cost_usd >= 0 ? json_real(p->cost_usd) : json_null(), "usd_per_gpu_hour",
-        p->usd_per_gpu_hour >= 0 ? json_real(p->usd_per_gpu_hour) : json_null(), "mfu", p->mfu,
-        "efficiency", "recompute", p->recompute_factor, "bubble", p->bubble_factor, "tensor",
-        p->tensor_factor, "memory_per_gpu", "params", bytes(p->params), "grads", bytes(p->grads),
-        "optimizer", bytes(p->optimizer), "activations", bytes(p->activations), "total",
-        bytes(p->total), "capacity", bytes(p->capacity));
+        "tp", (json_int_t)p->tp, "pp", (json_int_t)p->pp, "cp", (json_int_t)p->cp, "virtual_stages",
+        (json_int_t)p->virtual_stages, "dp", (json_int_t)p->dp, "zero_stage", p->zero_stage,
+        "checkpointing", core_checkpointing_names[p->checkpointing], "batch", (json_int_t)p->batch,
+        "micro_batches", (json_int_t)p->micro_batches, "days", p->days, "gpu_hours", p->gpu_hours,
+        "seconds", p->seconds, "cost_usd", p->cost_usd >= 0 ? json_real(p->cost_usd) : json_null(),
+        "usd_per_gpu_hour", p->usd_per_gpu_hour >= 0 ? json_real(p->usd_per_gpu_hour) : json_null(),
+        "mfu", p->mfu, "efficiency", efficiency(p), "memory_per_gpu", "params", bytes(p->params),
+        "grads", bytes(p->grads), "optimizer", bytes(p->optimizer), "activations",
+        bytes(p->activations), "total", bytes(p->total), "capacity", bytes(p->capacity));
 
-    return with(obj, "global_batch_tokens", json_real(p->global_batch_tokens));
+    obj = with(obj, "global_batch", json_real(p->global_batch));
+    obj = with(obj, "global_batch_tokens", json_real(p->global_batch_tokens));
+    obj = with(obj, "steps", json_real(p->steps));
+    return with(obj, "performance", performance(&p->performance));
 }
 
 static json_t *plan_list(const struct core_input *in, const struct core_resolved *r,
@@ -159,7 +204,7 @@ static json_t *plan_inputs(const struct core_plan_input *in, const struct core_p
             prices = with(prices, core_gpus[g].id, json_real(in->usd_per_gpu_hour[g]));
     }
     obj = json_pack(
-        "{s:s?,s:I,s:I,s:I,s:f,s:s,s:s,s:b,s:s,s:b,s:s,s:o,s:o,s:f,s:f,s:s,s:f,s:o,s:o,s:I,s:o,"
+        "{s:s?,s:I,s:I,s:I,s:f,s:s,s:s,s:b,s:s,s:b,s:s,s:o,s:o,s:f,s:o,s:s,s:f,s:o,s:o,s:I,s:o,"
         "s:o,s:o}",
         "model", r->shape.source == CORE_SHAPE_PRESET ? core_presets[r->shape.preset].id : NULL,
         "params", (json_int_t)r->params, "active_params", (json_int_t)r->active_params, "seq_len",
@@ -169,8 +214,9 @@ static json_t *plan_inputs(const struct core_plan_input *in, const struct core_p
         "optimizer", core_optimizer_names[r->optimizer], "flash_attention", (int)r->flash_attention,
         "attention_flops", core_attention_flops_names[r->attention_flops], "memory_gb",
         real_or_null(in->base.memory_gb), "peak_tflops", real_or_null(in->base.peak_tflops),
-        "reserve_gb", r->reserve_gb, "mfu", r->mfu, "count", core_count_names[r->count],
-        "global_batch_tokens", r->global_batch_tokens, "deadline_days",
+        "reserve_gb", r->reserve_gb, "mfu",
+        r->mfu_predicted ? json_string("predicted") : json_real(r->mfu), "count",
+        core_count_names[r->count], "global_batch_tokens", r->global_batch_tokens, "deadline_days",
         real_or_null(in->deadline_days), "budget_usd",
         in->budget_usd >= 0 ? json_real(in->budget_usd) : json_null(), "gpus_max",
         (json_int_t)in->gpus_max, "gpu", gpus, "usd_per_gpu_hour", prices, "shape",
@@ -192,9 +238,14 @@ json_t *api_encode_plan(const struct core_plan_input *in, const struct core_plan
         }
     return json_pack(
         "{s:o,s:s,s:s,s:o,s:o,s:b,s:I,s:I,s:I,s:f,s:o}", "inputs", plan_inputs(in, s), "time_model",
-        "days = F / (G * peak * mfu_eff) / 86400 with F the `count` FLOPs; mfu_eff = mfu * "
-        "recompute (model / hardware FLOPs under the checkpointing) * bubble (m / (m + pp - 1), "
-        "m micro-batches per step) * tensor (0.7 when tp spans more than one 8-GPU node)",
+        s->resolved.mfu_predicted
+            ? "seconds = steps * step_seconds with steps = ceil(tokens / global_batch_tokens) "
+              "and step_seconds from the step-time model (docs/model.md, \"Step time\") for the "
+              "plan's layout: its performance member"
+            : "days = F / (G * peak * mfu_eff) / 86400 with F the `count` FLOPs; mfu_eff = mfu * "
+              "recompute (model / hardware FLOPs under the checkpointing) * bubble (m / (m + pp "
+              "- 1), m micro-batches per step) * tensor (0.7 when tp spans more than one 8-GPU "
+              "node)",
         "ranked_by", s->ranked_by_cost ? "cost_usd" : "gpu_hours", "plans",
         plan_list(&in->base, &s->resolved, plans, s->plan_count), "pareto",
         plan_list(&in->base, &s->resolved, pareto, s->pareto_count), "pareto_truncated",

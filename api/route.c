@@ -40,10 +40,15 @@ static const char *const allow_text[(API_GET | API_HEAD | API_POST) + 1u] = {
 #define CATALOG (API_GET | API_HEAD)
 
 static const struct api_route rows[] = {
-    {"/flops", COMPUTE, true, api_handle_flops},   {"/memory", COMPUTE, true, api_handle_memory},
-    {"/fit", COMPUTE, true, api_handle_fit},       {"/runtime", COMPUTE, true, api_handle_runtime},
-    {"/plan", API_POST, false, api_handle_plan},   {"/gpus", CATALOG, true, api_handle_gpus},
-    {"/models", CATALOG, true, api_handle_models}, {"/inputs", CATALOG, true, api_handle_inputs},
+    {"/flops", COMPUTE, true, api_handle_flops},
+    {"/memory", COMPUTE, true, api_handle_memory},
+    {"/fit", COMPUTE, true, api_handle_fit},
+    {"/runtime", COMPUTE, true, api_handle_runtime},
+    {"/evaluate", COMPUTE, true, api_handle_evaluate},
+    {"/plan", API_POST, false, api_handle_plan},
+    {"/gpus", CATALOG, true, api_handle_gpus},
+    {"/models", CATALOG, true, api_handle_models},
+    {"/inputs", CATALOG, true, api_handle_inputs},
 };
 
 const struct api_route_table api_routes = {

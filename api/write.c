@@ -8,6 +8,7 @@
  * cost ~100x the core evaluation (docs/performance.md).
  */
 #include "api_internal.h"
+#include "perf.h"
 
 #define KEY API_JSONW_KEY
 
@@ -103,15 +104,26 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_int(w, KEY("zero_stage"), in->zero_stage);
     k_int(w, KEY("tp"), in->tp);
     k_int(w, KEY("pp"), in->pp);
+    k_int(w, KEY("cp"), in->cp);
+    k_int(w, KEY("virtual_stages"), in->virtual_stages);
     k_bool(w, KEY("sequence_parallel"), in->sequence_parallel);
+    k_bool(w, KEY("tp_comm_overlap"), in->tp_comm_overlap);
+    k_bool(w, KEY("dp_comm_overlap"), in->dp_comm_overlap);
+    k_int(w, KEY("gpus_per_node"), in->gpus_per_node);
+    k_real(w, KEY("intra_node_gbs"), in->intra_node_gbs);
+    k_real(w, KEY("inter_node_gbs"), in->inter_node_gbs);
     k_real(w, KEY("memory_gb"), in->memory_gb);
     k_real(w, KEY("peak_tflops"), in->peak_tflops);
     k_real(w, KEY("reserve_gb"), in->reserve_gb);
-    k_real(w, KEY("mfu"), in->mfu);
+    if (in->mfu_predicted)
+        k_str(w, KEY("mfu"), "predicted");
+    else
+        k_real(w, KEY("mfu"), in->mfu);
     k_str(w, KEY("count"), core_count_names[in->count]);
     k_real_if(w, KEY("usd_per_gpu_hour"), in->usd_per_gpu_hour >= 0, in->usd_per_gpu_hour);
     k_real_if(w, KEY("tokens_per_second"), in->tokens_per_second > 0, in->tokens_per_second);
     k_real(w, KEY("global_batch_tokens"), in->global_batch_tokens);
+    k_real(w, KEY("global_batch"), in->global_batch);
     shape(w, &in->shape);
     api_jsonw_close_object(w);
 }
@@ -249,6 +261,10 @@ void api_write_runtime(struct api_jsonw *w, const struct core_result *r)
     k_real(w, KEY("tokens_per_second"), t->tokens_per_second);
     k_real(w, KEY("tokens_per_second_per_gpu"), t->tokens_per_second_per_gpu);
     k_real(w, KEY("mfu"), t->mfu);
+    k_str(w, KEY("mfu_source"),
+          t->mfu_measured             ? "measured"
+          : r->resolved.mfu_predicted ? "predicted"
+                                      : "assumed");
     k_bool(w, KEY("mfu_measured"), t->mfu_measured);
     k_real(w, KEY("peak_flops_per_gpu"), t->peak_flops_per_gpu);
     k_real(w, KEY("global_batch_tokens"), t->global_batch_tokens);
@@ -256,5 +272,40 @@ void api_write_runtime(struct api_jsonw *w, const struct core_result *r)
     k_real(w, KEY("step_seconds"), t->step_seconds);
     if (t->cost_usd >= 0)
         k_real(w, KEY("cost_usd"), t->cost_usd);
+    api_jsonw_close_object(w);
+}
+
+/* The step-time model's prediction (docs/model.md, "Step time"): per step, then the whole run. */
+void api_write_performance(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_perf *p = &r->performance;
+    const struct core_runtime *t = &r->runtime;
+    const double terms[CORE_PERF_TERMS] = {
+        p->breakdown.compute, p->breakdown.memory_bound, p->breakdown.recompute,
+        p->breakdown.tp_comm, p->breakdown.cp_comm,      p->breakdown.pp_bubble,
+        p->breakdown.pp_comm, p->breakdown.dp_comm,      p->breakdown.optimizer,
+    };
+
+    api_jsonw_key_encoded(w, KEY("performance"));
+    api_jsonw_open_object(w);
+    k_real(w, KEY("step_seconds"), p->step_seconds);
+    k_real(w, KEY("seconds"), t->predicted_seconds);
+    k_real(w, KEY("days"), t->predicted_days);
+    k_real(w, KEY("gpu_hours"), t->predicted_gpu_hours);
+    if (t->predicted_cost_usd >= 0)
+        k_real(w, KEY("cost_usd"), t->predicted_cost_usd);
+    k_real(w, KEY("mfu"), p->mfu);
+    k_real(w, KEY("hfu"), p->hfu);
+    k_real(w, KEY("tokens_per_second_per_gpu"), p->tokens_per_second_per_gpu);
+    k_real(w, KEY("model_tflops_per_gpu"), p->model_tflops_per_gpu);
+    api_jsonw_key_encoded(w, KEY("breakdown"));
+    api_jsonw_open_object(w);
+    for (int i = 0; i < CORE_PERF_TERMS; i++) {
+        api_jsonw_key(w, core_perf_term_names[i]);
+        api_jsonw_double(w, terms[i]);
+    }
+    api_jsonw_close_object(w);
+    k_str(w, KEY("bottleneck"), p->bottleneck);
+    k_real(w, KEY("expected_error"), p->expected_error);
     api_jsonw_close_object(w);
 }

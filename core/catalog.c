@@ -27,7 +27,7 @@ const char *const core_shape_source_names[4] = {"preset", "architecture", "neare
  * GB/s per GPU per direction, scale-out network GB/s per GPU per direction, GPUs per scale-up
  * domain, generation. h100-sxm must stay first (CORE_GPU_DEFAULT); new rows go at the end.
  *
- * Interconnect sources (docs/performance-model.md, "Catalog", has the table):
+ * Interconnect sources (docs/model.md, "GPU catalog", has the table):
  *  - NVLink is quoted as a bidirectional total per GPU; per direction is half: A100 NVLink 3
  *    600 GB/s -> 300, H100/H200 NVLink 4 900 -> 450, B200/GB200 NVLink 5 1800 -> 900, V100
  *    NVLink 2 300 -> 150 (NVIDIA A100, H100, H200, B200, GB200 NVL72 and V100 datasheets).

@@ -3,7 +3,7 @@
  *
  * Pure functions over plain structs. No allocation, no I/O, no JSON, no globals that change:
  * every function here is reentrant. The formulas and their sources are in docs/model.md; the
- * defaults reproduce the lesson in shared/seed (7B, one 80 GB H100, bf16 AdamW, T 512, B 1).
+ * defaults reproduce the lesson in docs/lesson.md (7B, one 80 GB H100, bf16 AdamW, T 512, B 1).
  *
  * Usage: fill a struct core_input with core_input_init() (every field at its documented
  * default or "not given"), set what the caller knows, then call core_evaluate(). It resolves
@@ -148,7 +148,7 @@ struct core_gpu {
     double memory_gb;   /* nominal HBM, decimal GB */
     double hbm_tbps;    /* memory bandwidth, TB/s */
     double watts;       /* board power; 0 = not published */
-    /* Interconnect (docs/performance-model.md, "Catalog"): the scale-up domain (NVLink, Infinity
+    /* Interconnect (docs/model.md, "GPU catalog"): the scale-up domain (NVLink, Infinity
      * Fabric, ICI) and the scale-out network, each in GB/s per GPU per direction, and how many
      * GPUs one scale-up domain holds. The time model (perf.c) reads these; the rest ignores them.
      */
@@ -414,7 +414,43 @@ struct core_runtime {
     double steps;        /* ceil(D / global_batch_tokens) */
     double step_seconds; /* seconds / steps */
     double cost_usd;     /* < 0 when no price was given */
+    /* What the step-time model predicts for the whole run, whatever mfu says: steps times the
+     * predicted step (performance.step_seconds). */
+    double predicted_seconds, predicted_days, predicted_gpu_hours;
+    double predicted_cost_usd; /* < 0 when no price was given */
 };
+
+/* Exposed seconds per optimizer step, per term; they add up to step_seconds. */
+struct core_perf_breakdown {
+    double compute;      /* GEMMs (+ fused attention) forward and backward, at their efficiency */
+    double memory_bound; /* element-wise kernels, materialized attention scores, the loss */
+    double recompute;    /* the re-run forward under checkpointing (all its parts) */
+    double tp_comm;      /* tensor-parallel all-reduces / reduce-scatters + all-gathers */
+    double cp_comm;      /* context-parallel K/V ring exchange not hidden by attention */
+    double pp_bubble;    /* pipeline fill and drain: (pp - 1) / v micro-batch times */
+    double pp_comm;      /* stage-to-stage activation and gradient sends */
+    double dp_comm;      /* data-parallel gradient / ZeRO traffic not hidden by compute */
+    double optimizer;    /* the optimizer step over the local shard, memory-bound */
+};
+
+struct core_perf {
+    double step_seconds; /* sum of the breakdown */
+    double mfu;          /* model FLOPs (6 N_active + 12 L s a h_d per token) / (G peak step) */
+    double hfu;          /* as mfu, plus the recompute FLOPs */
+    double tokens_per_second_per_gpu;
+    double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
+    struct core_perf_breakdown breakdown;
+    const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
+    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
+};
+
+/* Mean absolute percentage error over the fully specified calibration rows
+ * (tests/validation), as a fraction. */
+#define CORE_PERF_EXPECTED_ERROR 0.09
+
+/* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
+#define CORE_PERF_TERMS 9
+extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 
 #define CORE_MAX_NOTES   12
 #define CORE_MAX_CHANGES 3
@@ -443,6 +479,7 @@ struct core_result {
     struct core_memory memory;
     struct core_fit fit;
     struct core_runtime runtime;
+    struct core_perf performance; /* the step-time model (CORE_PART_RUNTIME) */
     int warning_count;
     struct core_note warnings[CORE_MAX_NOTES];
     int advice_count;
@@ -464,19 +501,25 @@ enum core_part {
     CORE_PART_FLOPS = 0, /* always computed: cheap, and the measured-throughput check needs it */
     CORE_PART_MEMORY = 1u << 0,
     CORE_PART_FIT = 1u << 1,
-    CORE_PART_RUNTIME = 1u << 2,
+    CORE_PART_RUNTIME = 1u << 2, /* implies MEMORY: the runtime warns when the ledger overflows */
     CORE_PART_ALL = CORE_PART_MEMORY | CORE_PART_FIT | CORE_PART_RUNTIME,
 };
 enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts,
                                      struct core_result *out, struct core_problems *problems);
 
 /* ---------------------------------------------------------------------------------------------
+ * The step-time model's output (core/perf.h computes it; docs/model.md, "Step time"). Declared
+ * here because a plan carries one.
+ * ------------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------------
  * Planner (core/plan.c; docs/planner.md): the inverse question. Given a model, tokens and
- * constraints, search GPU type x G x tp x pp x ZeRO stage x checkpointing x micro-batch for the
- * layouts that fit, rank them by cost (GPU-hours when no price is given) and keep the Pareto
- * front of (days, cost). Pure like the rest of core: the caller passes the arrays the plans go
- * into, nothing is allocated, and each candidate is priced with the ledger and activation
- * functions core_evaluate() uses, so /fit of a plan's configuration reproduces its memory.
+ * constraints, search GPU type x G x tp x pp (x cp x virtual stages under the step-time model)
+ * x ZeRO stage x checkpointing x micro-batch for the layouts that fit, rank them by cost (GPU-hours
+ * when no price is given) and keep the Pareto front of (days, cost). Pure like the rest of core:
+ * the caller passes the arrays the plans go into, nothing is allocated, and each candidate is
+ * priced with the ledger and activation functions core_evaluate() uses, so /fit of a plan's
+ * configuration reproduces its memory.
  * ------------------------------------------------------------------------------------------- */
 
 #define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 13) */
@@ -485,8 +528,11 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */
 #define CORE_PLAN_GPUS_DEFAULT  4096    /* gpus_max when not given */
 #define CORE_PLAN_PP_MAX        64      /* pipeline stages searched: divisors of L up to this */
-#define CORE_PLAN_NODE_GPUS     8       /* GPUs per node: tensor parallelism beyond it is slower */
-#define CORE_PLAN_CROSS_NODE_TP 0.7     /* throughput factor when a tp group spans nodes */
+#define CORE_PLAN_NODE_GPUS     8       /* G steps by whole 8-GPU nodes beyond one node */
+#define CORE_PLAN_CROSS_NODE_TP 0.7     /* assumed-MFU model: factor when a tp group spans nodes */
+#define CORE_PLAN_CP_MAX        32      /* predicted model: context parallelism searched up to */
+#define CORE_PLAN_CP_MIN_TOKENS 1024    /* ... keeping at least this many tokens per cp rank */
+#define CORE_PLAN_VIRTUAL_MAX   16      /* predicted model: interleaved stages searched up to */
 #define CORE_PLAN_GLOBAL_BATCH  4194304 /* default global batch, tokens (2^22, ~4M: Llama 2) */
 #define CORE_PLAN_DEADLINE_MAX  1e6     /* days */
 #define CORE_PLAN_BUDGET_MAX    1e15    /* USD */
@@ -494,9 +540,12 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 
 struct core_plan_input {
     /* Model, training and precision inputs as for core_evaluate(). The cluster fields the
-     * planner chooses (gpus, gpu, tp, pp, zero_stage, checkpointing, batch, sequence_parallel)
-     * are ignored; global_batch_tokens 0 means max(CORE_PLAN_GLOBAL_BATCH, seq_len);
-     * memory_gb and peak_tflops, when given, override every candidate GPU's catalog figure. */
+     * planner chooses (gpus, gpu, tp, pp, cp, virtual_stages, zero_stage, checkpointing,
+     * batch, sequence_parallel) are ignored; global_batch and global_batch_tokens 0 mean
+     * max(CORE_PLAN_GLOBAL_BATCH, seq_len) tokens; memory_gb, peak_tflops, gpus_per_node and
+     * the link bandwidths, when given, override every candidate GPU's catalog figure. mfu
+     * defaults to CORE_MFU_PREDICTED (core_plan_input_init): the step-time model prices every
+     * candidate; a number keeps the assumed-MFU model (docs/planner.md). */
     struct core_input base;
     double deadline_days; /* 0 = none */
     double budget_usd;    /* < 0 = none (default -1) */
@@ -513,14 +562,22 @@ void core_plan_input_init(struct core_plan_input *in);
 /* One plan: a layout and its best settings (the fastest for that layout). */
 struct core_plan {
     int gpu; /* catalog index */
-    int64_t gpus, tp, pp, dp, batch;
+    int64_t gpus, tp, pp, cp, dp, batch;
+    int64_t virtual_stages; /* interleaved 1F1B stages per rank (1 = plain 1F1B) */
     int zero_stage;
     enum core_checkpointing checkpointing;
     bool sequence_parallel;
+    bool predicted;             /* time from the step-time model (else the assumed MFU) */
     int64_t micro_batches;      /* m: micro-batches per pipeline per optimizer step */
-    double global_batch_tokens; /* m * batch * seq_len * dp (<= the requested global batch) */
-    double mfu;                 /* effective: base x recompute x bubble x tensor */
+    double global_batch;        /* m * batch * dp sequences per optimizer step */
+    double global_batch_tokens; /* global_batch * seq_len (<= the requested global batch) */
+    double steps;               /* ceil(tokens / global_batch_tokens) */
+    /* Predicted: the model's MFU. Assumed: base x recompute x bubble x tensor, the factors
+     * below (all 0 when predicted). */
+    double mfu;
     double recompute_factor, bubble_factor, tensor_factor;
+    /* The step-time model for this layout: its time when predicted, for reference otherwise. */
+    struct core_perf performance;
     double seconds, days, gpu_hours;
     double usd_per_gpu_hour;                                        /* < 0 = no price */
     double cost_usd;                                                /* < 0 = no price */

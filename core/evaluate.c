@@ -220,6 +220,10 @@ static void check_training(const struct core_input *in, const struct core_resolv
 {
     if (r->precision == CORE_PREC_FP32 && in->master_weights == CORE_FLAG_YES)
         core_problem_add(p, "master_weights", "fp32 training has no separate master copy");
+    /* An architecture can imply more parameters than params itself may be given as. */
+    if ((double)r->params > CORE_PARAMS_MAX)
+        core_problem_add(p, "params", "the architecture's %lld parameters exceed %g",
+                         (long long)r->params, CORE_PARAMS_MAX);
     if (r->params > 0 && r->active_params > r->params)
         core_problem_add(p, "active_params", "active_params %lld exceeds params %lld",
                          (long long)r->active_params, (long long)r->params);
@@ -277,6 +281,15 @@ static enum core_status check_finite(const struct core_result *res, struct core_
                               rt->steps,
                               rt->step_seconds,
                               rt->cost_usd,
+                              rt->predicted_seconds,
+                              rt->predicted_days,
+                              rt->predicted_gpu_hours,
+                              rt->predicted_cost_usd,
+                              res->performance.step_seconds,
+                              res->performance.mfu,
+                              res->performance.hfu,
+                              res->performance.tokens_per_second_per_gpu,
+                              res->performance.model_tflops_per_gpu,
                               res->fit.utilization};
 
     if (!all_finite(flops, sizeof flops / sizeof flops[0]))
@@ -301,6 +314,7 @@ static void clear_result(struct core_result *out)
     memset(&out->memory, 0, sizeof out->memory);
     memset(&out->fit, 0, sizeof out->fit);
     memset(&out->runtime, 0, sizeof out->runtime);
+    memset(&out->performance, 0, sizeof out->performance);
     out->warning_count = 0;
     out->advice_count = 0;
 }
@@ -325,8 +339,8 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
         core_problem_add(p, "input", "no input or no result to fill");
         return CORE_EINVAL;
     }
-    if (parts & CORE_PART_FIT)
-        parts |= CORE_PART_MEMORY; /* the verdict judges the ledger */
+    if (parts & (CORE_PART_FIT | CORE_PART_RUNTIME))
+        parts |= CORE_PART_MEMORY; /* the verdict judges the ledger; the runtime warns by it */
     clear_result(out);
     r = &out->resolved;
     if (!check_ranges(in, p))
@@ -349,11 +363,11 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     if (parts & CORE_PART_FIT)
         core_fit_compute(r, &out->memory, &mp, capacity_bytes(r), &out->fit);
     if (parts & CORE_PART_RUNTIME)
-        core_runtime_compute(r, &out->flops, &out->runtime);
+        core_runtime_compute(r, &out->flops, &out->runtime, &out->performance);
     st = check_finite(out, p);
     if (st != CORE_OK)
         return st;
-    core_warnings(in, out);
+    core_warnings(in, out, parts);
     if (parts & CORE_PART_FIT)
         core_advice(&out->memory, &mp, out);
     return CORE_OK;

@@ -96,11 +96,14 @@ void core_fit_compute(const struct core_resolved *r, const struct core_memory *m
 /* runtime.c */
 double core_catalog_peak_tflops(int gpu, enum core_precision precision);
 double core_measured_mfu(const struct core_resolved *r, const struct core_flops *f, double tps);
+/* The runtime under the assumed, measured or predicted MFU, and the step-time model's
+ * prediction (perf) beside it. */
 void core_runtime_compute(const struct core_resolved *r, const struct core_flops *f,
-                          struct core_runtime *rt);
+                          struct core_runtime *rt, struct core_perf *perf);
 
 /* notes.c */
-void core_warnings(const struct core_input *in, struct core_result *res);
+/* parts: what core_evaluate_parts computed (a warning about the runtime needs it). */
+void core_warnings(const struct core_input *in, struct core_result *res, unsigned parts);
 void core_advice(const struct core_memory *m, const struct core_state *mp, struct core_result *res);
 
 #endif

@@ -6,6 +6,7 @@
  * change) are all fixed-size records with a stable code and a formatted sentence, so the api
  * layer can print them without knowing the model.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -90,7 +91,7 @@ static void warn_mfu(struct core_result *res)
     bool measured = r->tokens_per_second > 0;
     double mfu = measured ? core_measured_mfu(r, &res->flops, r->tokens_per_second) : r->mfu;
 
-    if (!measured && mfu > MFU_OPTIMISTIC)
+    if (!measured && !r->mfu_predicted && mfu > MFU_OPTIMISTIC)
         WARN(res, "mfu_optimistic",
              "mfu %.2f is above the 0.40-0.55 that well-tuned dense training reaches; the "
              "runtime is likely optimistic",
@@ -143,11 +144,27 @@ static void warn_shape(struct core_result *res)
              (long long)s->arch.learned_positions);
 }
 
-void core_warnings(const struct core_input *in, struct core_result *res)
+/* The prediction stands even for a layout that cannot run: say so beside it. */
+static void warn_runtime(struct core_result *res)
+{
+    const struct core_memory *m = &res->memory;
+    const struct core_resolved *r = &res->resolved;
+    int64_t capacity = (int64_t)llround(r->memory_gb * 1e9) - (int64_t)llround(r->reserve_gb * 1e9);
+
+    if (m->total > capacity)
+        WARN(res, "runtime_does_not_fit",
+             "this layout needs %.4g GB per GPU of the %.4g GB available: the runtime assumes a "
+             "run that would not fit (see /fit)",
+             (double)m->total / 1e9, (double)capacity / 1e9);
+}
+
+void core_warnings(const struct core_input *in, struct core_result *res, unsigned parts)
 {
     warn_mfu(res);
     warn_ledger(in, res);
     warn_shape(res);
+    if (parts & CORE_PART_RUNTIME)
+        warn_runtime(res);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /*
- * perf.c - the step-time model (docs/performance-model.md).
+ * perf.c - the step-time model (docs/model.md, "Step time").
  *
  * One optimizer step on the slowest GPU, built up from one micro-batch on one pipeline stage:
  * the stage's L/pp layers each run four GEMMs, an attention core, element-wise kernels and
@@ -23,7 +23,7 @@ const char *const core_perf_term_names[CORE_PERF_TERMS] = {"compute", "memory_bo
                                                            "pp_comm", "dp_comm",      "optimizer"};
 
 /* ---------------------------------------------------------------------------------------------
- * Constants per generation. Sources in docs/performance-model.md, "Constants".
+ * Constants per generation. Sources in docs/model.md, "Step time" / "Constants".
  * ------------------------------------------------------------------------------------------- */
 
 struct gen {

@@ -6,7 +6,7 @@
  * tensor/context/pipeline/data-parallel communication, the optimizer) from the catalog's
  * peaks, HBM bandwidth and interconnect, with a dozen efficiency constants per GPU generation.
  * The formulas, constants, their sources and the validation against 105 measured runs are in
- * docs/performance-model.md.
+ * docs/model.md, "Step time".
  *
  * Pure like the rest of core: no I/O, no allocation, no state; a few hundred flops per call,
  * no loop over layers, so the planner can call it per candidate. The caller passes inputs
@@ -54,37 +54,7 @@ struct core_perf_input {
     bool dp_comm_overlap;  /* gradient reduction / FSDP gathers overlapped with compute */
 };
 
-/* Exposed seconds per optimizer step, per term; they add up to step_seconds. */
-struct core_perf_breakdown {
-    double compute;      /* GEMMs (+ fused attention) forward and backward, at their efficiency */
-    double memory_bound; /* element-wise kernels, materialized attention scores, the loss */
-    double recompute;    /* the re-run forward under checkpointing (all its parts) */
-    double tp_comm;      /* tensor-parallel all-reduces / reduce-scatters + all-gathers */
-    double cp_comm;      /* context-parallel K/V ring exchange not hidden by attention */
-    double pp_bubble;    /* pipeline fill and drain: (pp - 1) / v micro-batch times */
-    double pp_comm;      /* stage-to-stage activation and gradient sends */
-    double dp_comm;      /* data-parallel gradient / ZeRO traffic not hidden by compute */
-    double optimizer;    /* the optimizer step over the local shard, memory-bound */
-};
-
-struct core_perf {
-    double step_seconds; /* sum of the breakdown */
-    double mfu;          /* model FLOPs (6 N_active + 12 L s a h_d per token) / (G peak step) */
-    double hfu;          /* as mfu, plus the recompute FLOPs */
-    double tokens_per_second_per_gpu;
-    double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
-    struct core_perf_breakdown breakdown;
-    const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
-    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
-};
-
-/* Mean absolute percentage error over the fully specified calibration rows
- * (tests/validation), as a fraction. */
-#define CORE_PERF_EXPECTED_ERROR 0.09
-
-/* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
-#define CORE_PERF_TERMS 9
-extern const char *const core_perf_term_names[CORE_PERF_TERMS];
+/* struct core_perf (the output) is declared in core.h, where the planner's plans carry one. */
 
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out);
 

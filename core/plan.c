@@ -1,6 +1,11 @@
 /*
  * plan.c - the planner: the cheapest layouts that fit and meet a deadline and a budget.
  *
+ * Two time models (docs/planner.md): with mfu "predicted" (the default) plan_predict.c times
+ * every candidate with the step-time model; with a number, the search below prices it with the
+ * assumed MFU times recompute, bubble and tensor factors, as before that model existed. Both
+ * share the inputs, the ledger pieces, the ranking (plan_rank.c) and the reasons here.
+ *
  * The search walks GPU type x tp x pp (divisors of L) x G x checkpointing x ZeRO stage x
  * micro-batch (powers of two). core_evaluate() costs microseconds because it resolves, checks
  * and annotates everything; a candidate here needs only two sums, so the work is hoisted to
@@ -19,19 +24,13 @@
  * front, and the ranking takes the best layout of each (GPU, tp, pp), so the top list holds
  * twenty different shardings rather than one sharding at twenty cluster sizes (the front
  * shows the days/cost trade-off over G).
- *
- * Ranking and the Pareto front use caller-provided arrays: a bounded max-heap (worst plan at
- * the root, replaced when a better one arrives) and a front kept sorted by days with strictly
- * falling cost, so a dominated candidate is rejected by one binary search.
  */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-
-#define BATCH_STEPS 21 /* micro-batches 1, 2, 4, ..., 2^20 (CORE_BATCH_MAX is 1e6) */
+#include "plan_internal.h"
 
 static const int64_t tp_choices[] = {1, 2, 4, 8};
 
@@ -57,204 +56,12 @@ double core_plan_effective_mfu(double mfu, double recompute_factor, int64_t pp, 
  * Search state
  * ------------------------------------------------------------------------------------------- */
 
-struct gpu_row {
-    int index;
-    double peak;      /* FLOP/s */
-    int64_t capacity; /* bytes */
-    double price;     /* $/GPU-hour, < 0 none */
-};
-
-struct search {
-    const struct core_plan_input *in;
-    struct core_resolved r; /* the base; tp, pp and sequence_parallel vary per layout */
-    struct core_bytes_per_param bpp;
-    double gpu_flops[3]; /* F / (peak * eff) numerators per checkpointing mode: the run's F */
-    double recompute[3]; /* model / hardware FLOPs per checkpointing mode */
-    double gbt;          /* global batch, tokens */
-    struct core_plan *plans, *pareto;
-    int plans_max, pareto_max;
-    struct core_plan_summary *out;
-    /* For the reasons when nothing qualifies. */
-    int64_t min_need;        /* smallest per-GPU bytes seen (b = 1) */
-    int64_t batch_blocked;   /* fitting layouts whose b = 1 step exceeds the global batch */
-    double min_days_fit;     /* fastest fitting configuration */
-    double min_cost_fit;     /* cheapest fitting configuration (cost or GPU-hours) */
-    double min_cost_in_time; /* cheapest fitting configuration that meets the deadline */
-};
-
-static double rank_value(const struct search *s, const struct core_plan *p)
-{
-    return s->out->ranked_by_cost ? p->cost_usd : p->gpu_hours;
-}
-
-/* Order of plans: cost (or GPU-hours), then days, then fewer model-parallel ways, fewer GPUs,
- * catalog order. <0 when a ranks before b. */
-static int plan_cmp(const struct search *s, const struct core_plan *a, const struct core_plan *b)
-{
-    double ka = rank_value(s, a), kb = rank_value(s, b);
-
-    if (ka != kb)
-        return ka < kb ? -1 : 1;
-    if (a->days != b->days)
-        return a->days < b->days ? -1 : 1;
-    if (a->tp * a->pp != b->tp * b->pp)
-        return a->tp * a->pp < b->tp * b->pp ? -1 : 1;
-    if (a->gpus != b->gpus)
-        return a->gpus < b->gpus ? -1 : 1;
-    if (a->tp != b->tp)
-        return a->tp < b->tp ? -1 : 1;
-    return (a->gpu > b->gpu) - (a->gpu < b->gpu);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * The bounded heap of the best plans (root = the worst kept)
- * ------------------------------------------------------------------------------------------- */
-
-static void swap_plans(struct core_plan *a, struct core_plan *b)
-{
-    struct core_plan t = *a;
-    *a = *b;
-    *b = t;
-}
-
-static void sift_down(const struct search *s, struct core_plan *h, int n, int i)
-{
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, worst = i;
-        if (l < n && plan_cmp(s, &h[l], &h[worst]) > 0)
-            worst = l;
-        if (r < n && plan_cmp(s, &h[r], &h[worst]) > 0)
-            worst = r;
-        if (worst == i)
-            return;
-        swap_plans(&h[i], &h[worst]);
-        i = worst;
-    }
-}
-
-static void offer_top(struct search *s, const struct core_plan *c)
-{
-    struct core_plan *h = s->plans;
-    int n = s->out->plan_count;
-
-    if (s->plans_max <= 0)
-        return;
-    if (n < s->plans_max) {
-        int i = n;
-        h[i] = *c;
-        while (i > 0 && plan_cmp(s, &h[(i - 1) / 2], &h[i]) < 0) {
-            swap_plans(&h[(i - 1) / 2], &h[i]);
-            i = (i - 1) / 2;
-        }
-        s->out->plan_count = n + 1;
-    } else if (plan_cmp(s, c, &h[0]) < 0) {
-        h[0] = *c;
-        sift_down(s, h, n, 0);
-    }
-}
-
-/* Heap sort in place: the max-heap becomes ascending order. */
-static void sort_top(const struct search *s)
-{
-    for (int n = s->out->plan_count; n > 1; n--) {
-        swap_plans(&s->plans[0], &s->plans[n - 1]);
-        sift_down(s, s->plans, n - 1, 0);
-    }
-}
-
-/* ---------------------------------------------------------------------------------------------
- * The Pareto front of (days, cost): sorted by days, cost strictly falling
- * ------------------------------------------------------------------------------------------- */
-
-static void offer_pareto(struct search *s, const struct core_plan *c)
-{
-    struct core_plan *f = s->pareto;
-    int n = s->out->pareto_count, lo = 0, hi = n, end;
-    double cost = rank_value(s, c);
-
-    if (s->pareto_max <= 0)
-        return;
-    while (lo < hi) { /* lo = first point with days > c->days */
-        int mid = lo + (hi - lo) / 2;
-        if (f[mid].days <= c->days)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* The last point at most as slow is the cheapest of those: it alone can dominate c. */
-    if (lo > 0 && rank_value(s, &f[lo - 1]) <= cost)
-        return;
-    /* Points no faster and no cheaper than c are dominated by it; they follow lo-1 (a point
-     * at exactly c's days sits at lo-1 and is dominated only when its cost >= c's, which the
-     * test above excluded unless it is dearer). */
-    if (lo > 0 && f[lo - 1].days == c->days)
-        lo--;
-    end = lo;
-    while (end < n && rank_value(s, &f[end]) >= cost)
-        end++;
-    if (end == lo && n == s->pareto_max) {
-        /* Full: the slowest point gives way, and the front is reported as truncated. */
-        s->out->pareto_truncated = true;
-        if (lo == n)
-            return;
-        n--;
-    }
-    memmove(&f[lo + 1], &f[end], (size_t)(n - end) * sizeof *f);
-    f[lo] = *c;
-    s->out->pareto_count = n - (end - lo) + 1;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Candidates
- * ------------------------------------------------------------------------------------------- */
-
-/* Is candidate c (same layout) better than the layout's best so far? Faster first; then a
- * lower ZeRO stage (less communication), a lighter checkpointing mode, a larger micro-batch. */
-static bool better_in_layout(const struct core_plan *c, const struct core_plan *best)
-{
-    if (c->seconds != best->seconds)
-        return c->seconds < best->seconds;
-    if (c->zero_stage != best->zero_stage)
-        return c->zero_stage < best->zero_stage;
-    if (c->checkpointing != best->checkpointing)
-        return c->checkpointing < best->checkpointing;
-    return c->batch > best->batch;
-}
-
-struct layout {
-    const struct gpu_row *g;
-    int64_t tp, pp, gpus, dp;
-    struct core_state mp;
-    int64_t act[3][BATCH_STEPS]; /* activations per checkpointing mode and micro-batch */
-    int steps[3];                /* micro-batches whose activations alone fit */
-};
-
 static void price(struct core_plan *p, double gpu_seconds)
 {
     p->gpu_hours = gpu_seconds / 3600.0;
     p->seconds = gpu_seconds / (double)p->gpus;
     p->days = p->seconds / 86400.0;
     p->cost_usd = p->usd_per_gpu_hour >= 0 ? p->gpu_hours * p->usd_per_gpu_hour : -1.0;
-}
-
-static bool meets(const struct search *s, const struct core_plan *p)
-{
-    const struct core_plan_input *in = s->in;
-
-    return (in->deadline_days <= 0 || p->days <= in->deadline_days) &&
-           (in->budget_usd < 0 || p->cost_usd <= in->budget_usd);
-}
-
-static void note_fitting(struct search *s, const struct core_plan *p)
-{
-    double v = rank_value(s, p);
-
-    if (p->days < s->min_days_fit)
-        s->min_days_fit = p->days;
-    if (v < s->min_cost_fit)
-        s->min_cost_fit = v;
-    if ((s->in->deadline_days <= 0 || p->days <= s->in->deadline_days) && v < s->min_cost_in_time)
-        s->min_cost_in_time = v;
 }
 
 /* Every (checkpointing, ZeRO, micro-batch) of one layout; the layout's best goes to the Pareto
@@ -271,6 +78,8 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
     c.gpus = L->gpus;
     c.tp = L->tp;
     c.pp = L->pp;
+    c.cp = 1;
+    c.virtual_stages = 1;
     c.dp = L->dp;
     c.sequence_parallel = L->tp > 1;
     c.capacity = L->g->capacity;
@@ -308,6 +117,8 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
                 c.checkpointing = (enum core_checkpointing)ck;
                 c.micro_batches = (int64_t)floor(s->gbt / micro);
                 c.global_batch_tokens = (double)c.micro_batches * micro;
+                c.global_batch = (double)c.micro_batches * (double)b * (double)L->dp;
+                c.steps = ceil(s->r.tokens / c.global_batch_tokens);
                 c.recompute_factor = s->recompute[ck];
                 c.bubble_factor = (double)c.micro_batches / (double)(c.micro_batches + L->pp - 1);
                 c.tensor_factor = L->tp > CORE_PLAN_NODE_GPUS ? CORE_PLAN_CROSS_NODE_TP : 1.0;
@@ -321,10 +132,10 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
                 c.optimizer = st.optimizer;
                 c.activations = L->act[ck][bi];
                 c.total = total;
-                note_fitting(s, &c);
-                if (meets(s, &c)) {
+                plan_note_fitting(s, &c);
+                if (plan_meets(s, &c)) {
                     s->out->feasible++;
-                    if (!have || better_in_layout(&c, &best)) {
+                    if (!have || plan_better_in_layout(&c, &best)) {
                         best = c;
                         have = true;
                     }
@@ -332,23 +143,18 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
             }
         }
     }
-    if (have) {
-        offer_pareto(s, &best);
-        if (!*have_group || plan_cmp(s, &best, group) < 0) {
-            *group = best;
-            *have_group = true;
-        }
-    }
+    if (have)
+        plan_offer_layout_best(s, &best, group, have_group);
 }
 
 /* Activations for every checkpointing mode and micro-batch of a (tp, pp); INT64_MAX marks a
  * mode whose b = 1 overflows. steps[] counts the micro-batches whose activations fit alone. */
-static void activation_table(struct search *s, struct layout *L)
+void plan_activation_table(struct search *s, struct layout *L)
 {
     for (int ck = 0; ck < 3; ck++) {
         L->steps[ck] = 0;
         L->act[ck][0] = INT64_MAX;
-        for (int bi = 0; bi < BATCH_STEPS; bi++) {
+        for (int bi = 0; bi < PLAN_BATCH_STEPS; bi++) {
             int64_t b = (int64_t)1 << bi, layers, logits;
 
             if (b > CORE_BATCH_MAX ||
@@ -390,7 +196,7 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
             s->r.sequence_parallel = L.tp > 1;
             if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
                 continue;
-            activation_table(s, &L);
+            plan_activation_table(s, &L);
             have = false;
             for (int64_t gpus = 1; gpus <= s->in->gpus_max; gpus = next_gpus(gpus)) {
                 if (gpus % ways != 0)
@@ -400,7 +206,7 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
                 search_layout(s, &L, &group, &have);
             }
             if (have)
-                offer_top(s, &group);
+                plan_offer_top(s, &group);
         }
     }
 }
@@ -459,7 +265,7 @@ static int gpu_rows(const struct core_plan_input *in, struct gpu_row *rows, bool
                              core_precision_names[b->precision]);
         if (peak <= 0 || capacity <= 0 || (*priced && in->usd_per_gpu_hour[g] < 0))
             continue;
-        rows[count++] = (struct gpu_row){g, peak * 1e12, capacity, in->usd_per_gpu_hour[g]};
+        rows[count++] = (struct gpu_row){g, peak * 1e12, peak, capacity, in->usd_per_gpu_hour[g]};
     }
     return count;
 }
@@ -476,6 +282,8 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
     base.gpus = 1;
     base.tp = 1;
     base.pp = 1;
+    base.cp = 1;
+    base.virtual_stages = 1;
     base.batch = 1;
     base.zero_stage = 3;
     base.checkpointing = CORE_CKPT_NONE;
@@ -483,10 +291,16 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
     base.gpu = gpu;
     base.usd_per_gpu_hour = -1.0;
     base.tokens_per_second = 0;
+    /* The base is evaluated only to resolve and check it; the predicted time is the search's. */
+    s->predicted = in->base.mfu == CORE_MFU_PREDICTED;
+    if (s->predicted)
+        base.mfu = 0.5;
     st = core_evaluate(&base, &res, p);
     if (st != CORE_OK)
         return st;
     s->r = res.resolved;
+    s->r.mfu_predicted = s->predicted;
+    s->r.mfu = in->base.mfu;
     core_bytes_per_param(&s->r, &s->bpp);
     for (int ck = 0; ck < 3; ck++) {
         struct core_flops f;
@@ -502,10 +316,11 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
                                                             : f.hardware;
     }
     s->r.checkpointing = CORE_CKPT_NONE;
-    s->gbt = in->base.global_batch_tokens > 0
-                 ? in->base.global_batch_tokens
+    s->gbt = in->base.global_batch_tokens > 0 || in->base.global_batch > 0
+                 ? s->r.global_batch_tokens
                  : fmax((double)CORE_PLAN_GLOBAL_BATCH, (double)s->r.seq_len);
     s->r.global_batch_tokens = s->gbt;
+    s->r.global_batch = s->gbt / (double)s->r.seq_len;
     return CORE_OK;
 }
 
@@ -618,9 +433,16 @@ enum core_status core_plan_search(const struct core_plan_input *in, struct core_
     s.min_days_fit = s.min_cost_fit = s.min_cost_in_time = INFINITY;
     for (int i = 0; i < n; i++) {
         out->searched[out->gpus_searched++] = rows[i].index;
-        search_gpu(&s, &rows[i]);
+        if (s.predicted)
+            plan_search_predicted(&s, &rows[i]);
+        else
+            search_gpu(&s, &rows[i]);
     }
-    sort_top(&s);
+    plan_sort_top(&s);
+    for (int i = 0; i < out->plan_count; i++)
+        plan_performance(&s, &plans[i]);
+    for (int i = 0; i < out->pareto_count; i++)
+        plan_performance(&s, &pareto[i]);
     explain(&s);
     return CORE_OK;
 }

@@ -1,12 +1,19 @@
 /*
  * app.js - the calculator page's behaviour, plain JavaScript, no framework, nothing external.
  *
- * The page holds no model of its own: every number comes from this server's API. The inputs are
- * turned into ONE query string (API input names, values as typed, defaults left out); that same
- * string is the page's own address (a shareable link) and the query of GET /fit, /runtime and
- * /flops, plus one GET /memory per point of the G chart. Typing is debounced and a newer request
- * aborts an older one, so the screen always shows the latest inputs. Problem+json errors name the
- * field they concern (errors[].field); the message is shown under that field.
+ * The page holds no model and no input grammar of its own. At load it asks GET /inputs (every
+ * input's kind, unit, default, bounds, choices and doc), /gpus and /models once, and builds the
+ * form from them: the hand-laid fields get their defaults and options from the table, and every
+ * other input is rendered generically from its row, so a new input needs no page code. What the
+ * user types is sent as that input's string value: the server decides what "7B" or "7X" means, and
+ * its 400/422 errors[] are shown under the field they name.
+ *
+ * One change costs at most two requests, both POST /evaluate batches: item 0 is the current
+ * inputs, items 1..n the chart's points (the same inputs at other GPU counts). The points are
+ * chosen from the previous reply; when the new reply says other points are wanted (the smallest
+ * G that fits moved), a second batch asks for exactly those. Typing is debounced and a newer
+ * request aborts an older one, so the screen always shows the latest inputs. The inputs that
+ * differ from their defaults also form the page's own address (a shareable link).
  *
  * document.body.dataset.state is "busy" from the first keystroke until the last reply of that
  * round is drawn, then "idle": the browser suite (tests/browser) waits on it.
@@ -14,55 +21,66 @@
 (function () {
     'use strict';
 
-    var DEBOUNCE_MS = 200;
-
-    /* The inputs: API name, element id, default as the API would take it (left out of the query
-     * when equal), and whether it is a number box (whose unparsable text the browser hides). */
-    var FIELDS = [
-        { name: 'model', def: '' },
-        { name: 'params', def: '7B' },
-        { name: 'batch', def: '1', number: true },
-        { name: 'seq_len', def: '512', number: true },
-        { name: 'precision', def: 'bf16' },
-        { name: 'checkpointing', def: 'none' },
-        { name: 'gpus', def: '1', number: true },
-        { name: 'zero_stage', def: '3' },
-        { name: 'gpu', def: 'h100-sxm' },
-        { name: 'tokens', def: '1.4T' },
-        { name: 'mfu', def: '0.5', number: true }
-    ];
+    var DEBOUNCE_MS = 250;
     var SEGMENTS = ['params', 'grads', 'optimizer', 'activations'];
-    var SI = { k: 1e3, m: 1e6, b: 1e9, g: 1e9, t: 1e12 };
 
-    var gpus = {};   /* id -> catalog row from /gpus */
-    var models = {}; /* id -> preset row from /models */
+    /* Friendlier names for some choices; anything not listed shows as the API spells it. */
+    var CHOICE_LABELS = {
+        precision: { bf16: 'bf16 (mixed)', fp16: 'fp16 (mixed)', fp8: 'fp8 (mixed)', fp32: 'fp32' },
+        checkpointing: { none: 'off', selective: 'selective', full: 'full' },
+        zero_stage: { 0: '0 · replicate', 1: '1 · optimizer', 2: '2 · + grads', 3: '3 · + params' }
+    };
+
+    /* The step-time terms (performance.breakdown), in the reply's order; a term the page does not
+     * know yet is still drawn, in grey, under its own name. */
+    var TERMS = {
+        compute: 'compute (GEMMs, attention)',
+        memory_bound: 'memory-bound kernels',
+        recompute: 'recompute',
+        tp_comm: 'tensor-parallel comm',
+        cp_comm: 'context-parallel comm',
+        pp_bubble: 'pipeline bubble',
+        pp_comm: 'pipeline sends',
+        dp_comm: 'data-parallel comm',
+        optimizer: 'optimizer step'
+    };
+
+    var specs = {};     /* name -> row of GET /inputs */
+    var controls = {};  /* name -> {row, el, get(), set(text)} for every input on the page */
+    var gpus = {};      /* id -> catalog row from /gpus */
+    var models = {};    /* id -> preset row from /models */
     var timer = null;
     var controller = null;
     var lastChart = null;
+    var lastShape = { minGpus: 0, mp: 1 }; /* from the last good reply: where the chart points go */
 
     function $(id) { return document.getElementById(id); }
     function input(name) { return $('in-' + name); }
 
     /* ---------------------------------------------------------------------------------------
-     * Formatting
+     * Formatting (display only: nothing here reads a number back)
      * ------------------------------------------------------------------------------------- */
+
+    var SI_UNITS = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'K']];
 
     /* 7e9 -> "7B", 6.738e9 -> "6.74B", 1.4e12 -> "1.4T": three significant figures at most. */
     function fmtSI(n) {
-        var units = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'K']];
-        for (var i = 0; i < units.length; i++) {
-            if (n >= units[i][0])
-                return String(parseFloat((n / units[i][0]).toPrecision(3))) + units[i][1];
+        for (var i = 0; i < SI_UNITS.length; i++) {
+            if (n >= SI_UNITS[i][0])
+                return String(parseFloat((n / SI_UNITS[i][0]).toPrecision(3))) + SI_UNITS[i][1];
         }
         return String(Math.round(n));
     }
 
-    /* The API's own SI rule (K, M, B/G, T), for the slider only: the API validates the text. */
-    function parseSI(text) {
-        var m = /^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbgt])?\s*$/i.exec(text);
-        if (!m)
-            return NaN;
-        return parseFloat(m[1]) * (m[2] ? SI[m[2].toLowerCase()] : 1);
+    /* A size exactly, with a suffix when that stays short: 1.4e12 -> "1.4T", 6738415616 as is. */
+    function fmtSizeExact(n) {
+        for (var i = 0; i < SI_UNITS.length; i++) {
+            var m = n / SI_UNITS[i][0];
+            var s = String(m);
+            if (m >= 1 && s.length <= 5 && m * SI_UNITS[i][0] === n)
+                return s + SI_UNITS[i][1];
+        }
+        return String(n);
     }
 
     function fmtGB(gb) { return gb.toFixed(2); }
@@ -81,6 +99,17 @@
         return d.toLocaleString('en-US', { maximumFractionDigits: d < 10 ? 2 : 1 });
     }
 
+    function fmtPct(x) { return parseFloat((x * 100).toFixed(1)) + '%'; }
+
+    /* Seconds in the unit that reads best: 0.0435 -> "43.5 ms". */
+    function fmtSeconds(s) {
+        if (s >= 1)
+            return parseFloat(s.toPrecision(3)) + ' s';
+        if (s >= 1e-3)
+            return parseFloat((s * 1e3).toPrecision(3)) + ' ms';
+        return parseFloat((s * 1e6).toPrecision(3)) + ' µs';
+    }
+
     /* "NVIDIA H100 SXM" -> "H100 SXM": the capacity label stays short. */
     function shortGpu(id) {
         var row = gpus[id];
@@ -92,63 +121,277 @@
         return text.replace(/>=/g, '≥').replace(/<=/g, '≤').replace(/ - /g, ' — ');
     }
 
-    /* ---------------------------------------------------------------------------------------
-     * Inputs <-> query string
-     * ------------------------------------------------------------------------------------- */
-
-    function defaultOf(f) {
-        /* With a preset chosen, N comes from the preset unless typed. */
-        if (f.name === 'params' && input('model').value !== '')
+    /* A resolved input (the reply's inputs member) as the box would show it. */
+    function fmtValue(row, v) {
+        if (v === null || v === undefined)
             return '';
-        return f.def;
+        if (typeof v === 'number')
+            return row.kind === 'size' ? fmtSizeExact(v) : String(v);
+        return String(v);
     }
 
-    /* The query of the current inputs, or null when a number box holds text the browser cannot
-     * parse (the box then shows its own error). */
-    function currentQuery() {
-        var q = new URLSearchParams();
-        var ok = true;
-        FIELDS.forEach(function (f) {
-            var el = input(f.name);
-            var v = el.value.trim();
-            if (f.number && el.validity.badInput) {
-                showError(f.name, 'not a number');
-                ok = false;
-                return;
-            }
-            if (v !== '' && v !== defaultOf(f))
-                q.set(f.name, v);
-        });
-        return ok ? q : null;
+    /* The text form of an input's default: what its control shows and what is left out of the
+     * request ("" when the default is resolved from other inputs). */
+    function defaultText(row) {
+        return fmtValue(row, row['default']);
     }
 
-    function applyQuery(q) {
-        FIELDS.forEach(function (f) {
-            if (f.name === 'params')
-                return;
-            var el = input(f.name);
-            var v = q.has(f.name) ? q.get(f.name) : f.def;
-            if (el.tagName === 'SELECT' && !Array.prototype.some.call(el.options,
-                function (o) { return o.value === v; }))
-                addOption(el, v, v); /* unknown id: keep it so the API names the problem */
-            el.value = v;
-        });
-        input('params').value = q.has('params') ? q.get('params') : defaultOf(FIELDS[1]);
-        syncSlider();
-    }
+    /* ---------------------------------------------------------------------------------------
+     * Controls: one per input, hand-laid (found by id) or rendered from its /inputs row
+     * ------------------------------------------------------------------------------------- */
 
     function addOption(select, value, text) {
         var o = document.createElement('option');
         o.value = value;
         o.textContent = text;
         select.appendChild(o);
+        return o;
     }
 
-    function syncSlider() {
-        var n = parseSI(input('params').value);
+    function hasOption(select, v) {
+        return Array.prototype.some.call(select.options, function (o) { return o.value === v; });
+    }
+
+    /* Fill a select from a row: its choices (or, for a small integer range such as zero_stage,
+     * every value), with "auto" first when the default is resolved from other inputs. */
+    function fillSelect(el, row) {
+        var labels = CHOICE_LABELS[row.name] || {};
+        el.textContent = '';
+        if (row['default'] === null)
+            addOption(el, '', row.kind === 'model' ? 'none (shape from N)' : 'auto');
+        if (row.kind === 'boolean') {
+            addOption(el, 'true', 'yes');
+            addOption(el, 'false', 'no');
+        } else if (row.kind === 'integer') {
+            for (var i = row.minimum; i <= row.maximum; i++)
+                addOption(el, String(i), labels[i] || String(i));
+        } else if (row.kind === 'gpu') {
+            row.choices.forEach(function (id) {
+                var g = gpus[id];
+                addOption(el, id, g ? g.name + ' · ' + parseFloat(g.memory_gb.toFixed(1)) + ' GB' : id);
+            });
+        } else if (row.kind === 'model') {
+            row.choices.forEach(function (id) {
+                var m = models[id];
+                addOption(el, id, m ? m.name + ' (' + fmtSI(m.params) + ')' : id);
+            });
+        } else {
+            row.choices.forEach(function (c) { addOption(el, c, labels[c] || c); });
+        }
+    }
+
+    /* A text box for a number: the server reads it, so any text is sent; integers also step with
+     * the arrow keys within the row's bounds (a spin button, as type=number would be). */
+    function setupNumberBox(el, row) {
+        el.autocomplete = 'off';
+        el.spellcheck = false;
+        el.setAttribute('inputmode', row.kind === 'integer' ? 'numeric' : 'decimal');
+        if (row.kind !== 'integer')
+            return;
+        el.setAttribute('role', 'spinbutton');
+        el.setAttribute('aria-valuemin', String(row.minimum));
+        el.setAttribute('aria-valuemax', String(row.maximum));
+        el.addEventListener('keydown', function (e) {
+            if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown')
+                return;
+            var text = el.value.trim() || el.dataset.resolved || '';
+            if (!/^[0-9]+$/.test(text))
+                return;
+            var n = Number(text) + (e.key === 'ArrowUp' ? 1 : -1);
+            n = Math.min(row.maximum, Math.max(row.minimum, n));
+            e.preventDefault();
+            el.value = String(n);
+            el.dispatchEvent(new Event('input', { bubbles: true }));
+        });
+    }
+
+    function makeControl(row, el) {
+        var c = { row: row, el: el };
+        if (el.type === 'checkbox') {
+            c.get = function () { return el.checked ? 'true' : 'false'; };
+            c.set = function (v) { el.checked = v === 'true' || v === '1' || v === 'yes'; };
+        } else if (el.tagName === 'SELECT') {
+            c.get = function () { return el.value; };
+            c.set = function (v) {
+                if (!hasOption(el, v))
+                    addOption(el, v, v); /* unknown id: keep it so the API names the problem */
+                el.value = v;
+            };
+        } else {
+            setupNumberBox(el, row);
+            c.get = function () { return el.value.trim(); };
+            c.set = function (v) { el.value = v; };
+        }
+        return c;
+    }
+
+    /* The hand-laid fields: options and bounds from their rows. */
+    function setupStatic(name) {
+        var row = specs[name];
+        var el = input(name);
+        if (!row || !el)
+            return;
+        if (el.tagName === 'SELECT')
+            fillSelect(el, row);
+        el.title = row.description;
+        controls[name] = makeControl(row, el);
+    }
+
+    /* mfu: a number, or "predicted" when the box beside it is ticked. */
+    function setupMfu() {
+        var c = controls.mfu;
+        if (!c)
+            return;
+        var box = input('mfu-predicted');
+        var text = c.get;
+        c.get = function () { return box.checked ? 'predicted' : text(); };
+        c.set = function (v) {
+            box.checked = v === 'predicted';
+            c.el.value = box.checked ? defaultText(c.row) : v;
+            c.el.disabled = box.checked;
+        };
+        box.addEventListener('change', function () {
+            c.el.disabled = box.checked;
+            schedule();
+        });
+    }
+
+    /* A control for a row the page has no hand-laid field for. */
+    function renderGeneric(row) {
+        var wrap = document.createElement('div');
+        wrap.className = 'field';
+        var id = 'in-' + row.name;
+        var label = document.createElement('label');
+        label.htmlFor = id;
+        label.textContent = row.name + (row.unit ? ' (' + row.unit + ')' : '');
+        var el;
+        if (row.kind === 'boolean' && row['default'] !== null) {
+            el = document.createElement('input');
+            el.type = 'checkbox';
+            label.className = 'check';
+            label.textContent = '';
+            label.appendChild(el);
+            label.appendChild(document.createTextNode(' ' + row.name));
+        } else if (row.kind === 'choice' || row.kind === 'boolean' || row.kind === 'gpu' ||
+                   row.kind === 'model') {
+            el = document.createElement('select');
+            fillSelect(el, row);
+        } else {
+            el = document.createElement('input');
+            el.type = 'text';
+        }
+        el.id = id;
+        el.name = row.name;
+        el.title = row.description;
+        el.dataset.testid = row.name;
+        var hint = document.createElement('p');
+        hint.className = 'hint';
+        hint.id = 'hint-' + row.name;
+        hint.textContent = row.description + (row['default'] === null && row.default_doc
+            ? '. Default: ' + row.default_doc + '.' : '.');
+        var err = document.createElement('p');
+        err.className = 'err';
+        err.id = 'err-' + row.name;
+        err.setAttribute('role', 'alert');
+        el.setAttribute('aria-describedby', hint.id + ' ' + err.id);
+        if (el.type === 'checkbox') {
+            wrap.appendChild(label);
+        } else {
+            wrap.appendChild(label);
+            wrap.appendChild(el);
+        }
+        wrap.appendChild(hint);
+        wrap.appendChild(err);
+        controls[row.name] = makeControl(row, el);
+        return wrap;
+    }
+
+    function buildForm(table) {
+        table.inputs.forEach(function (row) { specs[row.name] = row; });
+        Object.keys(specs).forEach(setupStatic);
+        setupMfu();
+        /* Named groups first, then "*" takes every row still without a control. */
+        var groups = Array.prototype.slice.call(document.querySelectorAll('.generic[data-inputs]'));
+        groups.sort(function (a, b) { return (a.dataset.inputs === '*') - (b.dataset.inputs === '*'); });
+        groups.forEach(function (box) {
+            var names = box.dataset.inputs === '*'
+                ? table.inputs.map(function (r) { return r.name; }) : box.dataset.inputs.split(/\s+/);
+            names.forEach(function (name) {
+                if (specs[name] && !controls[name])
+                    box.appendChild(renderGeneric(specs[name]));
+            });
+        });
+        var params = specs.params;
+        if (params)
+            $('hint-params').textContent = 'Takes SI suffixes (7B, 1.4T). Default: ' +
+                (params.default_doc || defaultText(params)) + '. The slider is log-scale (100M – 1T).';
+        Object.keys(controls).forEach(function (name) {
+            var c = controls[name];
+            var kind = c.el.tagName === 'SELECT' || c.el.type === 'checkbox' ? 'change' : 'input';
+            c.el.addEventListener(kind, schedule);
+        });
+    }
+
+    /* ---------------------------------------------------------------------------------------
+     * Inputs <-> query string
+     * ------------------------------------------------------------------------------------- */
+
+    /* The current inputs: every value that differs from its default, as typed. */
+    function currentQuery() {
+        var q = new URLSearchParams();
+        Object.keys(controls).forEach(function (name) {
+            var c = controls[name];
+            var v = c.get();
+            if (v !== '' && v !== defaultText(c.row))
+                q.set(name, v);
+        });
+        return q;
+    }
+
+    function applyQuery(q) {
+        Object.keys(controls).forEach(function (name) {
+            controls[name].set(q.has(name) ? q.get(name) : defaultText(controls[name].row));
+        });
+        presetHint();
+    }
+
+    /* With a preset chosen, N comes from it unless typed: the box says so. */
+    function presetHint() {
         var preset = models[input('model').value];
-        if (!(n > 0) && preset)
-            n = preset.params;
+        if (preset)
+            input('params').placeholder = fmtSI(preset.params) + ' (from the preset)';
+    }
+
+    /* After a good reply: the resolved value of every input left empty shows as its
+     * placeholder, and the N slider follows the server's N. */
+    function showResolved(inputs) {
+        /* The architecture's resolved fields sit in inputs.shape. */
+        var resolved = {};
+        [inputs.shape || {}, inputs].forEach(function (o) {
+            Object.keys(o).forEach(function (k) { resolved[k] = o[k]; });
+        });
+        Object.keys(controls).forEach(function (name) {
+            var c = controls[name];
+            if (!(name in resolved) || c.el.type === 'checkbox')
+                return;
+            if (c.el.tagName === 'SELECT') {
+                /* "auto" says what it resolved to */
+                var auto = c.el.options[0];
+                if (auto && auto.value === '' && name !== 'model')
+                    auto.textContent = 'auto · ' + (resolved[name] === true ? 'yes'
+                        : resolved[name] === false ? 'no' : String(resolved[name]));
+                return;
+            }
+            var text = name === 'params' || c.row.kind === 'size' && resolved[name] >= 1e6
+                ? fmtSI(resolved[name]) : fmtValue(c.row, resolved[name]);
+            c.el.dataset.resolved = fmtValue(c.row, resolved[name]);
+            if (c.row.kind === 'integer')
+                c.el.setAttribute('aria-valuenow', String(resolved[name]));
+            if (c.row['default'] === null)
+                c.el.placeholder = name === 'params' && models[resolved.model]
+                    ? text + ' (from the preset)' : text;
+        });
+        var n = resolved.params;
         var slider = $('in-params-slider');
         if (n > 0) {
             slider.value = String(Math.log10(n));
@@ -161,18 +404,19 @@
      * ------------------------------------------------------------------------------------- */
 
     function clearErrors() {
-        FIELDS.forEach(function (f) {
-            $('err-' + f.name).textContent = '';
-            input(f.name).removeAttribute('aria-invalid');
+        Array.prototype.forEach.call(document.querySelectorAll('.inputs .err'), function (p) {
+            p.textContent = '';
         });
-        $('err-other').textContent = '';
+        Object.keys(controls).forEach(function (name) {
+            controls[name].el.removeAttribute('aria-invalid');
+        });
     }
 
     function showError(field, message) {
-        var box = $('err-' + field);
-        if (box && input(field)) {
+        var box = field ? $('err-' + field) : null;
+        if (box && controls[field]) {
             box.textContent = box.textContent ? box.textContent + '; ' + message : message;
-            input(field).setAttribute('aria-invalid', 'true');
+            controls[field].el.setAttribute('aria-invalid', 'true');
         } else {
             var other = $('err-other');
             var line = (field ? field + ': ' : '') + message;
@@ -180,17 +424,48 @@
         }
     }
 
+    function showProblem(p) {
+        var errs = p.errors && p.errors.length ? p.errors
+            : [{ field: null, message: p.detail || p.title || 'request failed' }];
+        errs.forEach(function (e) { showError(e.field, e.message); });
+    }
+
     /* ---------------------------------------------------------------------------------------
      * Requests
      * ------------------------------------------------------------------------------------- */
 
-    /* GET path?query -> {ok, body}; problem+json bodies come back with ok false. */
-    function get(path, query, signal) {
-        var url = path + (query ? '?' + query : '');
-        return fetch(url, { signal: signal, headers: { Accept: 'application/json' } })
-            .then(function (res) {
-                return res.json().then(function (body) { return { ok: res.ok, body: body }; });
+    /* GET path -> body; null when it failed. */
+    function getJSON(path) {
+        return fetch(path, { headers: { Accept: 'application/json' } }).then(function (res) {
+            return res.ok ? res.json() : null;
+        });
+    }
+
+    /* One batch POST /evaluate: an array of input objects in, an array of replies (or problem
+     * objects, each with its own status) out, in order. */
+    function evaluate(items, signal) {
+        return fetch('/evaluate', {
+            method: 'POST',
+            signal: signal,
+            headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+            body: JSON.stringify(items)
+        }).then(function (res) {
+            return res.json().then(function (body) {
+                if (!Array.isArray(body))
+                    return items.map(function () { return body; });
+                return body;
             });
+        });
+    }
+
+    function isReply(r) { return r && typeof r === 'object' && r.inputs !== undefined; }
+
+    function itemOf(q, gpusOverride) {
+        var o = {};
+        q.forEach(function (v, k) { o[k] = v; });
+        if (gpusOverride !== undefined)
+            o.gpus = String(gpusOverride);
+        return o;
     }
 
     function schedule() {
@@ -199,44 +474,67 @@
         timer = setTimeout(update, DEBOUNCE_MS);
     }
 
+    /* 1 .. several times min_gpus (at least 8 model-parallel groups), every multiple of the
+     * model-parallel size tp*pp*cp when few, else about a dozen spread geometrically; the current
+     * G and min_gpus always among them. */
+    function chartPoints(minGpus, G, mp) {
+        var top = Math.max(8 * mp, 4 * (minGpus || 1));
+        var groups = Math.floor(top / mp);
+        var pts = {};
+        if (groups <= 16) {
+            for (var k = 1; k <= groups; k++)
+                pts[k * mp] = true;
+        } else {
+            for (var i = 0; i < 12; i++)
+                pts[mp * Math.round(Math.pow(groups, i / 11))] = true;
+        }
+        if (minGpus)
+            pts[minGpus] = true;
+        if (G >= 1 && G <= 1e7 && G % mp === 0)
+            pts[G] = true;
+        return Object.keys(pts).map(Number).sort(function (a, b) { return a - b; });
+    }
+
+    function sameList(a, b) {
+        return a.length === b.length && a.every(function (x, i) { return x === b[i]; });
+    }
+
     function update() {
         var q = currentQuery();
         if (controller)
             controller.abort();
-        if (q === null) {
-            document.body.dataset.state = 'idle';
-            return;
-        }
         var qs = q.toString();
         history.replaceState(null, '', qs ? '?' + qs : location.pathname);
         $('share').href = location.href;
 
+        /* The chart's points as the last reply placed them; G as typed when it is a plain count. */
+        var gText = controls.gpus ? controls.gpus.get() : '';
+        var guessG = /^[0-9]+$/.test(gText) ? Number(gText) : 1;
+        var guess = chartPoints(lastShape.minGpus, guessG, lastShape.mp);
+
         var ctl = new AbortController();
         controller = ctl;
-        Promise.all([get('/fit', qs, ctl.signal), get('/runtime', qs, ctl.signal),
-                     get('/flops', qs, ctl.signal)])
+        evaluate([itemOf(q)].concat(guess.map(function (g) { return itemOf(q, g); })), ctl.signal)
             .then(function (r) {
                 if (ctl.signal.aborted)
                     return null;
                 clearErrors();
-                var seen = {};
-                r.forEach(function (reply) {
-                    if (reply.ok)
-                        return;
-                    var errs = reply.body.errors && reply.body.errors.length ? reply.body.errors
-                        : [{ field: null, message: reply.body.detail || 'request failed' }];
-                    errs.forEach(function (e) {
-                        var key = e.field + '\u0000' + e.message;
-                        if (!seen[key]) {
-                            seen[key] = true;
-                            showError(e.field, e.message);
-                        }
+                var main = r[0];
+                render(main);
+                if (!isReply(main))
+                    return null;
+                var inp = main.inputs;
+                var mp = (inp.tp || 1) * (inp.pp || 1) * (inp.cp || 1);
+                lastShape = { minGpus: main.fit.min_gpus, mp: mp };
+                var want = chartPoints(main.fit.min_gpus, inp.gpus, mp);
+                if (sameList(want, guess))
+                    return chart(want, r.slice(1), main);
+                /* The shape moved: one more batch for exactly the points wanted. */
+                return evaluate(want.map(function (g) { return itemOf(q, g); }), ctl.signal)
+                    .then(function (r2) {
+                        if (!ctl.signal.aborted)
+                            chart(want, r2, main);
                     });
-                });
-                renderFit(r[0]);
-                renderRuntime(r[1]);
-                renderFlops(r[2]);
-                return r[0].ok ? chart(q, r[0].body, ctl) : null;
             })
             .catch(function (err) {
                 if (err && err.name === 'AbortError')
@@ -250,24 +548,41 @@
     }
 
     /* ---------------------------------------------------------------------------------------
-     * Meter, KPIs, advice
+     * Meter, KPIs, step time, advice
      * ------------------------------------------------------------------------------------- */
 
     function setKpi(testid, text, value) {
-        var el = document.querySelector('[data-testid="' + testid + '"]');
-        el.textContent = text;
+        var node = document.querySelector('[data-testid="' + testid + '"]');
+        node.textContent = text;
         if (value === undefined)
-            el.removeAttribute('data-value');
+            node.removeAttribute('data-value');
         else
-            el.dataset.value = String(value);
+            node.dataset.value = String(value);
     }
 
-    function renderFit(reply) {
+    function render(reply) {
+        var ok = isReply(reply);
+        document.querySelector('.results').classList.toggle('stale', !ok);
+        if (!ok) {
+            showProblem(reply || {});
+            renderFit(null);
+            renderRuntime(null);
+            renderFlops(null);
+            renderPerf(null);
+            return;
+        }
+        showResolved(reply.inputs);
+        renderFit(reply);
+        renderRuntime(reply);
+        renderFlops(reply);
+        renderPerf(reply);
+    }
+
+    function renderFit(b) {
         var meter = $('meter');
         var fitsKpi = $('kpi-fits');
         var totalKpi = $('kpi-total');
-        document.querySelector('.results').classList.toggle('stale', !reply.ok);
-        if (!reply.ok) {
+        if (!b) {
             setKpi('total-gb', '—');
             setKpi('fits', '—');
             fitsKpi.classList.remove('bad', 'good');
@@ -277,7 +592,6 @@
             $('warnings').textContent = '';
             return;
         }
-        var b = reply.body;
         var per = b.memory.per_gpu;
         var capGB = b.fit.capacity.gb;
         var totalGB = per.total.gb;
@@ -321,7 +635,7 @@
             li.textContent = plain(a.message);
             li.dataset.code = a.code;
             var change = Object.keys(a.change || {});
-            if (change.length && change.every(function (k) { return input(k); })) {
+            if (change.length && change.every(function (k) { return controls[k]; })) {
                 var btn = document.createElement('button');
                 btn.type = 'button';
                 btn.className = 'apply';
@@ -329,7 +643,7 @@
                     return k + ' = ' + a.change[k];
                 }).join(', ');
                 btn.addEventListener('click', function () {
-                    change.forEach(function (k) { input(k).value = String(a.change[k]); });
+                    change.forEach(function (k) { controls[k].set(String(a.change[k])); });
                     schedule();
                 });
                 li.appendChild(btn);
@@ -355,71 +669,103 @@
         });
     }
 
-    function renderRuntime(reply) {
-        if (!reply.ok) {
+    function renderRuntime(b) {
+        if (!b) {
             setKpi('est-days', '—');
             $('days-label').textContent = 'Est. days';
             return;
         }
-        var rt = reply.body.runtime;
+        var rt = b.runtime;
+        var source = rt.mfu_source || (rt.mfu_measured ? 'measured' : 'assumed');
         setKpi('est-days', fmtDays(rt.days), rt.days);
-        $('days-label').textContent = 'Est. days · D=' + fmtSI(reply.body.inputs.tokens) + ' · ' +
-            parseFloat((rt.mfu * 100).toFixed(1)) + '% MFU';
+        $('days-label').textContent = 'Est. days · D=' + fmtSI(b.inputs.tokens) + ' · ' +
+            fmtPct(rt.mfu) + ' MFU (' + source + ')';
     }
 
-    function renderFlops(reply) {
-        if (!reply.ok) {
+    function renderFlops(b) {
+        if (!b) {
             setKpi('train-flops', '—');
             return;
         }
-        var f = reply.body.flops.six_nd;
+        var f = b.flops.six_nd;
         setKpi('train-flops', fmtSci(f), f);
     }
 
-    /* ---------------------------------------------------------------------------------------
-     * Chart: per-GPU memory against G, one /memory request per point
-     * ------------------------------------------------------------------------------------- */
-
-    /* 1 .. several times min_gpus (at least 1..8), all of them when few, else about a dozen
-     * spread geometrically; the current G and min_gpus always among them. */
-    function chartPoints(minGpus, G) {
-        var top = Math.max(8, 4 * (minGpus || 1));
-        var pts = {};
-        if (top <= 16) {
-            for (var g = 1; g <= top; g++)
-                pts[g] = true;
-        } else {
-            for (var i = 0; i < 12; i++)
-                pts[Math.round(Math.pow(top, i / 11))] = true;
+    /* The step-time model: predicted days (± its expected error), MFU, and where the step goes as
+     * one stacked bar whose segments are the breakdown's seconds over step_seconds. */
+    function renderPerf(b) {
+        var bar = $('step-bar');
+        var legend = $('step-legend');
+        var bn = document.querySelector('[data-testid="bottleneck"]');
+        var p = b && b.performance;
+        bar.textContent = '';
+        legend.textContent = '';
+        if (!p) {
+            setKpi('pred-days', '—');
+            setKpi('pred-mfu', '—');
+            setKpi('step-seconds', '—');
+            setKpi('pred-tps', '—');
+            bn.textContent = b ? 'This server does not predict step times.' : '';
+            return;
         }
-        if (minGpus)
-            pts[minGpus] = true;
-        if (G <= 1e7)
-            pts[G] = true;
-        return Object.keys(pts).map(Number).sort(function (a, b) { return a - b; });
+        setKpi('pred-days', fmtDays(p.days) + ' ± ' + fmtDays(p.days * p.expected_error), p.days);
+        setKpi('pred-mfu', fmtPct(p.mfu) + (p.hfu > p.mfu ? ' · HFU ' + fmtPct(p.hfu) : ''), p.mfu);
+        setKpi('step-seconds', fmtSeconds(p.step_seconds), p.step_seconds);
+        setKpi('pred-tps', Math.round(p.tokens_per_second_per_gpu).toLocaleString('en-US'),
+            p.tokens_per_second_per_gpu);
+        var total = p.step_seconds;
+        var parts = [];
+        Object.keys(p.breakdown).forEach(function (term) {
+            var s = p.breakdown[term];
+            if (s > 0)
+                parts.push({ term: term, s: s });
+        });
+        parts.forEach(function (part) {
+            var seg = document.createElement('div');
+            seg.className = 'tseg t-' + (TERMS[part.term] ? part.term : 'other');
+            seg.style.width = (total > 0 ? part.s / total * 100 : 0) + '%';
+            seg.dataset.term = part.term;
+            seg.dataset.seconds = String(part.s);
+            seg.title = (TERMS[part.term] || part.term) + ': ' + fmtSeconds(part.s);
+            bar.appendChild(seg);
+            var li = document.createElement('li');
+            li.dataset.term = part.term;
+            var sw = document.createElement('i');
+            sw.className = 'sw t-' + (TERMS[part.term] ? part.term : 'other');
+            li.appendChild(sw);
+            li.appendChild(document.createTextNode((TERMS[part.term] || part.term) + ' '));
+            var v = document.createElement('b');
+            var share = total > 0 ? part.s / total : 0;
+            v.textContent = fmtSeconds(part.s) + ' · ' + (share < 0.001 ? '<0.1%' : fmtPct(share));
+            li.appendChild(v);
+            legend.appendChild(li);
+        });
+        bar.setAttribute('aria-label', 'step time ' + fmtSeconds(total) + ': ' + parts.map(function (x) {
+            return (TERMS[x.term] || x.term) + ' ' + fmtPct(x.s / total);
+        }).join(', '));
+        var name = TERMS[p.bottleneck] || p.bottleneck;
+        bn.textContent = '';
+        bn.appendChild(document.createTextNode('Bottleneck (largest term after compute): '));
+        var strong = document.createElement('b');
+        strong.textContent = name;
+        strong.dataset.term = p.bottleneck;
+        bn.appendChild(strong);
+        bn.appendChild(document.createTextNode('. Assumed-MFU days: ' + fmtDays(b.runtime.days) +
+            '; predicted: ' + fmtDays(p.days) + ' (expected error ±' + fmtPct(p.expected_error) + ').'));
     }
 
-    function chart(q, fit, ctl) {
-        var G = fit.inputs.gpus;
-        var points = chartPoints(fit.fit.min_gpus, G);
-        return Promise.all(points.map(function (g) {
-            var p = new URLSearchParams(q);
-            if (g === 1)
-                p.delete('gpus');
-            else
-                p.set('gpus', String(g));
-            return get('/memory', p.toString(), ctl.signal);
-        })).then(function (replies) {
-            if (ctl.signal.aborted)
-                return;
-            var rows = [];
-            replies.forEach(function (r, i) {
-                if (r.ok)
-                    rows.push({ g: points[i], per: r.body.memory.per_gpu });
-            });
-            lastChart = { rows: rows, cap: fit.fit.capacity.gb, G: G };
-            drawChart();
+    /* ---------------------------------------------------------------------------------------
+     * Chart: per-GPU memory against G, from the batch's items 1..n
+     * ------------------------------------------------------------------------------------- */
+
+    function chart(points, replies, main) {
+        var rows = [];
+        replies.forEach(function (r, i) {
+            if (isReply(r))
+                rows.push({ g: points[i], per: r.memory.per_gpu });
         });
+        lastChart = { rows: rows, cap: main.fit.capacity.gb, G: main.inputs.gpus };
+        drawChart();
     }
 
     var SVGNS = 'http://www.w3.org/2000/svg';
@@ -505,46 +851,15 @@
     }
 
     /* ---------------------------------------------------------------------------------------
-     * Start: catalogs, the address bar's inputs, listeners
+     * Start: the input table and catalogs, the address bar's inputs, listeners
      * ------------------------------------------------------------------------------------- */
 
-    function fillCatalogs() {
-        return Promise.all([get('/gpus', ''), get('/models', '')]).then(function (r) {
-            var gpuSel = input('gpu');
-            var modelSel = input('model');
-            if (r[0].ok) {
-                gpuSel.textContent = '';
-                r[0].body.gpus.forEach(function (g) {
-                    gpus[g.id] = g;
-                    addOption(gpuSel, g.id, g.name + ' · ' + parseFloat(g.memory_gb.toFixed(1)) + ' GB');
-                });
-            }
-            if (r[1].ok) {
-                r[1].body.models.forEach(function (mdl) {
-                    models[mdl.id] = mdl;
-                    addOption(modelSel, mdl.id, mdl.name + ' (' + fmtSI(mdl.params) + ')');
-                });
-            }
-        }).catch(function () {
-            showError(null, 'cannot load the GPU and model catalogs');
-        });
-    }
-
     function listen() {
-        FIELDS.forEach(function (f) {
-            var node = input(f.name);
-            node.addEventListener(node.tagName === 'SELECT' ? 'change' : 'input', function () {
-                if (f.name === 'params')
-                    syncSlider();
-                schedule();
-            });
-        });
         input('model').addEventListener('change', function () {
             /* A preset brings its own N: the box empties and shows it as a hint. */
-            var preset = models[input('model').value];
-            input('params').value = preset ? '' : '7B';
-            input('params').placeholder = preset ? fmtSI(preset.params) + ' (from the preset)' : '7B, 1.3e9, 70b';
-            syncSlider();
+            input('params').value = '';
+            input('params').placeholder = '';
+            presetHint();
         });
         $('in-params-slider').addEventListener('input', function () {
             var n = Math.pow(10, parseFloat(this.value));
@@ -565,12 +880,20 @@
     }
 
     document.body.dataset.state = 'busy';
-    fillCatalogs().then(function () {
+    Promise.all([getJSON('/inputs'), getJSON('/gpus'), getJSON('/models')]).then(function (r) {
+        if (!r[0]) {
+            showError(null, 'cannot load the input table (GET /inputs)');
+            document.body.dataset.state = 'idle';
+            return;
+        }
+        (r[1] ? r[1].gpus : []).forEach(function (g) { gpus[g.id] = g; });
+        (r[2] ? r[2].models : []).forEach(function (mdl) { models[mdl.id] = mdl; });
+        buildForm(r[0]);
         applyQuery(new URLSearchParams(location.search));
-        var preset = models[input('model').value];
-        if (preset)
-            input('params').placeholder = fmtSI(preset.params) + ' (from the preset)';
         listen();
         update();
+    }).catch(function (err) {
+        showError(null, 'cannot reach the server (' + (err && err.message) + ')');
+        document.body.dataset.state = 'idle';
     });
 })();

@@ -110,7 +110,8 @@ static void assert_plans_reproduce(json_t *reply)
         }
         ck_assert_int_eq(live_int_at(fit, "fit.capacity.bytes"),
                          live_int_at(p, "memory_per_gpu.capacity.bytes"));
-        /* mfu in the config is the effective MFU, printed to 15 digits. */
+        /* mfu in the config is the effective MFU, printed to 15 digits, or "predicted": then
+         * /runtime runs the same time model on the same layout and global batch. */
         close_to(live_num_at(run, "runtime.days"), live_num_at(p, "days"), 1e-13);
     }
     free(text);
@@ -126,8 +127,8 @@ static void assert_plans_reproduce(json_t *reply)
 
 START_TEST(plan_seven_b_by_hand)
 {
-    json_t *b =
-        post_json("/plan", "{\"gpu\":\"h100-sxm\",\"gpus_max\":8,\"usd_per_gpu_hour\":2}", 200);
+    json_t *b = post_json(
+        "/plan", "{\"gpu\":\"h100-sxm\",\"gpus_max\":8,\"usd_per_gpu_hour\":2,\"mfu\":0.5}", 200);
 
     /* tests/core/test_core_plan.c derives it: 8 H100s, tp = pp = 1, ZeRO 1, no checkpointing,
      * micro-batch 8; state 14e9 + 14e9 + 84e9/8 = 38.5e9, activations 8 * 3689414656. Cost
@@ -158,13 +159,48 @@ START_TEST(plan_every_config_fits_back)
     /* No price: ranked by GPU-hours; a preset, a longer sequence, several GPU types. */
     json_t *b = post_json("/plan",
                           "{\"model\":\"llama2-13b\",\"seq_len\":4096,\"tokens\":\"260B\","
-                          "\"gpu\":[\"h100-sxm\",\"a100-sxm-40gb\"],\"gpus_max\":64}",
+                          "\"gpu\":[\"h100-sxm\",\"a100-sxm-40gb\"],\"gpus_max\":64,\"mfu\":0.5}",
                           200);
 
     ck_assert_str_eq(str_at(b, "ranked_by"), "gpu_hours");
     ck_assert_uint_eq(json_array_size(json_object_get(b, "plans")), 20);
     ck_assert(json_is_null(live_at(b, "plans.0.cost_usd")));
     ck_assert_uint_eq(json_array_size(live_at(b, "inputs.gpu")), 2);
+    assert_plans_reproduce(b);
+    json_decref(b);
+}
+END_TEST
+
+START_TEST(plan_predicted_by_default)
+{
+    /* Without mfu the step-time model ranks: each plan carries its performance, its config
+     * says mfu "predicted" with the cp, virtual stages and global batch chosen, and the
+     * seconds are steps * step_seconds. /fit and /runtime of every config reproduce it. */
+    json_t *b = post_json("/plan",
+                          "{\"model\":\"llama3-70b\",\"tokens\":\"15T\",\"seq_len\":8192,"
+                          "\"deadline_days\":120,\"gpu\":\"h100-sxm\",\"usd_per_gpu_hour\":2}",
+                          200);
+    size_t i;
+    json_t *p;
+
+    ck_assert_str_eq(str_at(b, "inputs.mfu"), "predicted");
+    ck_assert_uint_ge(json_array_size(json_object_get(b, "pareto")), 3);
+    json_array_foreach (json_object_get(b, "plans"), i, p) {
+        double steps = ceil(15e12 / live_num_at(p, "global_batch_tokens"));
+
+        ck_assert_str_eq(str_at(p, "config.mfu"), "predicted");
+        ck_assert_int_eq(live_int_at(p, "config.cp"), live_int_at(p, "cp"));
+        ck_assert_int_eq(live_int_at(p, "config.virtual_stages"), live_int_at(p, "virtual_stages"));
+        close_to(live_num_at(p, "config.global_batch") * 8192,
+                 live_num_at(p, "config.global_batch_tokens"), 0);
+        close_to(live_num_at(p, "steps"), steps, 0);
+        close_to(live_num_at(p, "seconds"), steps * live_num_at(p, "performance.step_seconds"),
+                 1e-12);
+        ck_assert(live_num_at(p, "days") <= 120);
+        ck_assert(json_is_null(live_at(p, "efficiency")));
+        ck_assert(json_is_string(live_at(p, "performance.bottleneck")));
+        ck_assert(live_num_at(p, "performance.breakdown.compute") > 0);
+    }
     assert_plans_reproduce(b);
     json_decref(b);
 }
@@ -455,6 +491,7 @@ static Suite *plan_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, plan_seven_b_by_hand);
     tcase_add_test(t, plan_every_config_fits_back);
+    tcase_add_test(t, plan_predicted_by_default);
     tcase_add_test(t, plan_prices_by_gpu);
     tcase_add_test(t, plan_impossible_is_200_with_reasons);
     tcase_add_test(t, plan_errors);

@@ -52,6 +52,12 @@ static const struct golden_case cases[] = {
     {"memory_defaults", "GET", "/memory", NULL, NULL},
     {"fit_defaults", "GET", "/fit", NULL, NULL},
     {"runtime_defaults", "GET", "/runtime", NULL, NULL},
+    /* Every member at once, and the runtime from the step-time model. */
+    {"evaluate_defaults", "GET", "/evaluate", NULL, NULL},
+    {"runtime_predicted_layout", "GET", "/runtime",
+     "model=llama3-70b&gpus=1024&tp=8&pp=4&cp=2&virtual_stages=5&zero_stage=1&seq_len=8192&"
+     "global_batch=512&tokens=15T&checkpointing=selective&flash_attention=true&mfu=predicted",
+     NULL},
     /* A preset, and the same preset past its trained context (seq_len_exceeds_context). */
     {"fit_llama2_7b", "GET", "/fit", "model=llama2-7b&gpus=8", NULL},
     {"fit_llama2_7b_long_context", "GET", "/fit", "model=llama2-7b&gpus=8&seq_len=8192", NULL},

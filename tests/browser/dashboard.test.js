@@ -8,7 +8,9 @@
  * shrinks only the activation segment and it still does not fit; (b) G = 2 makes it fit; (c) the
  * days estimate shows and halving MFU doubles it; raising T inflates activations; the shareable
  * URL restores the state; no console errors. Then the page's own promises: headers (CSP, nosniff,
- * ETag/304), errors next to the field the API names, labels and keyboard, 375 px without
+ * ETag/304), the form built from GET /inputs (defaults and choices from the server, not from this
+ * file), at most two requests per change, the step-time bar drawn in proportion to the breakdown
+ * the page received, errors next to the field the API names, labels and keyboard, 375 px without
  * sideways scrolling. Screenshots (1440 and 375 px) go to MEMWALL_SHOTS (the build dir).
  *
  * Every expected number is derived by hand below from the lesson's formulas (docs/model.md),
@@ -35,7 +37,7 @@ const WAIT_MS = 15000;
  * 112 GB. With G = 2 and ZeRO 3 (the default) every piece is split in two: 7 + 7 + 42 = 56 GB.
  *
  * Activations: N = 7e9 alone resolves to the nearest preset's shape, 32 layers x d 4096, 32
- * heads, V 32000 (design.md). Per layer (Korthikanti et al. 2022, t = 1): 34 s b d + 5 a s^2 b.
+ * heads, V 32000 (docs/model.md, "Shape"). Per layer (Korthikanti et al. 2022, t = 1): 34 s b d + 5 a s^2 b.
  *   T 512:  34*512*4096 = 71,303,168;  5*32*512^2 = 41,943,040;  sum 113,246,208; x32 =
  *           3,623,878,656; logits 4 s b V = 4*512*32000 = 65,536,000 -> 3,689,414,656 bytes.
  *   full checkpointing, T 512: (L-1) layers keep 2 s b d = 4,194,304 -> 31 x = 130,023,424, plus
@@ -94,6 +96,42 @@ function fetchRaw(p, headers = {}) {
             res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
         }).on('error', reject);
     });
+}
+
+function fetchJSON(p) {
+    return fetchRaw(p).then((r) => JSON.parse(r.body));
+}
+
+function postJSON(p, body) {
+    return new Promise((resolve, reject) => {
+        const data = JSON.stringify(body);
+        const req = http.request({ host: '127.0.0.1', port, path: p, method: 'POST',
+            headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } },
+        (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (c) => { text += c; });
+            res.on('end', () => resolve(JSON.parse(text)));
+        });
+        req.on('error', reject);
+        req.end(data);
+    });
+}
+
+/* Run one change on the page and return every request it caused until the page is idle again
+ * (page.on('request')), each with the JSON of its reply as the page received it. */
+async function requestsOf(page, change) {
+    const seen = [];
+    const onRequest = (req) => seen.push(req);
+    page.on('request', onRequest);
+    await change();
+    await settle(page);
+    page.off('request', onRequest);
+    return Promise.all(seen.map(async (req) => {
+        const res = await req.response();
+        return { method: req.method(), path: new URL(req.url()).pathname, sent: req.postDataJSON(),
+            body: res && /json/.test(res.headers()['content-type'] || '') ? await res.json() : null };
+    }));
 }
 
 /* Console errors are collected from every page; one that sends bad inputs on purpose may pass
@@ -224,7 +262,10 @@ test("the lesson's Try it: 7B overflows one H100, checkpointing cannot save it, 
     await open(page);
 
     await t.test('defaults: ~112 GB of state, the bar red and Fits says no', async () => {
-        assert.equal(await page.inputValue('[data-testid="params"]'), '7B');
+        /* N's default is resolved (the architecture's count, else 7e9): the box is empty and
+         * shows the server's N as its placeholder. */
+        assert.equal(await page.inputValue('[data-testid="params"]'), '');
+        assert.equal(await page.getAttribute('[data-testid="params"]', 'placeholder'), '7B');
         assert.equal(await page.inputValue('[data-testid="gpus"]'), '1');
         assert.equal(await page.inputValue('[data-testid="precision"]'), 'bf16');
         assert.equal(await page.inputValue('[data-testid="seq_len"]'), '512');
@@ -328,6 +369,137 @@ test("the lesson's Try it: 7B overflows one H100, checkpointing cannot save it, 
 
     await page.close();
     assert.deepEqual(consoleErrors, [], 'no console errors');
+});
+
+/* ---------------------------------------------------------------------------------------------
+ * The form comes from GET /inputs; a change costs at most two requests
+ * ------------------------------------------------------------------------------------------- */
+
+test('the form shows GET /inputs: every default, every choice, and the layout knobs', async () => {
+    const table = await fetchJSON('/inputs');
+    const page = await newPage(1440, 1000);
+    await open(page);
+    const shown = {};
+    let checked = 0;
+    for (const row of table.inputs) {
+        const loc = page.locator(`#in-${row.name}`);
+        assert.equal(await loc.count(), 1, `${row.name} has a control`);
+        const kind = await loc.evaluate((e) => (e.type === 'checkbox' ? 'check' : e.tagName));
+        if (kind === 'check') {
+            assert.equal(await loc.isChecked(), row.default, `${row.name} checkbox at its default`);
+        } else if (row.default === null) {
+            assert.equal(await loc.inputValue(), '', `${row.name}: resolved default, so nothing typed`);
+        } else if (kind === 'SELECT') {
+            assert.equal(await loc.inputValue(), String(row.default), `${row.name} select`);
+        } else {
+            shown[row.name] = await loc.inputValue();
+        }
+        if (row.kind === 'choice') {
+            const values = await loc.evaluate((e) => Array.from(e.options, (o) => o.value).filter((v) => v));
+            assert.deepEqual(values, row.choices, `${row.name} options`);
+        }
+        checked++;
+    }
+    assert.ok(checked >= 40, `${checked} inputs checked`);
+    /* the new layout knobs are on the form itself, not folded away under "More inputs" */
+    for (const name of ['cp', 'virtual_stages', 'global_batch'])
+        assert.ok(await page.locator(`#in-${name}`).isVisible(), `${name} visible`);
+    /* A number box shows its default in the server's own grammar ("1.4T" for 1.4e12 tokens): the
+     * server, asked with the shown text, echoes the table's default. */
+    const echo = await postJSON('/evaluate', shown);
+    assert.ok(echo.inputs, JSON.stringify(echo));
+    for (const [name, text] of Object.entries(shown))
+        assert.equal(echo.inputs[name], table.inputs.find((r) => r.name === name).default, `${name} = "${text}"`);
+    assert.ok(Object.keys(shown).length >= 8, Object.keys(shown).join(' '));
+    assert.equal(shown.tokens, '1.4T');
+    assert.equal(await page.isChecked('[data-testid="mfu-predicted"]'), false, 'MFU assumed by default');
+    await page.close();
+});
+
+test('one change costs at most two requests, both POST /evaluate batches', async () => {
+    const page = await newPage(1440, 1000);
+    const load = await requestsOf(page, () => page.goto(base() + '/'));
+    const computed = load.filter((r) => r.method === 'POST');
+    assert.ok(computed.length >= 1 && computed.length <= 2, `${computed.length} compute requests at load`);
+    assert.deepEqual(load.filter((r) => r.method === 'GET' && ['/inputs', '/gpus', '/models'].includes(r.path))
+        .map((r) => r.path).sort(), ['/gpus', '/inputs', '/models'], 'the table and catalogs once');
+
+    const changes = [
+        /* three keystrokes inside the debounce: one change */
+        ['typed, key by key', () => page.locator('[data-testid="params"]').pressSequentially('13B')],
+        ['a select', () => page.locator('[data-testid="checkpointing"]').selectOption('full')],
+        ['a checkbox', () => page.locator('[data-testid="mfu-predicted"]').check()],
+        ['a layout knob', () => page.locator('[data-testid="tp"]').fill('2')]
+    ];
+    for (const [what, change] of changes) {
+        const reqs = await requestsOf(page, change);
+        assert.ok(reqs.length >= 1 && reqs.length <= 2, `${what}: ${reqs.length} requests`);
+        for (const r of reqs) {
+            assert.equal(`${r.method} ${r.path}`, 'POST /evaluate', what);
+            assert.ok(Array.isArray(r.sent) && Array.isArray(r.body) && r.body.length === r.sent.length,
+                `${what}: a batch answered item by item`);
+        }
+        /* item 0 of the first batch is the current inputs, as typed */
+        assert.equal(reqs[0].sent[0].params, '13B', what);
+    }
+    assert.equal(await page.inputValue('[data-testid="mfu"]'), '0.5');
+    assert.ok(await page.locator('[data-testid="mfu"]').isDisabled(), 'the MFU box is off while predicted');
+    assert.equal(new URL(page.url()).searchParams.get('mfu'), 'predicted');
+    await page.close();
+});
+
+test('where the step goes: the bar is the breakdown the page received, the bottleneck named', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page);
+    const reqs = await requestsOf(page, () => page.locator('[data-testid="gpus"]').fill('8'));
+    const reply = reqs[0].body[0];
+    const perf = reply.performance;
+    assert.ok(perf && perf.breakdown, 'the reply carries performance');
+    const terms = Object.entries(perf.breakdown).filter(([, v]) => v > 0);
+    const sum = terms.reduce((a, [, v]) => a + v, 0);
+    near(sum, perf.step_seconds, 1e-9, 'the terms add up to the step');
+
+    const bar = await page.locator('[data-testid="step-bar"]').boundingBox();
+    const segs = await page.locator('[data-testid="step-bar"] .tseg').evaluateAll((els) =>
+        els.map((e) => ({ term: e.dataset.term, width: e.getBoundingClientRect().width })));
+    assert.deepEqual(segs.map((x) => x.term), terms.map(([k]) => k), 'one segment per non-zero term, in order');
+    for (const seg of segs) {
+        const expected = perf.breakdown[seg.term] / perf.step_seconds * bar.width;
+        assert.ok(Math.abs(seg.width - expected) <= 1, `${seg.term}: ${seg.width} px, expected ${expected}`);
+    }
+    const legend = await page.locator('[data-testid="step-legend"] li').evaluateAll((els) => els.map((e) => e.dataset.term));
+    assert.deepEqual(legend, terms.map(([k]) => k), 'legend lists the same terms');
+    assert.equal(await page.locator('[data-testid="bottleneck"] b').getAttribute('data-term'), perf.bottleneck);
+    near(await value(page, 'pred-days'), perf.days, 1e-12, 'predicted days');
+    near(await value(page, 'pred-mfu'), perf.mfu, 1e-12, 'predicted MFU');
+    assert.match(await text(page, 'pred-days'), / ± /);
+    /* beside it, the assumed-MFU days: 6ND / (8 x 989.4e12 x 0.5) */
+    near(await value(page, 'est-days'), 5.88e22 / (8 * 989.4e12 * 0.5) / 86400, 1e-9, 'assumed days');
+
+    /* "predicted" MFU: the runtime takes the model's MFU, and says so */
+    const r2 = await requestsOf(page, () => page.locator('[data-testid="mfu-predicted"]').check());
+    const b2 = r2[0].body[0];
+    assert.equal(r2[0].sent[0].mfu, 'predicted');
+    assert.equal(b2.runtime.mfu_source, 'predicted');
+    near(await value(page, 'est-days'), b2.runtime.days, 1e-12, 'days from the predicted MFU');
+    assert.match(await page.locator('#days-label').textContent(), /\(predicted\)/);
+    await page.screenshot({ path: path.join(SHOTS, 'dashboard-perf.png'), fullPage: true });
+    await page.close();
+});
+
+test('a bad value ("7X" params) shows the server\'s own message next to the field', async () => {
+    const page = await newPage(1440, 1000, { httpErrors: true });
+    await open(page);
+    const reqs = await requestsOf(page, () => page.locator('[data-testid="params"]').fill('7X'));
+    assert.equal(reqs[0].sent[0].params, '7X', 'the text goes to the server as typed');
+    const problem = reqs[0].body[0];
+    assert.equal(problem.status, 400);
+    const err = problem.errors.find((e) => e.field === 'params');
+    assert.ok(err, JSON.stringify(problem));
+    assert.equal(await page.locator('#err-params').textContent(), err.message);
+    assert.equal(await page.getAttribute('[data-testid="params"]', 'aria-invalid'), 'true');
+    assert.ok(reqs.length <= 2);
+    await page.close();
 });
 
 /* ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
  * draft 2020-12). Reply schemas say `additionalProperties: false`, so a field added or renamed in C
  * without the document fails here. It also lints the document with redocly and checks that the
  * lesson's numbers come out, with the expected values derived by hand from the formulas in
- * design.md (derivations in comments), never copied from the program.
+ * docs/model.md (derivations in comments), never copied from the program.
  *
  * Runs on node >= 18.17 (Debian 12's nodejs) with node's own test runner: `node --test`.
  * Without a binary the live tests are skipped and only the document checks run.
@@ -512,7 +512,7 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
 
     describe('/plan and batch requests', () => {
         test('POST /plan: the 7B plan by hand, and every plan is valid /fit input that fits', async () => {
-            const b = await ok('/plan', { gpu: 'h100-sxm', gpus_max: 8, usd_per_gpu_hour: 2 });
+            const b = await ok('/plan', { gpu: 'h100-sxm', gpus_max: 8, usd_per_gpu_hour: 2, mfu: 0.5 });
             // 8 H100s, tp = pp = 1, ZeRO 1, micro-batch 8: state 14e9 + 14e9 + 84e9/8 = 38.5e9,
             // activations 8 * 3689414656 (see tests/core/test_core_plan.c for the derivation).
             assert.equal(b.ranked_by, 'cost_usd');

@@ -4,7 +4,7 @@
  * The lesson suite pins the default AdamW row; this one walks the other rows of the bytes-per-
  * param table, model-parallel and ZeRO sharding with ceil divisions, the explicit-architecture
  * and aspect-ratio shape rules, reserve/capacity, and the advice drawn from the bottleneck.
- * Expected values are worked by hand in the comments from design.md, never copied from output.
+ * Expected values are worked by hand in the comments from docs/model.md, never copied from output.
  */
 #include "core_test_util.h"
 #include "check_main.h"
@@ -388,9 +388,9 @@ END_TEST
 START_TEST(advice_zero0_suggests_stage3)
 {
     /*
-     * ZeRO 0 replicates state, so no G fits at stage 0 (min_gpus 0); design.md: shard_state
-     * adds {zero_stage: 3} when stage < 3 and that is what makes it fit. At stage 3 the 7B
-     * fits on 2 GPUs (test_core_lesson), so the advice is {gpus: 2, zero_stage: 3}.
+     * ZeRO 0 replicates state, so no G fits at stage 0 (min_gpus 0); docs/model.md (advice under
+     * "Fit"): shard_state adds {zero_stage: 3} when stage < 3 and that is what makes it fit. At
+     * stage 3 the 7B fits on 2 GPUs (test_core_lesson), so the advice is {gpus: 2, zero_stage: 3}.
      */
     struct core_input in;
     struct core_result r;

@@ -1,7 +1,7 @@
 /*
- * test_core_lesson.c - the lesson's worked numbers (shared/seed) out of core_evaluate().
+ * test_core_lesson.c - the lesson's worked numbers (docs/lesson.md) out of core_evaluate().
  *
- * Every expected value below is derived by hand from docs/model.md / design.md, with the
+ * Every expected value below is derived by hand from docs/model.md and docs/lesson.md, with the
  * arithmetic in a comment; none is copied from the program's output. The lesson's defaults are
  * 7B params, one 80 GB H100, bf16 mixed precision, AdamW, T 512, B 1, no checkpointing, ZeRO 3.
  */
@@ -55,7 +55,7 @@ START_TEST(default_input_ledger_and_fit)
 
     /*
      * Shape: only N (7e9) is known, so the nearest preset by |ln(N/derived)| is used. Derived
-     * counts (design.md §3): mistral-7b 7,241,732,096 -> |ln(7/7.2417)| = 0.034; llama2-7b
+     * counts (docs/model.md, "Presets"): mistral-7b 7,241,732,096 -> |ln(7/7.2417)| = 0.034; llama2-7b
      * 6,738,415,616 -> 0.038; gpt3-6.7b 6,656,958,464 -> 0.050; mpt-7b 6,649,286,656 -> 0.051.
      * Nearest: mistral-7b, L 32, d 4096, a 32, V 32000.
      */

@@ -6,9 +6,11 @@
  * $2/GPU-hour, default global batch 2^22 tokens. Every plan handed back is fed through
  * core_evaluate() and must reproduce its memory to the byte and fit.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "core_test_util.h"
+#include "perf.h"
 #include "check_main.h"
 
 static struct core_plan plans[CORE_PLAN_TOP], pareto[CORE_PLAN_PARETO_MAX];
@@ -16,6 +18,7 @@ static struct core_plan plans[CORE_PLAN_TOP], pareto[CORE_PLAN_PARETO_MAX];
 static void seven_b(struct core_plan_input *in)
 {
     core_plan_input_init(in);
+    in->base.mfu = 0.5; /* a number: the assumed-MFU model these hand derivations use */
     in->gpu_count = 1;
     in->gpus[0] = core_gpu_find("h100-sxm");
     in->gpus_max = 8;
@@ -43,13 +46,49 @@ static void config_of(const struct core_plan_input *in, const struct core_plan *
     c->gpus = p->gpus;
     c->tp = p->tp;
     c->pp = p->pp;
+    c->cp = p->cp;
+    c->virtual_stages = p->virtual_stages;
+    c->global_batch = p->global_batch;
     c->zero_stage = p->zero_stage;
     c->checkpointing = p->checkpointing;
     c->batch = p->batch;
     c->sequence_parallel = p->sequence_parallel ? CORE_FLAG_YES : CORE_FLAG_NO;
-    c->mfu = p->mfu;
+    c->mfu = p->predicted ? CORE_MFU_PREDICTED : p->mfu;
     c->global_batch_tokens = p->global_batch_tokens;
     c->usd_per_gpu_hour = p->usd_per_gpu_hour;
+}
+
+/* A predicted plan: core_evaluate of its config gives its memory, and the time model on that
+ * resolved config, times steps = ceil(D / global batch tokens), gives its seconds: what
+ * /runtime computes for mfu "predicted". */
+static void assert_predicted(const struct core_input *c, const struct core_plan *p)
+{
+    static struct core_result r;
+    struct core_problems probs;
+    struct core_perf_input pi;
+    struct core_perf perf;
+    double steps;
+
+    ck_assert_int_eq(core_evaluate_parts(c, CORE_PART_FIT, &r, &probs), CORE_OK);
+    ASSERT_I64(r.memory.params, p->params);
+    ASSERT_I64(r.memory.grads, p->grads);
+    ASSERT_I64(r.memory.optimizer, p->optimizer);
+    ASSERT_I64(r.memory.activations, p->activations);
+    ASSERT_I64(r.memory.total, p->total);
+    ASSERT_I64(r.fit.capacity, p->capacity);
+    ck_assert(r.fit.fits);
+    ck_assert(r.resolved.mfu_predicted);
+    ASSERT_REL(r.resolved.global_batch_tokens, p->global_batch_tokens, 0);
+    steps = ceil(r.resolved.tokens / r.resolved.global_batch_tokens);
+    ASSERT_REL(steps, p->steps, 0);
+    core_perf_input_resolved(&pi, &r.resolved);
+    core_perf_predict(&pi, &perf);
+    ASSERT_REL(steps * perf.step_seconds, p->seconds, 1e-12);
+    ASSERT_REL(perf.step_seconds, p->performance.step_seconds, 1e-12);
+    ASSERT_REL(perf.mfu, p->mfu, 1e-12);
+    ASSERT_REL(p->seconds * (double)p->gpus / 3600.0, p->gpu_hours, 1e-12);
+    if (p->cost_usd >= 0)
+        ASSERT_REL(p->gpu_hours * p->usd_per_gpu_hour, p->cost_usd, 1e-12);
 }
 
 static void assert_reproduces(const struct core_plan_input *in, const struct core_plan *p)
@@ -58,6 +97,10 @@ static void assert_reproduces(const struct core_plan_input *in, const struct cor
     static struct core_result r;
 
     config_of(in, p, &c);
+    if (p->predicted) {
+        assert_predicted(&c, p);
+        return;
+    }
     EVAL_OK(c, r);
     ASSERT_I64(r.memory.params, p->params);
     ASSERT_I64(r.memory.grads, p->grads);
@@ -172,6 +215,7 @@ START_TEST(full_recompute_factor)
 
     /* 70B on 8 H100s: 70e9 * 16 B / 8 = 140e9 per GPU with ZeRO 3 alone, so nothing fits. */
     core_plan_input_init(&in);
+    in.base.mfu = 0.5;
     in.base.params = 70000000000LL;
     in.gpu_count = 1;
     in.gpus[0] = core_gpu_find("h100-sxm");
@@ -299,6 +343,146 @@ START_TEST(small_arrays)
 }
 END_TEST
 
+/* The default mfu is "predicted": every plan's seconds are steps * the step-time model's step
+ * on its own configuration, its memory is the ledger's, and the model's own claims the search
+ * leans on hold for it (ZeRO 1 and 2 take the same time, ZeRO 0 is never faster). */
+START_TEST(predicted_plans_reproduce)
+{
+    struct core_plan_input in;
+    struct core_plan_summary out;
+
+    core_plan_input_init(&in);
+    ck_assert(in.base.mfu == CORE_MFU_PREDICTED);
+    in.base.preset = core_preset_find("llama2-13b");
+    in.base.seq_len = 4096;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 64;
+    search_ok(&in, &out);
+    ck_assert(out.resolved.mfu_predicted);
+    ck_assert_int_eq(out.plan_count, CORE_PLAN_TOP);
+    for (int i = 0; i < out.plan_count; i++) {
+        const struct core_plan *p = &plans[i];
+        struct core_input c;
+        struct core_result r;
+        struct core_perf_input pi;
+        struct core_perf z0, z1, z2;
+
+        ck_assert(p->predicted);
+        ck_assert_int_ge(p->zero_stage, 1);
+        ck_assert(p->global_batch_tokens <= 4194304.0);
+        ASSERT_REL(p->global_batch, (double)(p->micro_batches * p->batch * p->dp), 0);
+        ASSERT_I64(p->gpus, p->tp * p->pp * p->cp * p->dp);
+        if (i > 0)
+            ck_assert(plans[i - 1].gpu_hours <= p->gpu_hours);
+        assert_reproduces(&in, p);
+        config_of(&in, p, &c);
+        ck_assert_int_eq(core_evaluate_parts(&c, CORE_PART_MEMORY, &r, NULL), CORE_OK);
+        core_perf_input_resolved(&pi, &r.resolved);
+        pi.zero_stage = 0;
+        core_perf_predict(&pi, &z0);
+        pi.zero_stage = 1;
+        core_perf_predict(&pi, &z1);
+        pi.zero_stage = 2;
+        core_perf_predict(&pi, &z2);
+        ASSERT_REL(z2.step_seconds, z1.step_seconds, 0);
+        ck_assert(z0.step_seconds >= z1.step_seconds);
+    }
+    for (int i = 0; i < out.pareto_count; i++)
+        assert_reproduces(&in, &pareto[i]);
+}
+END_TEST
+
+/* The issue's case: Llama 3 70B, 15T tokens at T 8192, 120 days, H100 at $2. Under the step-time
+ * model more GPUs finish sooner but pay for more communication and smaller per-GPU work, so the
+ * front of (days, cost) has several points, on different layouts, each within the deadline. */
+START_TEST(llama3_70b_front)
+{
+    struct core_plan_input in;
+    struct core_plan_summary out;
+    int shardings = 0;
+
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("llama3-70b");
+    in.base.tokens = 15e12;
+    in.base.seq_len = 8192;
+    in.deadline_days = 120;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.usd_per_gpu_hour[in.gpus[0]] = 2.0;
+    search_ok(&in, &out);
+    ck_assert_int_ge(out.pareto_count, 3);
+    for (int i = 0; i < out.pareto_count; i++) {
+        const struct core_plan *p = &pareto[i];
+        bool seen = false;
+
+        ck_assert(p->days <= 120);
+        for (int j = 0; j < i; j++) {
+            const struct core_plan *q = &pareto[j];
+            /* Layouts differ: a front point per layout, never two of one. */
+            ck_assert(q->gpus != p->gpus || q->tp != p->tp || q->pp != p->pp || q->cp != p->cp);
+            seen = seen || (q->tp == p->tp && q->pp == p->pp && q->cp == p->cp);
+        }
+        shardings += !seen;
+        if (i > 0) { /* slower and strictly cheaper */
+            ck_assert(pareto[i - 1].days < p->days);
+            ck_assert(pareto[i - 1].cost_usd > p->cost_usd);
+        }
+        assert_reproduces(&in, p);
+    }
+    ck_assert_int_ge(shardings, 2);
+}
+END_TEST
+
+/*
+ * At equal GPUs, TP inside a node beats TP across nodes. Llama 2 70B at T 4096 needs 16 H100s
+ * (16 B * 69e9 / 8 = 138e9 per GPU does not fit 80 GB), so with gpus_max 16 every plan has
+ * G = 16; compare tp 8 x dp 2 with tp 16 x dp 1 (pp = cp = 1). In the model, the TP term per
+ * step is m * 3 (L/pp) * 2 all-reduces of the (b s d) activations, each 2 (t-1)/t bytes/bw:
+ * - m = 1024 sequences / (b dp) is twice as large at dp 1 (each GPU runs twice the
+ *   micro-batches, each half as wide in the GEMMs);
+ * - tp 8 inside the 8-GPU node overlaps half of it with the GEMMs (tp_comm_overlap defaults on
+ *   within a node), tp 16 across nodes does not: another factor 2;
+ * - the ring moves 30/16 instead of 14/8 of the bytes, at the same bus bandwidth (8 NICs x
+ *   50 GB/s x 0.9 = 360 GB/s = NVLink's 450 x 0.8), with slower cross-node hops.
+ * So tp_comm(16) >= 2 * 2 * (30/16) / (14/8) = 4.29 x tp_comm(8) at the same b, while the
+ * FLOPs per GPU are equal: the cross-node plan is slower and dearer, and ranks after.
+ */
+START_TEST(tp_inside_a_node_first)
+{
+    static struct core_plan many[256];
+    struct core_plan_input in;
+    struct core_plan_summary out;
+    struct core_problems probs;
+    int inside = -1, across = -1;
+
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("llama2-70b");
+    in.base.seq_len = 4096;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 16;
+    ck_assert_int_eq(core_plan_search(&in, many, 256, pareto, CORE_PLAN_PARETO_MAX, &out, &probs),
+                     CORE_OK);
+    ck_assert_int_lt(out.plan_count, 256); /* every (tp, pp, cp) group is listed */
+    for (int i = 0; i < out.plan_count; i++) {
+        ASSERT_I64(many[i].gpus, 16);
+        if (many[i].pp == 1 && many[i].cp == 1 && many[i].tp == 8)
+            inside = i;
+        if (many[i].pp == 1 && many[i].cp == 1 && many[i].tp == 16)
+            across = i;
+    }
+    ck_assert_int_ge(inside, 0);
+    ck_assert_int_ge(across, 0);
+    ck_assert_int_lt(inside, across);
+    ck_assert(many[inside].gpu_hours < many[across].gpu_hours);
+    ASSERT_I64(many[inside].batch, many[across].batch);
+    ck_assert(many[across].performance.breakdown.tp_comm >=
+              2.0 * 2.0 * (30.0 / 16.0) / (14.0 / 8.0) *
+                  many[inside].performance.breakdown.tp_comm);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
     Suite *s = suite_create("core_plan");
@@ -312,6 +496,9 @@ static Suite *plan_suite(void)
     tcase_add_test(t, deadline_and_budget_reasons);
     tcase_add_test(t, gpu_choice);
     tcase_add_test(t, small_arrays);
+    tcase_add_test(t, predicted_plans_reproduce);
+    tcase_add_test(t, llama3_70b_front);
+    tcase_add_test(t, tp_inside_a_node_first);
     suite_add_tcase(s, t);
     return s;
 }

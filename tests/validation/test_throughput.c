@@ -10,7 +10,7 @@
  * Run with --table to print the comparison and exit (script/validate does that).
  *
  * Settings the CSV leaves empty, and the frameworks' fixed behaviour, are filled in one place
- * (row_input) and documented in docs/performance-model.md, "Validation".
+ * (row_input) and documented in docs/model.md, "Step time" / "Validation".
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,0 +1,72 @@
+/*
+ * plan_internal.h - what the planner's source files share: the search state, one layout's
+ * cached ledger pieces, the ranking structures (plan_rank.c) and the two time models' searches
+ * (plan.c: an assumed MFU; plan_predict.c: the step-time model of perf.c).
+ */
+#ifndef MEMWALL_CORE_PLAN_INTERNAL_H
+#define MEMWALL_CORE_PLAN_INTERNAL_H
+
+#include "internal.h"
+#include "perf.h"
+
+#define PLAN_BATCH_STEPS 21 /* micro-batches 1, 2, 4, ..., 2^20 (CORE_BATCH_MAX is 1e6) */
+
+struct gpu_row {
+    int index;
+    double peak;        /* FLOP/s */
+    double peak_tflops; /* the same peak as the resolved input carries it (TFLOP/s) */
+    int64_t capacity;   /* bytes */
+    double price;       /* $/GPU-hour, < 0 none */
+};
+
+struct search {
+    const struct core_plan_input *in;
+    struct core_resolved r; /* the base; the layout fields vary per candidate */
+    struct core_bytes_per_param bpp;
+    bool predicted;      /* time from core_perf_predict (mfu "predicted") */
+    double gpu_flops[3]; /* F / (peak * eff) numerators per checkpointing mode: the run's F */
+    double recompute[3]; /* model / hardware FLOPs per checkpointing mode */
+    double gbt;          /* global batch, tokens */
+    struct core_plan *plans, *pareto;
+    int plans_max, pareto_max;
+    struct core_plan_summary *out;
+    /* For the reasons when nothing qualifies. */
+    int64_t min_need;        /* smallest per-GPU bytes seen (b = 1) */
+    int64_t batch_blocked;   /* fitting layouts whose b = 1 step exceeds the global batch */
+    double min_days_fit;     /* fastest fitting configuration */
+    double min_cost_fit;     /* cheapest fitting configuration (cost or GPU-hours) */
+    double min_cost_in_time; /* cheapest fitting configuration that meets the deadline */
+};
+
+/* One sharding's cached ledger pieces: the model-parallel state per (tp, pp), activations per
+ * (tp, pp, cp, checkpointing, micro-batch). */
+struct layout {
+    const struct gpu_row *g;
+    int64_t tp, pp, cp, gpus, dp;
+    struct core_state mp;
+    int64_t act[3][PLAN_BATCH_STEPS]; /* activations per checkpointing mode and micro-batch */
+    int steps[3];                     /* micro-batches whose activations alone fit */
+};
+
+/* plan_rank.c: the order of plans, the bounded heap of the best and the Pareto front. */
+double plan_rank_value(const struct search *s, const struct core_plan *p);
+int plan_cmp(const struct search *s, const struct core_plan *a, const struct core_plan *b);
+void plan_offer_top(struct search *s, const struct core_plan *c);
+void plan_sort_top(const struct search *s);
+void plan_offer_pareto(struct search *s, const struct core_plan *c);
+bool plan_better_in_layout(const struct core_plan *c, const struct core_plan *best);
+bool plan_meets(const struct search *s, const struct core_plan *p);
+void plan_note_fitting(struct search *s, const struct core_plan *p);
+/* A layout's best goes to the front and, when it beats *group, into *group. */
+void plan_offer_layout_best(struct search *s, const struct core_plan *best, struct core_plan *group,
+                            bool *have_group);
+
+/* plan.c: activations of every checkpointing mode and micro-batch for s->r's tp, pp and cp. */
+void plan_activation_table(struct search *s, struct layout *L);
+
+/* plan_predict.c: the search of one GPU type under the step-time model, and the performance
+ * of a finished plan (its layout through core_perf_input_resolved, as /runtime prices it). */
+void plan_search_predicted(struct search *s, const struct gpu_row *g);
+void plan_performance(const struct search *s, struct core_plan *p);
+
+#endif

@@ -1,0 +1,280 @@
+/*
+ * plan_predict.c - the planner's search under the step-time model (mfu "predicted").
+ *
+ * A candidate's run takes steps * step_seconds, with steps = ceil(tokens / global batch
+ * tokens) and step_seconds from core_perf_predict() on the input core_perf_input_resolved()
+ * builds from a resolved evaluation: the same two calls /runtime makes for a configuration
+ * with mfu "predicted", so /runtime of a plan's config reproduces its days.
+ *
+ * The search adds context parallelism, interleaved stages and tp 16 (cross-node tensor
+ * parallelism is priced by the model, not excluded) to the assumed-MFU search of plan.c, and
+ * keeps it fast by skipping what the model proves cannot win, never by sampling:
+ * - Memory first: the ledger (the functions core_evaluate uses, cached per sharding) rules out
+ *   a candidate before any time is predicted; a micro-batch that overflows ends the b loop.
+ * - ZeRO 0 is not searched: in the model it moves the same gradient bytes as stage 1 and runs
+ *   the optimizer over the whole replica rather than a 1/dp shard, and it holds more memory,
+ *   so stage 1 is never slower nor larger. Stages 1 and 2 take the same time (same traffic,
+ *   same optimizer shard), so stage 2 is priced only where stage 1 does not fit.
+ * - Virtual stages: only the bubble ((pp-1)/v micro-batch times) and the stage sends (2 v per
+ *   micro-batch) depend on v, so step(v) = C + A/v + B v is convex and the walk up 1, 2, 4, ...
+ *   stops at the first rise; and because no other term depends on v, the best v found for
+ *   one ZeRO stage is the best for the other.
+ * - Data parallelism takes the values 1..8, then four per doubling (10, 12, 14, 16, 20, ...):
+ *   within 12 % of any cluster size, at a few percent of the sizes one-node steps would visit.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+static const int64_t tp_choices[] = {1, 2, 4, 8, 16};
+
+static bool flag_or(enum core_flag f, bool dflt)
+{
+    return f == CORE_FLAG_AUTO ? dflt : f == CORE_FLAG_YES;
+}
+
+/* 1, 2, ..., 8, then four steps per doubling: 10, 12, 14, 16, 20, 24, 28, 32, 40, ... */
+static int64_t next_dp(int64_t dp)
+{
+    int64_t quarter = 1;
+
+    while (quarter * 8 <= dp)
+        quarter *= 2;
+    return dp + quarter;
+}
+
+/* The resolved inputs of plan p's configuration, as core_evaluate() would resolve them: the
+ * base, the GPU's catalog figures (or the request's overrides), the layout, and the flags'
+ * defaults (sequence parallelism with tp > 1; TP overlap when that group stays inside a node;
+ * data-parallel overlap on). The batch fields are the plan's. */
+static void resolve_plan(const struct search *s, const struct core_plan *p, struct core_resolved *r)
+{
+    const struct core_input *b = &s->in->base;
+    const struct core_gpu *g = &core_gpus[p->gpu];
+
+    *r = s->r;
+    r->gpu = p->gpu;
+    r->peak_tflops =
+        b->peak_tflops > 0 ? b->peak_tflops : core_catalog_peak_tflops(p->gpu, b->precision);
+    r->gpus_per_node = b->gpus_per_node > 0 ? b->gpus_per_node : g->gpus_per_node;
+    r->intra_node_gbs = b->intra_node_gbs > 0 ? b->intra_node_gbs : g->scale_up_gbs;
+    r->inter_node_gbs = b->inter_node_gbs > 0 ? b->inter_node_gbs : g->network_gbs;
+    r->gpus = p->gpus;
+    r->tp = p->tp;
+    r->pp = p->pp;
+    r->cp = p->cp;
+    r->dp = p->dp;
+    r->virtual_stages = p->virtual_stages;
+    r->sequence_parallel = p->sequence_parallel;
+    r->dp_comm_overlap = flag_or(b->dp_comm_overlap, true);
+    r->tp_comm_overlap =
+        flag_or(b->tp_comm_overlap, r->sequence_parallel && r->tp > 1 && r->tp <= r->gpus_per_node);
+    r->batch = p->batch;
+    r->zero_stage = p->zero_stage;
+    r->checkpointing = p->checkpointing;
+    r->global_batch = p->global_batch;
+    r->global_batch_tokens = p->global_batch_tokens;
+    r->micro_batches = (double)p->micro_batches;
+}
+
+void plan_performance(const struct search *s, struct core_plan *p)
+{
+    struct core_resolved r;
+    struct core_perf_input pi;
+
+    resolve_plan(s, p, &r);
+    core_perf_input_resolved(&pi, &r);
+    core_perf_predict(&pi, &p->performance);
+}
+
+/* Seconds set directly (not through GPU-seconds) so that they equal steps * step_seconds. */
+static void price_seconds(struct core_plan *p, double seconds)
+{
+    p->seconds = seconds;
+    p->days = seconds / 86400.0;
+    p->gpu_hours = seconds * (double)p->gpus / 3600.0;
+    p->cost_usd = p->usd_per_gpu_hour >= 0 ? p->gpu_hours * p->usd_per_gpu_hour : -1.0;
+}
+
+/* The fastest virtual-stage count for the candidate in *pi (convex in v: see the top). */
+static void best_virtual(struct search *s, struct core_perf_input *pi, const int64_t *vs, int nv,
+                         struct core_perf *out)
+{
+    struct core_perf next;
+    int64_t best = vs[0];
+
+    pi->virtual_stages = vs[0];
+    core_perf_predict(pi, out);
+    for (int i = 1; i < nv; i++) {
+        pi->virtual_stages = vs[i];
+        core_perf_predict(pi, &next);
+        s->out->evaluated++;
+        if (!(next.step_seconds < out->step_seconds))
+            break;
+        *out = next;
+        best = vs[i];
+    }
+    pi->virtual_stages = best;
+}
+
+struct choices {
+    int64_t vs[8]; /* virtual stages: powers of two dividing L/pp, up to CORE_PLAN_VIRTUAL_MAX */
+    int nv;
+};
+
+/* Every (checkpointing, micro-batch, ZeRO stage, virtual stages) of one layout; its fastest
+ * candidate that meets the deadline and the budget goes to the front and the group. */
+static void search_layout(struct search *s, const struct layout *L, const struct choices *ch,
+                          struct core_plan *group, bool *have_group)
+{
+    static const int zeros[] = {1, 2, 3};
+    const double seq = (double)s->r.seq_len;
+    struct core_plan best, c;
+    struct core_resolved r;
+    struct core_perf_input pi;
+    bool have = false;
+
+    memset(&c, 0, sizeof c);
+    c.predicted = true;
+    c.gpu = L->g->index;
+    c.gpus = L->gpus;
+    c.tp = L->tp;
+    c.pp = L->pp;
+    c.cp = L->cp;
+    c.dp = L->dp;
+    c.virtual_stages = 1;
+    c.batch = 1;
+    c.sequence_parallel = L->tp > 1;
+    c.capacity = L->g->capacity;
+    c.usd_per_gpu_hour = L->g->price;
+    /* Once per layout; a candidate then changes only the fields core_perf_input_resolved
+     * copies from the batch, ZeRO, checkpointing and schedule inputs. */
+    resolve_plan(s, &c, &r);
+    core_perf_input_resolved(&pi, &r);
+    for (int ck = 0; ck < 3; ck++) {
+        if (L->act[ck][0] == INT64_MAX)
+            continue;
+        pi.checkpointing = (enum core_checkpointing)ck;
+        for (int bi = 0; bi < L->steps[ck]; bi++) {
+            int64_t b = (int64_t)1 << bi;
+            double micro = (double)b * seq * (double)L->dp;
+            bool fit1 = false, have_v = false;
+
+            for (size_t zi = 0; zi < sizeof zeros / sizeof zeros[0]; zi++) {
+                struct core_state st;
+                struct core_perf perf;
+                int64_t state, total;
+
+                if (!core_state_shard(&L->mp, zeros[zi], L->dp * L->cp, &st, &state))
+                    continue;
+                s->out->evaluated++;
+                if (bi == 0 && ck_add(state, L->act[ck][0], &total) && total < s->min_need)
+                    s->min_need = total;
+                if (!ck_add(state, L->act[ck][bi], &total) || total > L->g->capacity)
+                    continue;
+                if (micro > s->gbt) {
+                    s->batch_blocked += bi == 0;
+                    continue;
+                }
+                if (zeros[zi] == 2 && fit1)
+                    continue; /* same time as stage 1, which fits: the tie goes to stage 1 */
+                fit1 = fit1 || zeros[zi] == 1;
+                s->out->fitting++;
+                c.batch = b;
+                c.zero_stage = zeros[zi];
+                c.checkpointing = (enum core_checkpointing)ck;
+                c.micro_batches = (int64_t)floor(s->gbt / micro);
+                c.global_batch = (double)c.micro_batches * (double)b * (double)L->dp;
+                c.global_batch_tokens = c.global_batch * seq;
+                c.steps = ceil(s->r.tokens / c.global_batch_tokens);
+                pi.micro_batch = b;
+                pi.zero_stage = zeros[zi];
+                pi.global_batch = c.global_batch;
+                if (!have_v) {
+                    best_virtual(s, &pi, ch->vs, ch->nv, &perf);
+                    have_v = true;
+                } else {
+                    core_perf_predict(&pi, &perf);
+                }
+                c.virtual_stages = pi.virtual_stages;
+                c.performance = perf;
+                c.mfu = perf.mfu;
+                price_seconds(&c, c.steps * perf.step_seconds);
+                c.params = st.weights;
+                c.grads = st.grads;
+                c.optimizer = st.optimizer;
+                c.activations = L->act[ck][bi];
+                c.total = total;
+                plan_note_fitting(s, &c);
+                if (plan_meets(s, &c)) {
+                    s->out->feasible++;
+                    if (!have || plan_better_in_layout(&c, &best)) {
+                        best = c;
+                        have = true;
+                    }
+                }
+            }
+            if (micro > s->gbt)
+                break; /* a larger b only exceeds the global batch further */
+        }
+    }
+    if (have)
+        plan_offer_layout_best(s, &best, group, have_group);
+}
+
+static void virtual_choices(int64_t layers, int64_t pp, struct choices *ch)
+{
+    ch->nv = 0;
+    ch->vs[ch->nv++] = 1;
+    for (int64_t v = 2; pp > 1 && v <= CORE_PLAN_VIRTUAL_MAX; v *= 2)
+        if ((layers / pp) % v == 0)
+            ch->vs[ch->nv++] = v;
+}
+
+void plan_search_predicted(struct search *s, const struct gpu_row *g)
+{
+    const int64_t layers = s->r.shape.arch.layers, seq = s->r.seq_len;
+    const int64_t gmax = s->in->gpus_max;
+    struct layout L;
+    struct choices ch;
+    struct core_plan group;
+    bool have;
+
+    memset(&L, 0, sizeof L);
+    L.g = g;
+    for (size_t t = 0; t < sizeof tp_choices / sizeof tp_choices[0]; t++) {
+        for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
+            if (layers % pp != 0 || tp_choices[t] * pp > gmax)
+                continue;
+            L.tp = tp_choices[t];
+            L.pp = pp;
+            s->r.tp = L.tp;
+            s->r.pp = pp;
+            s->r.sequence_parallel = L.tp > 1;
+            if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
+                continue;
+            virtual_choices(layers, pp, &ch);
+            for (int64_t cp = 1; cp <= CORE_PLAN_CP_MAX; cp *= 2) {
+                int64_t ways = L.tp * pp * cp;
+
+                if (seq % cp != 0 || (cp > 1 && seq / cp < CORE_PLAN_CP_MIN_TOKENS) || ways > gmax)
+                    break; /* a larger cp splits the sequence finer still */
+                L.cp = cp;
+                s->r.cp = cp;
+                plan_activation_table(s, &L);
+                have = false;
+                for (int64_t dp = 1; dp * ways <= gmax; dp = next_dp(dp)) {
+                    L.gpus = dp * ways;
+                    L.dp = dp;
+                    if (L.gpus > CORE_PLAN_NODE_GPUS && L.gpus % CORE_PLAN_NODE_GPUS != 0)
+                        continue;
+                    search_layout(s, &L, &ch, &group, &have);
+                }
+                if (have)
+                    plan_offer_top(s, &group);
+            }
+            s->r.cp = 1;
+        }
+    }
+}

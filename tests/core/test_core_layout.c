@@ -1,0 +1,197 @@
+/*
+ * test_core_layout.c - the step-time inputs in core_evaluate(): context parallelism in the
+ * ledger, interleaving and batch checks, and the runtime under mfu "predicted".
+ *
+ * Expected values are derived by hand in the comments (docs/model.md: "Memory ledger",
+ * "Step time"), never copied from output.
+ */
+#include <check.h>
+#include <math.h>
+
+#include "check_main.h"
+#include "core_test_util.h"
+#include "perf.h"
+
+/* Mistral-7B's shape (the nearest preset of 7e9): L 32, d 4096, V 32000. */
+static void mistral_shape(struct core_input *in)
+{
+    core_input_init(in);
+    in->preset = core_preset_find("mistral-7b");
+    in->flash_attention = true; /* no score matrix: activations are 34 s b d per layer */
+    in->seq_len = 4096;
+}
+
+START_TEST(context_parallel_halves_activations_and_widens_zero)
+{
+    struct core_input in;
+    struct core_result one, two;
+
+    mistral_shape(&in);
+    in.gpus = 2; /* cp 1: dp 2 */
+    EVAL_OK(in, one);
+    in.cp = 2; /* cp 2: dp 1, the sequence split in two */
+    EVAL_OK(in, two);
+    /* cp 1, one GPU's tokens s = 4096: 34 * 4096 * 1 * 4096 * 32 = 18,253,611,008 bytes of
+     * layers, and the fp32 logits s * V * 4 = 4096 * 32000 * 4 = 524,288,000. With cp 2 each
+     * rank holds 2048 tokens: exactly half of both. */
+    ASSERT_I64(one.memory.activation_layers, 18253611008LL);
+    ASSERT_I64(one.memory.activation_logits, 524288000LL);
+    ASSERT_I64(two.memory.activation_layers, 9126805504LL);
+    ASSERT_I64(two.memory.activation_logits, 262144000LL);
+    /* ZeRO-3 shards over dp * cp = 2 ranks in both layouts: the state per GPU is the same. */
+    ASSERT_I64(two.memory.state, one.memory.state);
+    ck_assert_int_eq(two.resolved.dp, 1);
+}
+END_TEST
+
+START_TEST(context_parallel_scores_span_every_key)
+{
+    struct core_input in;
+    struct core_result one, two;
+
+    mistral_shape(&in);
+    in.flash_attention = false;
+    in.seq_len = 1024;
+    in.gpus = 2;
+    in.cp = 2;
+    EVAL_OK(in, two);
+    in.cp = 1;
+    EVAL_OK(in, one);
+    /* Per layer: 34 s_local b d + 5 a s_local s b. cp 1: 34*1024*4096 + 5*32*1024*1024 =
+     * 142,606,336 + 167,772,160 = 310,378,496; cp 2 (512 queries against 1024 keys):
+     * 71,303,168 + 83,886,080 = 155,189,248. Times 32 layers. */
+    ASSERT_I64(one.memory.activation_layers, 310378496LL * 32);
+    ASSERT_I64(two.memory.activation_layers, 155189248LL * 32);
+}
+END_TEST
+
+START_TEST(layout_contradictions_are_422)
+{
+    struct core_input in;
+
+    mistral_shape(&in);
+    in.seq_len = 1000;
+    in.cp = 3;
+    in.gpus = 3;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "cp")); /* 3 does not divide 1000 */
+
+    mistral_shape(&in);
+    in.gpus = 6;
+    in.cp = 4;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "gpus")); /* 6 is no multiple of tp*pp*cp = 4 */
+
+    mistral_shape(&in);
+    in.virtual_stages = 2; /* pp 1 */
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
+
+    mistral_shape(&in);
+    in.gpus = 4;
+    in.pp = 4;
+    in.virtual_stages = 3; /* 4 * 3 = 12 does not divide 32 layers */
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
+    in.virtual_stages = 2; /* 8 divides 32 */
+    {
+        struct core_result r;
+        EVAL_OK(in, r);
+        ck_assert_int_eq(r.resolved.virtual_stages, 2);
+    }
+
+    mistral_shape(&in);
+    in.gpus = 8;
+    in.batch = 2;
+    in.global_batch = 20; /* batch * dp = 16 does not divide 20 */
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "global_batch"));
+    in.global_batch = 32;
+    in.global_batch_tokens = 32.0 * 4096 + 1; /* disagrees with 32 * 4096 */
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "global_batch_tokens"));
+}
+END_TEST
+
+START_TEST(global_batch_sets_steps_and_micro_batches)
+{
+    struct core_input in;
+    struct core_result r;
+
+    mistral_shape(&in);
+    in.gpus = 8;
+    in.batch = 2;
+    in.global_batch = 64;
+    in.tokens = 1e9;
+    EVAL_OK(in, r);
+    /* 64 sequences of 4096 tokens = 262,144 tokens per step; ceil(1e9 / 262144) = 3815 steps;
+     * m = 64 / (2 * 8) = 4 micro-batches per rank. */
+    ck_assert(r.resolved.global_batch_tokens == 262144.0);
+    ck_assert(r.runtime.steps == 3815.0);
+    ck_assert(r.resolved.micro_batches == 4.0);
+}
+END_TEST
+
+START_TEST(predicted_runtime_is_steps_times_the_predicted_step)
+{
+    struct core_input in;
+    struct core_result assumed, predicted;
+    struct core_perf_input pin;
+    struct core_perf perf;
+
+    mistral_shape(&in);
+    in.gpus = 8;
+    in.global_batch = 64;
+    EVAL_OK(in, assumed);
+    in.mfu = CORE_MFU_PREDICTED;
+    EVAL_OK(in, predicted);
+    /* The same model called directly on the resolved inputs. */
+    core_perf_input_resolved(&pin, &predicted.resolved);
+    core_perf_predict(&pin, &perf);
+    ASSERT_REL(predicted.performance.step_seconds, perf.step_seconds, 1e-15);
+    ASSERT_REL(predicted.runtime.seconds, predicted.runtime.steps * perf.step_seconds, 1e-12);
+    /* The assumed reply carries the same prediction beside its own runtime. */
+    ASSERT_REL(assumed.runtime.predicted_seconds, predicted.runtime.seconds, 1e-12);
+    /* mfu read back in the six_nd convention: 6 N D / (G peak seconds). */
+    ASSERT_REL(predicted.runtime.mfu,
+               predicted.runtime.flops /
+                   (8.0 * predicted.resolved.peak_tflops * 1e12 * predicted.runtime.seconds),
+               1e-12);
+    ck_assert(predicted.runtime.mfu < 1.0 && predicted.runtime.mfu > 0.0);
+    /* The breakdown sums to the step. */
+    {
+        const struct core_perf_breakdown *b = &predicted.performance.breakdown;
+        double sum = b->compute + b->memory_bound + b->recompute + b->tp_comm + b->cp_comm +
+                     b->pp_bubble + b->pp_comm + b->dp_comm + b->optimizer;
+        ASSERT_REL(sum, predicted.performance.step_seconds, 1e-12);
+    }
+}
+END_TEST
+
+START_TEST(runtime_warns_when_the_layout_does_not_fit)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in); /* the lesson's 7B on one 80 GB H100: 112 GB of state */
+    EVAL_OK(in, r);
+    ck_assert_ptr_nonnull(find_note(r.warnings, r.warning_count, "runtime_does_not_fit"));
+    in.gpus = 2; /* 56 GB of state + 3.69 GB of activations fit */
+    EVAL_OK(in, r);
+    ck_assert_ptr_null(find_note(r.warnings, r.warning_count, "runtime_does_not_fit"));
+}
+END_TEST
+
+static Suite *layout_suite(void)
+{
+    Suite *s = suite_create("core_layout");
+    TCase *t = tcase_create("layout");
+
+    tcase_add_test(t, context_parallel_halves_activations_and_widens_zero);
+    tcase_add_test(t, context_parallel_scores_span_every_key);
+    tcase_add_test(t, layout_contradictions_are_422);
+    tcase_add_test(t, global_batch_sets_steps_and_micro_batches);
+    tcase_add_test(t, predicted_runtime_is_steps_times_the_predicted_step);
+    tcase_add_test(t, runtime_warns_when_the_layout_does_not_fit);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return check_main_run(layout_suite());
+}

@@ -124,6 +124,12 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_real_if(w, KEY("tokens_per_second"), in->tokens_per_second > 0, in->tokens_per_second);
     k_real(w, KEY("global_batch_tokens"), in->global_batch_tokens);
     k_real(w, KEY("global_batch"), in->global_batch);
+    k_str(w, KEY("framework"), core_framework_names[in->framework]);
+    k_str(w, KEY("loss"), core_loss_names[in->loss]);
+    k_bool(w, KEY("compile"), in->compile);
+    k_bool(w, KEY("optimizer_in_backward"), in->optimizer_in_backward);
+    k_bool(w, KEY("activation_offload"), in->activation_offload);
+    k_str(w, KEY("memory_metric"), core_memory_metric_names[in->memory_metric]);
     shape(w, &in->shape);
     api_jsonw_close_object(w);
 }
@@ -185,6 +191,16 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_int(w, KEY("grads"), b->grads);
     k_int(w, KEY("total"), b->total);
     api_jsonw_close_object(w);
+    api_jsonw_key_encoded(w, KEY("peak"));
+    api_jsonw_open_object(w);
+    k_int(w, KEY("bytes"), m->peak.bytes);
+    k_real(w, KEY("gb"), (double)m->peak.bytes / 1e9);
+    k_real(w, KEY("gib"), (double)m->peak.bytes / 1073741824.0);
+    k_str(w, KEY("metric"), core_memory_metric_names[m->peak.metric]);
+    k_str(w, KEY("at"), m->peak.at);
+    k_str(w, KEY("stage"), m->peak.stage);
+    k_bytes(w, KEY("device"), m->peak.device);
+    api_jsonw_close_object(w);
     api_jsonw_close_object(w);
 }
 
@@ -205,6 +221,7 @@ void api_write_fit(struct api_jsonw *w, const struct core_result *r)
     api_jsonw_key_encoded(w, KEY("fit"));
     api_jsonw_open_object(w);
     k_bool(w, KEY("fits"), f->fits);
+    k_str(w, KEY("judged"), f->judged_peak ? "device_peak" : "ledger");
     k_bytes(w, KEY("capacity"), f->capacity);
     k_bytes(w, KEY("headroom"), f->headroom);
     k_real(w, KEY("utilization"), f->utilization);

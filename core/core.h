@@ -383,6 +383,16 @@ struct core_bytes_per_param {
     int weights, master, moments, grads, total;
 };
 
+/* The peak of a steady-state step as the framework holds it (peak.c, docs/frameworks.md). */
+struct core_memory_peak {
+    int64_t bytes;                  /* in the statistic memory_metric asks for */
+    enum core_memory_metric metric; /* as asked */
+    const char *at;                 /* moment: "forward_end", "backward", "optimizer_step" */
+    const char *stage;              /* pipeline stage: "only", "first", "last" */
+    int64_t device;                 /* as nvidia-smi shows it: what /fit judges with a profile */
+    const char *device_at, *device_stage;
+};
+
 struct core_memory {
     /* per GPU, bytes */
     int64_t params, grads, optimizer, activations, reserve;
@@ -390,13 +400,15 @@ struct core_memory {
     int64_t state; /* params + grads + optimizer */
     int64_t activation_layers, activation_logits; /* activations = layers + logits */
     struct core_bytes_per_param bytes_per_param;
+    struct core_memory_peak peak;
 };
 
 struct core_fit {
-    bool fits;          /* total <= capacity */
+    bool fits;          /* judged <= capacity */
+    bool judged_peak;   /* a framework profile: judged = the device peak; else the ledger total */
     int64_t capacity;   /* memory_gb - reserve_gb, bytes */
-    int64_t headroom;   /* capacity - total (negative when it does not fit) */
-    double utilization; /* total / capacity */
+    int64_t headroom;   /* capacity - judged (negative when it does not fit) */
+    double utilization; /* judged / capacity */
     enum core_bottleneck bottleneck;
     int64_t min_gpus;            /* smallest G (multiple of tp*pp) that fits; 0 = none does */
     int64_t min_gpus_state_only; /* same, activations ignored; 0 = none does */

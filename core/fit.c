@@ -135,10 +135,15 @@ int64_t core_max_seq_len(const struct core_resolved *r, int64_t state, int64_t c
 void core_fit_compute(const struct core_resolved *r, const struct core_memory *m,
                       const struct core_state *mp, int64_t capacity, struct core_fit *fit)
 {
+    /* A framework profile is judged by its device peak (what the CUDA allocator, the context and
+     * the communicators really take); the generic ledger by its total, as the lesson does. */
+    int64_t judged = r->framework != CORE_FW_GENERIC ? m->peak.device : m->total;
+
     fit->capacity = capacity;
-    fit->fits = m->total <= capacity;
-    fit->headroom = capacity - m->total; /* both within [0, 2^63): no overflow */
-    fit->utilization = (double)m->total / (double)capacity;
+    fit->judged_peak = r->framework != CORE_FW_GENERIC;
+    fit->fits = judged <= capacity;
+    fit->headroom = capacity - judged; /* both within [0, 2^63): no overflow */
+    fit->utilization = (double)judged / (double)capacity;
     if (fit->fits)
         fit->bottleneck = CORE_BOTTLENECK_NONE;
     else

@@ -165,6 +165,12 @@ void core_warnings(const struct core_input *in, struct core_result *res, unsigne
     warn_shape(res);
     if (parts & CORE_PART_RUNTIME)
         warn_runtime(res);
+    if ((parts & CORE_PART_FIT) && res->fit.judged_peak && !res->fit.fits)
+        WARN(res, "peak_exceeds_capacity",
+             "with %s the device peak is %.4g GB at %s on the %s stage, over the %.4g GB capacity",
+             core_framework_names[res->resolved.framework], (double)res->memory.peak.device / 1e9,
+             res->memory.peak.device_at, res->memory.peak.device_stage,
+             (double)res->fit.capacity / 1e9);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -52,6 +52,16 @@ static const struct golden_case cases[] = {
     {"memory_defaults", "GET", "/memory", NULL, NULL},
     {"fit_defaults", "GET", "/fit", NULL, NULL},
     {"runtime_defaults", "GET", "/runtime", NULL, NULL},
+    /* Framework profiles: torchtitan's Llama 3 8B FSDP run (reserved), Megatron judged by its
+     * device peak. */
+    {"fit_torchtitan_llama3_8b", "GET", "/fit",
+     "model=llama3-8b&gpus=8&seq_len=8192&batch=2&flash_attention=true&checkpointing=selective&"
+     "framework=torchtitan&memory_metric=reserved&memory_gb=96",
+     NULL},
+    {"fit_megatron_device_peak", "GET", "/fit",
+     "model=llama3-8b&gpus=8&seq_len=8192&flash_attention=true&checkpointing=selective&"
+     "framework=megatron&memory_metric=device",
+     NULL},
     /* Every member at once, and the runtime from the step-time model. */
     {"evaluate_defaults", "GET", "/evaluate", NULL, NULL},
     {"runtime_predicted_layout", "GET", "/runtime",

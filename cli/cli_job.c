@@ -12,18 +12,63 @@
 #include <string.h>
 
 #include "api.h"
+#include "core.h"
 #include "cli.h"
 #include "cli_job.h"
 
+/* One input row as a help line: its values, then its default (from the core's input table). */
+static void input_line(FILE *to, const struct core_input_spec *f)
+{
+    fprintf(to, "  --%-22s ", f->name);
+    if (f->kind == CORE_KIND_INT || f->kind == CORE_KIND_SIZE || f->kind == CORE_KIND_REAL) {
+        fprintf(to, "%s%.6g..%.6g%s%s", f->min_exclusive ? ">" : "", f->min, f->max,
+                f->unit[0] != '\0' ? " " : "", f->unit);
+        for (int i = 0; i < f->choice_count; i++) /* a number row's words */
+            fprintf(to, " or %s", f->choices[i]);
+    } else if (f->kind == CORE_KIND_CHOICE)
+        for (int i = 0; i < f->choice_count; i++)
+            fprintf(to, "%s%s", i ? "|" : "", f->choices[i]);
+    else if (f->kind == CORE_KIND_BOOL || f->kind == CORE_KIND_FLAG)
+        fprintf(to, "true|false");
+    else
+        fprintf(to, "%s",
+                f->kind == CORE_KIND_PRESET   ? "a preset id"
+                : f->kind == CORE_KIND_PRICES ? "a price, or id=price pairs (USD per GPU-hour)"
+                : f->kind == CORE_KIND_GPUS   ? "a GPU id, or a comma-separated list"
+                                              : "a GPU id");
+    if (f->default_doc != NULL)
+        fprintf(to, "; default %s", f->default_doc);
+    else if (f->kind == CORE_KIND_CHOICE)
+        fprintf(to, "; default %s", f->choices[(int)f->dflt]);
+    else if (f->kind == CORE_KIND_GPU)
+        fprintf(to, "; default %s", core_gpus[(int)f->dflt].id);
+    else if (f->kind == CORE_KIND_BOOL)
+        fprintf(to, "; default %s", f->dflt != 0 ? "true" : "false");
+    else
+        fprintf(to, "; default %.6g", f->dflt);
+    fputc('\n', to);
+}
+
 static void usage(FILE *to, const char *cmd)
 {
+    bool plan = strcmp(cmd, "plan") == 0;
+
     fprintf(to,
             "usage: memwall %s [--name value ...] [--json] [FILE|-]\n\n"
             "Answer POST /%s without a server. Inputs are the API's names as flags\n"
             "(--params 7B --seq_len 4096), a JSON job file, or '-' for stdin; flags override\n"
             "the file. --json prints exactly the HTTP reply body. Exit status: 0 ok (fits,\n"
-            "plans found), 1 does not fit / no plan, 2 bad input (problem on stderr).\n",
+            "plans found), 1 does not fit / no plan, 2 bad input (problem on stderr).\n\n"
+            "Inputs (the core's input table; GET /inputs and docs/model.md say more):\n",
             cmd, cmd);
+    for (size_t i = 0; i < core_input_count; i++)
+        if (!(plan && (core_inputs[i].planned ||
+                       core_input_find(core_inputs[i].name, strlen(core_inputs[i].name), true) !=
+                           &core_inputs[i])))
+            input_line(to, &core_inputs[i]);
+    if (plan)
+        for (size_t i = 0; i < core_plan_input_count; i++)
+            input_line(to, &core_plan_inputs[i]);
 }
 
 const char *cli_option_value(int argc, char **argv, int *i)

@@ -57,6 +57,28 @@ static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b
     api_jsonw_close_object(w);
 }
 
+/* The mixture-of-experts and multi-latent-attention fields of the shape (0 for a dense model,
+ * 0 ranks for standard attention), with the architecture's own active and expert counts. */
+static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
+{
+    const struct core_arch *a = &s->arch;
+    struct core_arch_counts c = {0};
+
+    if (!core_arch_count(a, &c))
+        c.active = c.experts = 0; /* never for a resolved shape */
+    k_int(w, KEY("active_params"), c.active);
+    k_int(w, KEY("expert_params"), c.experts);
+    k_int(w, KEY("experts"), a->experts);
+    k_int(w, KEY("experts_per_token"), a->experts_per_token);
+    k_int(w, KEY("shared_experts"), a->shared_experts);
+    k_int(w, KEY("moe_ffn_hidden"),
+          a->experts > 0 ? (a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden) : 0);
+    k_int(w, KEY("dense_layers"), a->experts > 0 ? a->dense_layers : 0);
+    k_int(w, KEY("moe_layers"), c.moe_layers);
+    k_int(w, KEY("q_lora_rank"), a->q_lora_rank);
+    k_int(w, KEY("kv_lora_rank"), a->kv_lora_rank);
+}
+
 static void shape(struct api_jsonw *w, const struct core_shape *s)
 {
     const struct core_arch *a = &s->arch;
@@ -76,6 +98,7 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     k_bool(w, KEY("tied_embeddings"), a->tied_embeddings);
     k_int(w, KEY("learned_positions"), a->learned_positions);
     k_int(w, KEY("params"), s->arch_params);
+    moe_shape(w, s);
     api_jsonw_close_object(w);
 }
 
@@ -124,6 +147,9 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_real_if(w, KEY("tokens_per_second"), in->tokens_per_second > 0, in->tokens_per_second);
     k_real(w, KEY("global_batch_tokens"), in->global_batch_tokens);
     k_real(w, KEY("global_batch"), in->global_batch);
+    k_int(w, KEY("ep"), in->ep);
+    k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
+    k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
     shape(w, &in->shape);
     api_jsonw_close_object(w);
 }
@@ -161,6 +187,38 @@ void api_write_flops(struct api_jsonw *w, const struct core_result *r)
     api_jsonw_close_object(w);
 }
 
+/* One host ledger: the offloaded segments. */
+static void host_ledger(struct api_jsonw *w, const char *key, size_t klen,
+                        const struct core_host_bytes *h)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    api_jsonw_open_object(w);
+    k_bytes(w, KEY("params"), h->params);
+    k_bytes(w, KEY("grads"), h->grads);
+    k_bytes(w, KEY("optimizer"), h->optimizer);
+    k_bytes(w, KEY("total"), h->total);
+    api_jsonw_close_object(w);
+}
+
+/* memory.experts (the routed experts' share of per_gpu) and memory.host (offloaded state, per
+ * GPU and per node of gpus_per_node GPUs, or of all the GPUs when fewer). */
+static void memory_moe_host(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_memory *m = &r->memory;
+
+    api_jsonw_key_encoded(w, KEY("experts"));
+    api_jsonw_open_object(w);
+    k_bytes(w, KEY("params"), m->expert_params);
+    k_bytes(w, KEY("grads"), m->expert_grads);
+    k_bytes(w, KEY("optimizer"), m->expert_optimizer);
+    api_jsonw_close_object(w);
+    api_jsonw_key_encoded(w, KEY("host"));
+    api_jsonw_open_object(w);
+    host_ledger(w, KEY("per_gpu"), &m->host);
+    host_ledger(w, KEY("per_node"), &m->host_node);
+    api_jsonw_close_object(w);
+}
+
 void api_write_memory(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_memory *m = &r->memory;
@@ -185,6 +243,7 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_int(w, KEY("grads"), b->grads);
     k_int(w, KEY("total"), b->total);
     api_jsonw_close_object(w);
+    memory_moe_host(w, r);
     api_jsonw_close_object(w);
 }
 

@@ -208,6 +208,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
         in->moe_layers = core_arch_moe_layers(a);
     }
     in->ep = r->ep;
+    in->expert_params = (double)r->expert_params;
     in->offload_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
@@ -447,13 +448,17 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
      * and gathered weights in the 16-bit type (4 bytes for fp32 training). */
     if (x.dp > 1) {
         struct link dl = group_link(in, k, x.dp, x.t * x.c);
-        double bytes = in->params / (x.t * x.p) * x.e;
+        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
+         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
+        double held =
+            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        double bytes = held / (x.t * x.p) * x.e;
         double comm, window;
         if (in->zero_stage >= 3) {
             /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
              * backward, reduce-scatter the gradients; each pass in pieces of at most
              * ZERO3_BUCKET parameters and at least one per layer. */
-            double pieces = at_least(in->params / (x.t * x.p) / ZERO3_BUCKET, x.ls);
+            double pieces = at_least(held / (x.t * x.p) / ZERO3_BUCKET, x.ls);
             comm = x.m * 3.0 * pieces * half_ring(bytes / pieces, x.dp, dl);
             window = br->compute + br->recompute;
         } else {

@@ -57,6 +57,7 @@ struct core_perf_input {
      * moe_ffn_hidden, split over ep ranks, plus shared_experts of width shared_ffn_hidden. */
     int64_t experts, experts_per_token, moe_ffn_hidden, shared_experts, shared_ffn_hidden;
     int64_t moe_layers, ep;
+    double expert_params; /* the routed experts' weights within params (ep divides them) */
     /* Offload: the optimizer step on the CPU, the 16-bit weights fetched from host memory;
      * pcie_gbs the host link per GPU per direction (catalog). */
     bool offload_optimizer, offload_params;

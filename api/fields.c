@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "hfconfig.h"
 #include "number.h"
 #include "plan_input.h"
 #include "value.h"
@@ -395,6 +396,11 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
             continue;
         }
         seen[row] = true;
+        if (f->kind == CORE_KIND_OBJECT) {
+            api_errors_add(errors, f->name, strlen(f->name),
+                           "a JSON object: POST it in the body (memwall --config FILE)");
+            continue;
+        }
         if (p->value == NULL) {
             snprintf(msg, sizeof msg, "missing value (use %s=...)", f->name);
             api_errors_add(errors, f->name, strlen(f->name), msg);
@@ -404,6 +410,22 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
                (char *)in, errors);
     }
     return json_array_size(errors) == before;
+}
+
+/* `config`, the one object-valued input: a Hugging Face config.json decoded by hfconfig.c into
+ * the architecture core_evaluate() then takes as the shape (its problems name config.<key>).
+ * A struct core_plan_input starts with its core_input, so /plan shares this. */
+static void decode_config(const json_t *value, struct core_input *in, json_t *errors)
+{
+    if (!json_is_object(value)) {
+        char msg[API_MSG_MAX];
+
+        snprintf(msg, sizeof msg, "expected a Hugging Face config.json object, got %s",
+                 api_json_type_name(value));
+        api_errors_add(errors, "config", strlen("config"), msg);
+        return;
+    }
+    in->config_given = api_hfconfig_decode(value, &in->config_arch, &in->config_context, errors);
 }
 
 /* base is a struct core_input, or a struct core_plan_input when plan. */
@@ -431,7 +453,10 @@ static bool decode_object(const json_t *object, char *base, bool plan, json_t *e
                            "the planner chooses this; it is not an input of /plan");
             continue;
         }
-        finish(f, decode_json(f, value, &v, msg, sizeof msg), &v, msg, base, errors);
+        if (f->kind == CORE_KIND_OBJECT)
+            decode_config(value, (struct core_input *)base, errors);
+        else
+            finish(f, decode_json(f, value, &v, msg, sizeof msg), &v, msg, base, errors);
     }
     return json_array_size(errors) == before;
 }

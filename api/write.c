@@ -57,6 +57,28 @@ static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b
     api_jsonw_close_object(w);
 }
 
+/* The mixture-of-experts and multi-latent-attention fields of the shape (0 for a dense model,
+ * 0 ranks for standard attention), with the architecture's own active and expert counts. */
+static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
+{
+    const struct core_arch *a = &s->arch;
+    struct core_arch_counts c = {0};
+
+    if (!core_arch_count(a, &c))
+        c.active = c.experts = 0; /* never for a resolved shape */
+    k_int(w, KEY("active_params"), c.active);
+    k_int(w, KEY("expert_params"), c.experts);
+    k_int(w, KEY("experts"), a->experts);
+    k_int(w, KEY("experts_per_token"), a->experts_per_token);
+    k_int(w, KEY("shared_experts"), a->shared_experts);
+    k_int(w, KEY("moe_ffn_hidden"),
+          a->experts > 0 ? (a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden) : 0);
+    k_int(w, KEY("dense_layers"), a->experts > 0 ? a->dense_layers : 0);
+    k_int(w, KEY("moe_layers"), c.moe_layers);
+    k_int(w, KEY("q_lora_rank"), a->q_lora_rank);
+    k_int(w, KEY("kv_lora_rank"), a->kv_lora_rank);
+}
+
 static void shape(struct api_jsonw *w, const struct core_shape *s)
 {
     const struct core_arch *a = &s->arch;
@@ -76,6 +98,7 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     k_bool(w, KEY("tied_embeddings"), a->tied_embeddings);
     k_int(w, KEY("learned_positions"), a->learned_positions);
     k_int(w, KEY("params"), s->arch_params);
+    moe_shape(w, s);
     api_jsonw_close_object(w);
 }
 
@@ -130,6 +153,9 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_bool(w, KEY("optimizer_in_backward"), in->optimizer_in_backward);
     k_bool(w, KEY("activation_offload"), in->activation_offload);
     k_str(w, KEY("memory_metric"), core_memory_metric_names[in->memory_metric]);
+    k_int(w, KEY("ep"), in->ep);
+    k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
+    k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
     shape(w, &in->shape);
     api_jsonw_close_object(w);
 }
@@ -167,6 +193,38 @@ void api_write_flops(struct api_jsonw *w, const struct core_result *r)
     api_jsonw_close_object(w);
 }
 
+/* One host ledger: the offloaded segments. */
+static void host_ledger(struct api_jsonw *w, const char *key, size_t klen,
+                        const struct core_host_bytes *h)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    api_jsonw_open_object(w);
+    k_bytes(w, KEY("params"), h->params);
+    k_bytes(w, KEY("grads"), h->grads);
+    k_bytes(w, KEY("optimizer"), h->optimizer);
+    k_bytes(w, KEY("total"), h->total);
+    api_jsonw_close_object(w);
+}
+
+/* memory.experts (the routed experts' share of per_gpu) and memory.host (offloaded state, per
+ * GPU and per node of gpus_per_node GPUs, or of all the GPUs when fewer). */
+static void memory_moe_host(struct api_jsonw *w, const struct core_result *r)
+{
+    const struct core_memory *m = &r->memory;
+
+    api_jsonw_key_encoded(w, KEY("experts"));
+    api_jsonw_open_object(w);
+    k_bytes(w, KEY("params"), m->expert_params);
+    k_bytes(w, KEY("grads"), m->expert_grads);
+    k_bytes(w, KEY("optimizer"), m->expert_optimizer);
+    api_jsonw_close_object(w);
+    api_jsonw_key_encoded(w, KEY("host"));
+    api_jsonw_open_object(w);
+    host_ledger(w, KEY("per_gpu"), &m->host);
+    host_ledger(w, KEY("per_node"), &m->host_node);
+    api_jsonw_close_object(w);
+}
+
 void api_write_memory(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_memory *m = &r->memory;
@@ -201,6 +259,7 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_str(w, KEY("stage"), m->peak.stage);
     k_bytes(w, KEY("device"), m->peak.device);
     api_jsonw_close_object(w);
+    memory_moe_host(w, r);
     api_jsonw_close_object(w);
 }
 
@@ -301,6 +360,7 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
         p->breakdown.compute, p->breakdown.memory_bound, p->breakdown.recompute,
         p->breakdown.tp_comm, p->breakdown.cp_comm,      p->breakdown.pp_bubble,
         p->breakdown.pp_comm, p->breakdown.dp_comm,      p->breakdown.optimizer,
+        p->breakdown.ep_comm, p->breakdown.offload,
     };
 
     api_jsonw_key_encoded(w, KEY("performance"));

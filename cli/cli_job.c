@@ -35,7 +35,8 @@ static void input_line(FILE *to, const struct core_input_spec *f)
                 f->kind == CORE_KIND_PRESET   ? "a preset id"
                 : f->kind == CORE_KIND_PRICES ? "a price, or id=price pairs (USD per GPU-hour)"
                 : f->kind == CORE_KIND_GPUS   ? "a GPU id, or a comma-separated list"
-                                              : "a GPU id");
+                : f->kind == CORE_KIND_GPU    ? "a GPU id"
+                                              : "a JSON object (--config FILE)");
     if (f->default_doc != NULL)
         fprintf(to, "; default %s", f->default_doc);
     else if (f->kind == CORE_KIND_CHOICE)
@@ -48,6 +49,7 @@ static void input_line(FILE *to, const struct core_input_spec *f)
         fprintf(to, "; default %.6g", f->dflt);
     fputc('\n', to);
 }
+static int config_flag(const char *path, struct cli_job *job);
 
 static void usage(FILE *to, const char *cmd)
 {
@@ -57,7 +59,8 @@ static void usage(FILE *to, const char *cmd)
             "usage: memwall %s [--name value ...] [--json] [FILE|-]\n\n"
             "Answer POST /%s without a server. Inputs are the API's names as flags\n"
             "(--params 7B --seq_len 4096), a JSON job file, or '-' for stdin; flags override\n"
-            "the file. --json prints exactly the HTTP reply body. Exit status: 0 ok (fits,\n"
+            "the file. --config FILE sends a Hugging Face config.json as the `config` input.\n"
+            "--json prints exactly the HTTP reply body. Exit status: 0 ok (fits,\n"
             "plans found), 1 does not fit / no plan, 2 bad input (problem on stderr).\n\n"
             "Inputs (the core's input table; GET /inputs and docs/model.md say more):\n",
             cmd, cmd);
@@ -119,6 +122,11 @@ int cli_job_parse(int argc, char **argv, struct cli_job *job)
         value = cli_option_value(argc, argv, &i);
         if (value == NULL)
             return CLI_EXIT_BAD;
+        if (strcmp(name, "config") == 0) { /* a file whose JSON object is the input's value */
+            if (config_flag(value, job) != 0)
+                return CLI_EXIT_BAD;
+            continue;
+        }
         if (json_object_set_new(job->flags, name, json_string(value)) != 0) {
             fprintf(stderr, "memwall: option '%s': the value must be UTF-8\n", arg);
             return CLI_EXIT_BAD;
@@ -166,6 +174,28 @@ static char *read_job_file(const char *path, size_t *len)
     if (text == NULL)
         fprintf(stderr, "memwall: cannot read '%s'\n", path);
     return text;
+}
+
+/* --config FILE: the file's JSON object becomes the body's `config` member (the api decodes
+ * and checks it; a config with a bad key is its 400). */
+static int config_flag(const char *path, struct cli_job *job)
+{
+    size_t len = 0;
+    char *text = read_job_file(path, &len);
+    json_error_t err;
+    json_t *doc;
+
+    if (text == NULL)
+        return -1;
+    doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+    free(text);
+    if (doc == NULL || !json_is_object(doc)) {
+        fprintf(stderr, "memwall: --config '%s' is not a JSON object (%s)\n", path,
+                doc == NULL ? err.text : "another JSON value");
+        json_decref(doc);
+        return -1;
+    }
+    return json_object_set_new(job->flags, "config", doc) == 0 ? 0 : -1;
 }
 
 char *cli_job_body(const struct cli_job *job, size_t *len)

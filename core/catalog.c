@@ -18,8 +18,9 @@ const char *const core_checkpointing_names[3] = {"none", "selective", "full"};
 const char *const core_attention_flops_names[2] = {"full", "causal"};
 const char *const core_count_names[3] = {"six_nd", "model", "hardware"};
 const char *const core_bottleneck_names[3] = {"none", "state", "activations"};
-const char *const core_shape_source_names[4] = {"preset", "architecture", "nearest_preset",
-                                                "aspect_ratio"};
+const char *const core_offload_names[2] = {"none", "cpu"};
+const char *const core_shape_source_names[5] = {"preset", "architecture", "nearest_preset",
+                                                "aspect_ratio", "config"};
 
 /* ---------------------------------------------------------------------------------------------
  * GPU catalog. Columns: bf16, fp16, fp8, tf32 dense TFLOP/s (0 = unsupported), memory GB,
@@ -47,33 +48,39 @@ const char *const core_shape_source_names[4] = {"preset", "architecture", "neare
  *    dense 180 PF bf16, 360 PF fp8 and 90 PF tf32 over 72 GPUs = 2500, 5000, 1250 TFLOP/s;
  *    13.5 TB HBM3e / 72 = 186 GB at 576 TB/s / 72 = 8 TB/s; ~1200 W per GPU (2700 W per
  *    superchip of 2 GPUs + 1 Grace, less the CPU); 72 GPUs in one NVLink domain.
+ *  - pcie_gbs, the host link per GPU per direction (offload traffic): PCIe 5.0 x16 = 32 GT/s x
+ *    16 lanes x 128/130 = 63 GB/s, rounded to 64 (H100, H200, B200 and MI300X/MI325X datasheets
+ *    list PCIe Gen5 x16); PCIe 4.0 x16 = 32 (A100, L40S datasheets); PCIe 3.0 x16 = 16 (V100).
+ *    GB200: NVLink-C2C to its Grace CPU, 900 GB/s bidirectional = 450 per direction (GB200
+ *    datasheet). TPU hosts: assumed 16 (v4) and 32 (v5p), no published per-chip figure.
  * ------------------------------------------------------------------------------------------- */
 
 const struct core_gpu core_gpus[] = {
     {"h100-sxm", "NVIDIA H100 SXM", 989.4, 989.4, 1978.9, 494.7, 80, 3.35, 700, 450, 50, 8,
-     CORE_GEN_HOPPER},
-    {"h100-pcie", "NVIDIA H100 PCIe", 756, 756, 1513, 378, 80, 2.0, 350, 64, 25, 8,
-     CORE_GEN_HOPPER},
+     CORE_GEN_HOPPER, 64},
+    {"h100-pcie", "NVIDIA H100 PCIe", 756, 756, 1513, 378, 80, 2.0, 350, 64, 25, 8, CORE_GEN_HOPPER,
+     64},
     {"h200-sxm", "NVIDIA H200 SXM", 989.4, 989.4, 1978.9, 494.7, 141, 4.8, 700, 450, 50, 8,
-     CORE_GEN_HOPPER},
+     CORE_GEN_HOPPER, 64},
     {"a100-sxm-80gb", "NVIDIA A100 SXM 80GB", 312, 312, 0, 156, 80, 2.039, 400, 300, 25, 8,
-     CORE_GEN_AMPERE},
+     CORE_GEN_AMPERE, 32},
     {"a100-sxm-40gb", "NVIDIA A100 SXM 40GB", 312, 312, 0, 156, 40, 1.555, 400, 300, 25, 8,
-     CORE_GEN_AMPERE},
-    {"b200", "NVIDIA B200", 2250, 2250, 4500, 1100, 180, 8.0, 1000, 900, 50, 8, CORE_GEN_BLACKWELL},
+     CORE_GEN_AMPERE, 32},
+    {"b200", "NVIDIA B200", 2250, 2250, 4500, 1100, 180, 8.0, 1000, 900, 50, 8, CORE_GEN_BLACKWELL,
+     64},
     {"mi300x", "AMD Instinct MI300X", 1307.4, 1307.4, 2614.9, 653.7, 192, 5.3, 750, 448, 50, 8,
-     CORE_GEN_CDNA3},
+     CORE_GEN_CDNA3, 64},
     {"mi325x", "AMD Instinct MI325X", 1307.4, 1307.4, 2614.9, 653.7, 256, 6.0, 1000, 448, 50, 8,
-     CORE_GEN_CDNA3},
-    {"l40s", "NVIDIA L40S", 362, 362, 733, 183, 48, 0.864, 350, 32, 25, 8, CORE_GEN_ADA},
+     CORE_GEN_CDNA3, 64},
+    {"l40s", "NVIDIA L40S", 362, 362, 733, 183, 48, 0.864, 350, 32, 25, 8, CORE_GEN_ADA, 32},
     /* Volta has fp16 tensor cores but no bf16 and no tf32. */
     {"v100-sxm-32gb", "NVIDIA V100 SXM2 32GB", 0, 125, 0, 0, 32, 0.9, 300, 150, 6.25, 8,
-     CORE_GEN_VOLTA},
+     CORE_GEN_VOLTA, 16},
     /* TPU matrix units are bf16 only. */
-    {"tpu-v4", "Google TPU v4", 275, 0, 0, 0, 32, 1.2, 0, 150, 12.5, 4096, CORE_GEN_TPU},
-    {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0, 300, 25, 8960, CORE_GEN_TPU},
+    {"tpu-v4", "Google TPU v4", 275, 0, 0, 0, 32, 1.2, 0, 150, 12.5, 4096, CORE_GEN_TPU, 16},
+    {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0, 300, 25, 8960, CORE_GEN_TPU, 32},
     {"gb200", "NVIDIA GB200 (NVL72)", 2500, 2500, 5000, 1250, 186, 8.0, 1200, 900, 50, 72,
-     CORE_GEN_BLACKWELL},
+     CORE_GEN_BLACKWELL, 450},
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
 

@@ -66,7 +66,11 @@ enum core_shape_source {
     CORE_SHAPE_ARCHITECTURE, /* `layers` and `hidden` given without a preset */
     CORE_SHAPE_NEAREST,      /* only N: the nearest preset by parameter count (within 1.5x) */
     CORE_SHAPE_ASPECT,       /* only N: L = round((N/(12*128^2))^(1/3)), d = 128 L, a = d/128 */
+    CORE_SHAPE_CONFIG,       /* `config`: a Hugging Face config.json (api/hfconfig.c) */
 };
+
+/* Where ZeRO-Offload / ZeRO-Infinity keep a piece of the training state. */
+enum core_offload { CORE_OFFLOAD_NONE, CORE_OFFLOAD_CPU };
 
 enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLENECK_ACTIVATIONS };
 
@@ -119,8 +123,9 @@ extern const char *const core_checkpointing_names[3];
 extern const char *const core_attention_flops_names[2];
 extern const char *const core_count_names[3];
 extern const char *const core_bottleneck_names[3]; /* "none", "state", "activations" */
-extern const char *const
-    core_shape_source_names[4]; /* "preset", "architecture", "nearest_preset", "aspect_ratio" */
+/* "preset", "architecture", "nearest_preset", "aspect_ratio", "config" */
+extern const char *const core_shape_source_names[5];
+extern const char *const core_offload_names[2]; /* "none", "cpu" */
 
 /* ---------------------------------------------------------------------------------------------
  * Tables: GPU catalog and model presets (model.md)
@@ -156,6 +161,7 @@ struct core_gpu {
     double network_gbs;    /* default scale-out network bandwidth (NICs per GPU x line rate) */
     int64_t gpus_per_node; /* GPUs sharing one scale-up domain */
     enum core_gpu_generation generation; /* selects the time model's efficiency constants */
+    double pcie_gbs; /* host link per GPU per direction, GB/s (offload traffic) */
 };
 
 extern const struct core_gpu core_gpus[];
@@ -315,6 +321,19 @@ struct core_input {
     bool optimizer_in_backward;            /* step fused into the backward, default false */
     bool activation_offload;               /* saved activations offloaded to the CPU */
     enum core_memory_metric memory_metric; /* default allocated */
+    /* A model the user brings (docs/model.md, "Mixture of experts", "Offload"). The api fills
+     * config_arch from the `config` member (a Hugging Face config.json); the MoE rows override
+     * the preset's, config's or explicit architecture's. Sentinels: -1 / 0 = not given. */
+    bool config_given;            /* config_arch holds a decoded config */
+    struct core_arch config_arch; /* the config's architecture (CORE_SHAPE_CONFIG) */
+    int64_t config_context;       /* the config's max positions; 0 = none */
+    int64_t experts;              /* E; -1 = not given (0 makes the model dense) */
+    int64_t experts_per_token;    /* top-k; 0 = not given */
+    int64_t shared_experts;       /* -1 = not given */
+    int64_t moe_ffn_hidden;       /* one routed expert's width; 0 = not given */
+    int64_t dense_layers;         /* leading dense layers; -1 = not given */
+    int64_t ep;                   /* expert-parallel degree, default 1 */
+    enum core_offload offload_optimizer, offload_params; /* default none */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -364,6 +383,10 @@ struct core_resolved {
     enum core_loss loss;
     bool compile, optimizer_in_backward, activation_offload;
     enum core_memory_metric memory_metric;
+    /* Mixture of experts and offload (the MoE architecture itself is in shape.arch). */
+    int64_t expert_params; /* routed experts' weights within params (what ep divides) */
+    int64_t ep;            /* expert-parallel degree; experts' ZeRO group is dp*cp/ep */
+    enum core_offload offload_optimizer, offload_params;
 };
 
 struct core_flops {
@@ -401,6 +424,13 @@ struct core_memory {
     int64_t activation_layers, activation_logits; /* activations = layers + logits */
     struct core_bytes_per_param bytes_per_param;
     struct core_memory_peak peak;
+    /* Routed experts' share of params, grads and optimizer above (0 for a dense model). */
+    int64_t expert_params, expert_grads, expert_optimizer;
+    /* Offloaded state in host memory (ZeRO-Offload / ZeRO-Infinity), not in total: one GPU's
+     * shard, and a node's (min(gpus_per_node, gpus) GPUs). */
+    struct core_host_bytes {
+        int64_t params, grads, optimizer, total;
+    } host, host_node;
 };
 
 struct core_fit {
@@ -443,6 +473,8 @@ struct core_perf_breakdown {
     double pp_comm;      /* stage-to-stage activation and gradient sends */
     double dp_comm;      /* data-parallel gradient / ZeRO traffic not hidden by compute */
     double optimizer;    /* the optimizer step over the local shard, memory-bound */
+    double ep_comm;      /* MoE token all-to-alls (dispatch, combine) over the ep group */
+    double offload;      /* PCIe traffic of offloaded state and the CPU optimizer step */
 };
 
 struct core_perf {
@@ -461,7 +493,7 @@ struct core_perf {
 #define CORE_PERF_EXPECTED_ERROR 0.09
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
-#define CORE_PERF_TERMS 9
+#define CORE_PERF_TERMS 11
 extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 
 #define CORE_MAX_NOTES   12

@@ -150,8 +150,38 @@ static enum core_status resolve(const struct core_input *in, struct core_resolve
     resolve_cluster(in, r);
     /* Without a shape, N is known only when given; the combination checks still use it. */
     r->params = st == CORE_OK ? core_resolve_params(in, &r->shape) : in->params;
-    r->active_params = in->active_params > 0 ? in->active_params : r->params;
+    r->active_params = r->params;
+    r->expert_params = 0;
+    if (st == CORE_OK)
+        core_resolve_moe_split(&r->shape, r->params, &r->active_params, &r->expert_params);
+    if (in->active_params > 0)
+        r->active_params = in->active_params;
+    r->ep = in->ep;
+    r->offload_optimizer = in->offload_optimizer;
+    r->offload_params = in->offload_params;
     return st;
+}
+
+/* Expert parallelism splits the routed experts over ep ranks of the data-parallel group
+ * (Megatron-LM: the expert data-parallel group is world / (ep tp pp)); ZeRO-Infinity offloads
+ * parameters only under stage 3. */
+static void check_moe(const struct core_resolved *r, bool shaped, struct core_problems *p)
+{
+    int64_t experts = r->shape.arch.experts, ranks = r->dp * r->cp;
+
+    if (shaped && r->ep > 1 && experts == 0)
+        core_problem_add(p, "ep", "ep = %lld needs a mixture-of-experts model (experts > 0)",
+                         (long long)r->ep);
+    else if (shaped && experts > 0 && experts % r->ep != 0)
+        core_problem_add(p, "ep", "ep = %lld does not divide the %lld experts", (long long)r->ep,
+                         (long long)experts);
+    if (r->ep > 1 && ranks % r->ep != 0)
+        core_problem_add(p, "ep", "ep = %lld does not divide gpus/(tp*pp) = %lld", (long long)r->ep,
+                         (long long)ranks);
+    if (r->offload_params == CORE_OFFLOAD_CPU && r->zero_stage < 3)
+        core_problem_add(p, "offload_params",
+                         "parameter offload needs zero_stage 3 (ZeRO-Infinity); zero_stage is %d",
+                         r->zero_stage);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -391,6 +421,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     check_cluster(r, p);
     check_schedule(in, r, st == CORE_OK, p);
     check_training(in, r, p);
+    check_moe(r, st == CORE_OK, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);
         check_measured(r, &out->flops, p);

@@ -20,6 +20,8 @@ _Static_assert(sizeof(enum core_count) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_flag) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_framework) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_memory_metric) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_offload) == sizeof(int), "enum size");
+_Static_assert(CORE_MOE_EXPERTS_MAX == CORE_EXPERTS_MAX, "one bound on experts");
 _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
 
 /* Gradients are kept in bf16, fp16 or fp32 (an fp8 run keeps bf16 gradients): the first three
@@ -90,6 +92,28 @@ const struct core_input_spec core_inputs[] = {
              "SwiGLU-style gated MLP (3*d*f weights instead of 2*d*f)"),
     FLAG_ROW("tied_embeddings", tied_embeddings, "the preset's, else false",
              "input and output embeddings shared (V*d once instead of twice)"),
+    /* A model the user brings: a Hugging Face config, mixture-of-experts and offload. */
+    {"config", CORE_KIND_OBJECT, CORE_STORE_BOOL, AT(config_given), 0, 0, false, 0, true, false,
+     false, false, NO_CHOICES, "", "none",
+     "a Hugging Face config.json object (POST only); sets the architecture and N"},
+    INT_ROW("experts", experts, 0, CORE_MOE_EXPERTS_MAX, -1, true, "experts",
+            "the preset's or config's, else 0 (dense)",
+            "E, routed experts per MoE layer; 0 = a dense model"),
+    INT_ROW("experts_per_token", experts_per_token, 1, CORE_MOE_EXPERTS_MAX, 0, true, "experts",
+            "the preset's or config's", "top-k, routed experts each token uses; <= experts"),
+    INT_ROW("shared_experts", shared_experts, 0, CORE_MOE_EXPERTS_MAX, -1, true, "experts",
+            "the preset's or config's, else 0", "experts every token uses (DeepSeek, Qwen2-MoE)"),
+    INT_ROW("moe_ffn_hidden", moe_ffn_hidden, 1, CORE_FFN_HIDDEN_MAX, 0, true, "elements",
+            "the preset's or config's, else ffn_hidden", "one routed expert's MLP inner size"),
+    INT_ROW("dense_layers", dense_layers, 0, CORE_LAYERS_MAX, -1, true, "layers",
+            "the preset's or config's, else 0", "leading layers with a dense MLP; < layers"),
+    {"ep", CORE_KIND_INT, CORE_STORE_I64, AT(ep), 1, CORE_PARALLEL_MAX, false, 1, false, false,
+     false, false, NO_CHOICES, "GPUs", NULL,
+     "expert-parallel size: routed experts split over ep ranks; divides experts and gpus/(tp*pp)"},
+    CHOICE_ROW("offload_optimizer", offload_optimizer, core_offload_names, CORE_OFFLOAD_NONE, false,
+               NULL, "optimizer state (master weights, moments) in host memory (ZeRO-Offload)"),
+    CHOICE_ROW("offload_params", offload_params, core_offload_names, CORE_OFFLOAD_NONE, false, NULL,
+               "16-bit weights in host memory (ZeRO-Infinity); needs zero_stage 3"),
     {"batch", CORE_KIND_INT, CORE_STORE_I64, AT(batch), 1, CORE_BATCH_MAX, false, 1, false,
      false, false, true, NO_CHOICES, "sequences", NULL, "b, micro-batch per GPU"},
     INT_ROW("seq_len", seq_len, 1, CORE_SEQ_LEN_MAX, 512, false, "tokens", NULL,
@@ -324,6 +348,7 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
         return v >= 0 && v < (double)core_preset_count;
     case CORE_KIND_GPUS:
     case CORE_KIND_PRICES:
+    case CORE_KIND_OBJECT: /* decoded and checked by the api (api/hfconfig.c) */
     case CORE_KIND_COUNT:
         break;
     }

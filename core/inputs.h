@@ -38,8 +38,9 @@
 #define CORE_TPS_MAX          1e18
 #define CORE_GBS_MAX          1e6 /* link bandwidth, GB/s */
 #define CORE_NODE_GPUS_MAX    1000000
-#define CORE_GLOBAL_BATCH_MAX 1e12 /* sequences */
-#define CORE_MFU_PREDICTED    0.0  /* the stored mfu of the word "predicted" */
+#define CORE_GLOBAL_BATCH_MAX 1e12   /* sequences */
+#define CORE_MFU_PREDICTED    0.0    /* the stored mfu of the word "predicted" */
+#define CORE_MOE_EXPERTS_MAX  100000 /* = CORE_EXPERTS_MAX (core.h) */
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
@@ -53,6 +54,7 @@ enum core_input_kind {
     CORE_KIND_PRESET, /* a model preset id (stored as its index) */
     CORE_KIND_GPUS,   /* /plan: one catalog id or a list of them */
     CORE_KIND_PRICES, /* /plan: one price, or prices by GPU id */
+    CORE_KIND_OBJECT, /* a JSON object the api decodes itself (`config`); stored as "given" */
     CORE_KIND_COUNT
 };
 

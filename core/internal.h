@@ -51,6 +51,7 @@ struct core_note *core_note_add(struct core_note *list, int *n, const char *code
                                 ...) CORE_PRINTF(4, 5);
 void core_note_change_int(struct core_note *note, const char *input, int64_t value);
 void core_note_change_string(struct core_note *note, const char *input, const char *value);
+void core_note_change_bool(struct core_note *note, const char *input, bool value);
 
 /* ---------------------------------------------------------------------------------------------
  * Steps of core_evaluate()
@@ -61,21 +62,34 @@ enum core_status core_resolve_shape(const struct core_input *in, struct core_sha
                                     struct core_problems *p);
 int64_t core_resolve_params(const struct core_input *in, const struct core_shape *shape);
 bool core_params_mismatch(const struct core_input *in, const struct core_shape *shape, int64_t n);
+/* Active parameters and routed-expert parameters within n (docs/model.md, "Mixture of
+ * experts"): the architecture's counts, scaled to n when N was given. */
+void core_resolve_moe_split(const struct core_shape *shape, int64_t n, int64_t *active,
+                            int64_t *experts);
 
 /* flops.c */
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f);
 /* FLOPs per token under the chosen `count` convention. */
 double core_flops_per_token(const struct core_resolved *r, const struct core_flops *f);
 
-/* memory.c: ledger pieces after model parallelism, before ZeRO. */
+/* memory.c: ledger pieces after model parallelism, before ZeRO. The routed experts' pieces
+ * (divided by ep too) are sharded over the expert data-parallel group, dp / ep ranks; the
+ * plain pieces hold everything else. A dense model has zero expert pieces and ep 1. */
 struct core_state {
     int64_t weights, grads, optimizer;
+    int64_t ex_weights, ex_grads, ex_optimizer;
+    int64_t ep;
+    /* Offload (ZeRO-Offload / Infinity): after sharding, these pieces live in host memory:
+     * the shard moves to host_weights / host_optimizer and leaves 0 on the GPU. */
+    bool off_weights, off_optimizer;
+    int64_t host_weights, host_optimizer;
 };
 
 void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_param *b);
 bool core_state_model_parallel(const struct core_resolved *r, const struct core_bytes_per_param *b,
                                struct core_state *mp);
-/* ZeRO stage `stage` over dp ranks: per-GPU pieces; false if the sum overflows. */
+/* ZeRO stage `stage` over dp ranks (the experts' pieces over dp / ep): per-GPU pieces, each the
+ * sum of its plain and expert parts; false if the sum overflows. */
 bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct core_state *out,
                       int64_t *sum);
 /* Activation bytes per GPU for a micro-batch, sequence length and checkpointing mode. */

@@ -43,6 +43,13 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->total = b->weights + b->master + b->moments + b->grads;
 }
 
+/* *acc += a * b, overflow-checked. */
+static bool acc_term(int64_t *acc, int64_t a, int64_t b)
+{
+    int64_t t;
+    return ck_mul(a, b, &t) && ck_add(*acc, t, acc);
+}
+
 static bool piece(int64_t n, int bpp, int64_t mp, int64_t *out)
 {
     int64_t total;
@@ -53,24 +60,61 @@ static bool piece(int64_t n, int bpp, int64_t mp, int64_t *out)
     return true;
 }
 
+/* Megatron-LM's accounting for a mixture of experts: the routed experts' weights are split
+ * over ep x tp x pp ranks, everything else over tp x pp. */
 bool core_state_model_parallel(const struct core_resolved *r, const struct core_bytes_per_param *b,
                                struct core_state *mp)
 {
-    int64_t ways = r->tp * r->pp;
+    int64_t ways = r->tp * r->pp, ep = r->ep > 1 ? r->ep : 1, ex_ways;
+    int64_t experts = r->expert_params > 0 && r->expert_params <= r->params ? r->expert_params : 0;
+    int64_t rest = r->params - experts;
 
-    return piece(r->params, b->weights, ways, &mp->weights) &&
-           piece(r->params, b->grads, ways, &mp->grads) &&
-           piece(r->params, b->master + b->moments, ways, &mp->optimizer);
+    mp->ep = ep;
+    mp->off_weights = r->offload_params == CORE_OFFLOAD_CPU;
+    mp->off_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
+    mp->host_weights = mp->host_optimizer = 0;
+    return ck_mul(ways, ep, &ex_ways) && piece(rest, b->weights, ways, &mp->weights) &&
+           piece(rest, b->grads, ways, &mp->grads) &&
+           piece(rest, b->master + b->moments, ways, &mp->optimizer) &&
+           piece(experts, b->weights, ex_ways, &mp->ex_weights) &&
+           piece(experts, b->grads, ex_ways, &mp->ex_grads) &&
+           piece(experts, b->master + b->moments, ex_ways, &mp->ex_optimizer);
+}
+
+/* The expert data-parallel group: the dp ranks of one model replica's ep slice (dp / ep,
+ * at least 1 while a search tries a dp that ep does not divide). */
+static int64_t expert_dp(const struct core_state *mp, int64_t dp)
+{
+    int64_t ep = mp->ep > 1 ? mp->ep : 1;
+
+    return dp / ep > 0 ? dp / ep : 1;
 }
 
 bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct core_state *out,
                       int64_t *sum)
 {
     const bool *s = zero_shards[stage];
+    int64_t edp = expert_dp(mp, dp);
 
+    out->ep = mp->ep;
+    out->off_weights = mp->off_weights;
+    out->off_optimizer = mp->off_optimizer;
+    out->ex_weights = s[0] ? ceil_div(mp->ex_weights, edp) : mp->ex_weights;
+    out->ex_grads = s[1] ? ceil_div(mp->ex_grads, edp) : mp->ex_grads;
+    out->ex_optimizer = s[2] ? ceil_div(mp->ex_optimizer, edp) : mp->ex_optimizer;
     out->weights = s[0] ? ceil_div(mp->weights, dp) : mp->weights;
     out->grads = s[1] ? ceil_div(mp->grads, dp) : mp->grads;
     out->optimizer = s[2] ? ceil_div(mp->optimizer, dp) : mp->optimizer;
+    if (!ck_add(out->weights, out->ex_weights, &out->weights) ||
+        !ck_add(out->grads, out->ex_grads, &out->grads) ||
+        !ck_add(out->optimizer, out->ex_optimizer, &out->optimizer))
+        return false;
+    /* Offloaded shards leave the GPU whole (the working copies ZeRO-Infinity gathers per layer
+     * are transient, like ZeRO-3's, and not in the ledger). */
+    out->host_weights = out->off_weights ? out->weights : 0;
+    out->host_optimizer = out->off_optimizer ? out->optimizer : 0;
+    out->weights -= out->host_weights;
+    out->optimizer -= out->host_optimizer;
     return ck_add(out->weights, out->grads, sum) && ck_add(*sum, out->optimizer, sum);
 }
 
@@ -82,25 +126,84 @@ bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct
  *   being recomputed, plus that layer's whole working set.
  * ------------------------------------------------------------------------------------------- */
 
+/* Bytes per token of one layer, before the batch and sequence multiply them: the part kept
+ * whole on every tensor-parallel rank without sequence parallelism (rep) and the part split by
+ * tp (split), the score term aside. A standard layer is Korthikanti's 10 d + 24 d. */
+struct layer_bytes {
+    int64_t rep, split;
+};
+
 struct act_terms {
+    int64_t sb;     /* (s/cp)*b: this rank's tokens */
     int64_t sbd;    /* s*b*d */
     int64_t scores; /* 5*a*s^2*b, or 0 when not materialized */
     int64_t t;
     bool sp;
+    struct layer_bytes dense, moe; /* per-token bytes of a dense and of a MoE layer */
+    int64_t moe_layers;            /* of the L layers, those with a routed MLP */
 };
 
+/* Multi-latent attention (DeepSeek-V2) keeps, instead of Korthikanti's 8 d split attention
+ * bytes (Q, K, V and the projection input at 2 bytes each): queries and keys of a (n + r),
+ * values and the projection input of a v, 2 bytes each, split by tp; and the compressed
+ * latents every rank computes whole: the query latent r_q and the K/V latent r_kv plus the
+ * shared rotary key r, 2 bytes each. */
+static bool mla_bytes(const struct core_arch *a, struct layer_bytes *l)
+{
+    int64_t qk = a->qk_nope_head_dim + a->qk_rope_head_dim, lat = 0, att = 0;
+
+    if (!acc_term(&att, 4 * a->heads, qk) || !acc_term(&att, 4 * a->heads, a->v_head_dim) ||
+        !acc_term(&lat, 2, a->q_lora_rank + a->kv_lora_rank + a->qk_rope_head_dim))
+        return false;
+    return ck_add(l->rep, lat, &l->rep) && ck_add(l->split - 8 * a->hidden, att, &l->split);
+}
+
+/* A MoE layer replaces the dense MLP's 16 d split bytes (Korthikanti's two 4d-wide tensors)
+ * with: each token's k dispatched copies of its input (2 d each) and k expert hidden states,
+ * plus the shared experts' hidden states, where an MLP of width f keeps 4 f bytes (two f-wide
+ * tensors) or 6 f when gated (gate, up and their product); and, kept whole, the router's fp32
+ * probabilities over E experts and its k int64 choices. */
+static bool moe_bytes(const struct core_arch *a, struct layer_bytes *l)
+{
+    int64_t f = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
+    int64_t fs = a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : f, c = a->gated_mlp ? 6 : 4;
+    int64_t k = a->experts_per_token, routed = 0, router = 0, split = l->split - 16 * a->hidden;
+
+    if (!acc_term(&routed, 2, a->hidden) || !acc_term(&routed, c, f) ||
+        !ck_mul(routed, k, &routed) || !ck_add(split, routed, &split) ||
+        !acc_term(&split, c * a->shared_experts, fs) || !acc_term(&router, 4, a->experts) ||
+        !acc_term(&router, 8, k))
+        return false;
+    l->split = split;
+    return ck_add(l->rep, router, &l->rep);
+}
+
+static bool layer_bytes_init(const struct core_arch *a, struct act_terms *x)
+{
+    x->dense.rep = 10 * a->hidden; /* d <= 1e6: no overflow */
+    x->dense.split = 24 * a->hidden;
+    if (a->kv_lora_rank > 0 && !mla_bytes(a, &x->dense))
+        return false;
+    x->moe = x->dense;
+    x->moe_layers = core_arch_moe_layers(a);
+    return x->moe_layers == 0 || moe_bytes(a, &x->moe);
+}
+
 /* One layer's activations with nothing recomputed (or the score term dropped). */
-static bool layer_working_set(const struct act_terms *x, bool scores, int64_t *out)
+static bool layer_working_set(const struct act_terms *x, const struct layer_bytes *l, bool scores,
+                              int64_t *out)
 {
     int64_t att = scores ? x->scores : 0, whole, split, kept;
 
     if (x->t == 1 || x->sp) {
-        if (!ck_mul(x->sbd, 34, &whole) || !ck_add(whole, att, &whole))
+        if (!ck_add(l->rep, l->split, &whole) || !ck_mul(x->sb, whole, &whole) ||
+            !ck_add(whole, att, &whole))
             return false;
         *out = ceil_div(whole, x->t);
         return true;
     }
-    if (!ck_mul(x->sbd, 24, &split) || !ck_add(split, att, &split) || !ck_mul(x->sbd, 10, &kept))
+    if (!ck_mul(x->sb, l->split, &split) || !ck_add(split, att, &split) ||
+        !ck_mul(x->sb, l->rep, &kept))
         return false;
     return ck_add(kept, ceil_div(split, x->t), out);
 }
@@ -111,32 +214,37 @@ static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t
                            struct act_terms *x)
 {
     const struct core_arch *a = &r->shape.arch;
-    int64_t local = ceil_div(seq_len, r->cp), sb;
+    int64_t local = ceil_div(seq_len, r->cp);
 
     x->t = r->tp;
     x->sp = r->sequence_parallel;
-    return ck_mul(local, batch, &sb) && ck_mul(sb, a->hidden, &x->sbd) &&
-           ck_mul(sb, seq_len, &x->scores) && ck_mul(x->scores, a->heads, &x->scores) &&
-           ck_mul(x->scores, 5, &x->scores);
+    return layer_bytes_init(a, x) && ck_mul(local, batch, &x->sb) &&
+           ck_mul(x->sb, a->hidden, &x->sbd) && ck_mul(x->sb, seq_len, &x->scores) &&
+           ck_mul(x->scores, a->heads, &x->scores) && ck_mul(x->scores, 5, &x->scores);
 }
 
 static bool layers_bytes(const struct core_resolved *r, const struct act_terms *x,
                          enum core_checkpointing ckpt, int64_t *out)
 {
-    int64_t layers = r->shape.arch.layers, one, kept;
+    int64_t layers = r->shape.arch.layers, one, moe_one = 0, kept, dense = layers - x->moe_layers;
     bool scores = ckpt == CORE_CKPT_NONE && !r->flash_attention;
+    const struct layer_bytes *widest = x->moe_layers > 0 ? &x->moe : &x->dense;
 
     if (ckpt != CORE_CKPT_FULL)
-        return layer_working_set(x, scores, &one) && ck_mul(one, layers, out);
+        return layer_working_set(x, &x->dense, scores, &one) && ck_mul(one, dense, out) &&
+               (x->moe_layers == 0 ||
+                (layer_working_set(x, &x->moe, scores, &moe_one) &&
+                 ck_mul(moe_one, x->moe_layers, &moe_one) && ck_add(*out, moe_one, out)));
     /* Full: each layer keeps its 2-byte input; the backward rebuilds one layer at a time. The
      * layer being rebuilt holds its own input inside its working set, so the peak is the
-     * checkpoints of the L - 1 layers below it plus one full working set. With L = 1 that equals
-     * no checkpointing, so checkpointing never raises activations. */
+     * checkpoints of the L - 1 layers below it plus one full working set (a MoE layer's when
+     * there is one: the larger). With L = 1 that equals no checkpointing, so checkpointing never
+     * raises activations. */
     if (!ck_mul(x->sbd, 2, &kept))
         return false;
     kept = x->sp ? ceil_div(kept, x->t) : kept;
-    return ck_mul(kept, layers - 1, &kept) && layer_working_set(x, !r->flash_attention, &one) &&
-           ck_add(kept, one, out);
+    return ck_mul(kept, layers - 1, &kept) &&
+           layer_working_set(x, widest, !r->flash_attention, &one) && ck_add(kept, one, out);
 }
 
 bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t seq_len,
@@ -178,7 +286,7 @@ enum core_status core_memory_compute(const struct core_resolved *r, struct core_
                                      struct core_state *mp, struct core_problems *p)
 {
     struct core_state st;
-    int64_t state, total;
+    int64_t state, total, node;
 
     core_bytes_per_param(r, &m->bytes_per_param);
     if (!core_state_model_parallel(r, &m->bytes_per_param, mp) ||
@@ -199,6 +307,22 @@ enum core_status core_memory_compute(const struct core_resolved *r, struct core_
     m->params = st.weights;
     m->grads = st.grads;
     m->optimizer = st.optimizer;
+    /* The experts' share of what stays on the GPU (an offloaded piece stays 0 here too). */
+    m->expert_params = st.off_weights ? 0 : st.ex_weights;
+    m->expert_grads = st.ex_grads;
+    m->expert_optimizer = st.off_optimizer ? 0 : st.ex_optimizer;
+    m->host.params = st.host_weights;
+    m->host.grads = 0;
+    m->host.optimizer = st.host_optimizer;
+    node = r->gpus_per_node < r->gpus ? r->gpus_per_node : r->gpus;
+    m->host_node.grads = 0;
+    if (!ck_add(st.host_weights, st.host_optimizer, &m->host.total) ||
+        !ck_mul(m->host.params, node, &m->host_node.params) ||
+        !ck_mul(m->host.optimizer, node, &m->host_node.optimizer) ||
+        !ck_mul(m->host.total, node, &m->host_node.total)) {
+        core_problem_add(p, "params", "result out of range");
+        return CORE_ERANGE;
+    }
     m->state = state;
     m->total = total;
     m->reserve = (int64_t)llround(r->reserve_gb * 1e9);

@@ -67,6 +67,16 @@ void core_note_change_int(struct core_note *note, const char *input, int64_t val
     }
 }
 
+void core_note_change_bool(struct core_note *note, const char *input, bool value)
+{
+    struct core_change *c = next_change(note, input);
+
+    if (c != NULL) {
+        c->kind = CORE_VALUE_BOOL;
+        c->bool_value = value;
+    }
+}
+
 void core_note_change_string(struct core_note *note, const char *input, const char *value)
 {
     struct core_change *c = next_change(note, input);
@@ -158,11 +168,27 @@ static void warn_runtime(struct core_result *res)
              (double)m->total / 1e9, (double)capacity / 1e9);
 }
 
+/* Offloaded state leaves the GPU verdict; the host must still hold it. */
+static void warn_host(struct core_result *res)
+{
+    const struct core_memory *m = &res->memory;
+    const struct core_resolved *r = &res->resolved;
+
+    if (m->host.total > 0)
+        WARN(res, "offload_host",
+             "offloaded state needs %.4g GB of host memory per GPU, %.4g GB per node of %lld "
+             "GPUs; the fit judges the GPU alone",
+             (double)m->host.total / 1e9, (double)m->host_node.total / 1e9,
+             (long long)(r->gpus_per_node < r->gpus ? r->gpus_per_node : r->gpus));
+}
+
 void core_warnings(const struct core_input *in, struct core_result *res, unsigned parts)
 {
     warn_mfu(res);
     warn_ledger(in, res);
     warn_shape(res);
+    if (parts & CORE_PART_MEMORY)
+        warn_host(res);
     if (parts & CORE_PART_RUNTIME)
         warn_runtime(res);
     if ((parts & CORE_PART_FIT) && res->fit.judged_peak && !res->fit.fits)
@@ -179,35 +205,95 @@ void core_warnings(const struct core_input *in, struct core_result *res, unsigne
 
 #define ADVISE(res, ...) core_note_add((res)->advice, &(res)->advice_count, __VA_ARGS__)
 
-/* The lightest checkpointing mode that fits now, or full when none does. */
-static enum core_checkpointing lightest_checkpointing(const struct core_result *res)
+/* Does the micro-batch fit under this checkpointing mode, with or without FlashAttention? */
+static bool fits_with(const struct core_result *res, enum core_checkpointing ckpt, bool flash)
+{
+    struct core_resolved r = res->resolved;
+
+    r.flash_attention = flash;
+    return core_max_batch(&r, res->memory.state, res->fit.capacity, ckpt) >= r.batch;
+}
+
+static const char *enough(bool fits)
+{
+    return fits ? "enough on its own" : "not enough on its own";
+}
+
+/* Materialized attention scores dominate a layer's activations when 5 a s / d, their bytes per
+ * token over d, reaches the 34 of everything else (Korthikanti's table): then FlashAttention,
+ * which costs no recompute, is the cheapest fix. */
+static void advise_flash(struct core_result *res)
 {
     const struct core_resolved *r = &res->resolved;
+    const struct core_arch *a = &r->shape.arch;
+    double ratio = 5.0 * (double)a->heads * (double)r->seq_len / (double)a->hidden;
+    struct core_note *n;
 
-    /* With FlashAttention, selective recompute saves nothing more. */
-    if (r->checkpointing == CORE_CKPT_NONE && !r->flash_attention &&
-        core_max_batch(r, res->memory.state, res->fit.capacity, CORE_CKPT_SELECTIVE) >= r->batch)
-        return CORE_CKPT_SELECTIVE;
-    return CORE_CKPT_FULL;
+    if (r->flash_attention || ratio < 34.0)
+        return;
+    n = ADVISE(res, "enable_flash_attention",
+               "materialized attention scores dominate the activations (5as/d = %.4g against 34); "
+               "FlashAttention drops them without recompute (%s)",
+               ratio, enough(fits_with(res, r->checkpointing, true)));
+    core_note_change_bool(n, "flash_attention", true);
+}
+
+/* Sequence parallelism splits the tp-replicated 10 sbd; without tp, context parallelism over
+ * twice the ranks (and twice the GPUs, dp unchanged) halves every rank's tokens. */
+static void advise_parallel(struct core_result *res)
+{
+    const struct core_resolved *r = &res->resolved;
+    struct core_note *n;
+
+    if (r->tp > 1 && !r->sequence_parallel) {
+        n = ADVISE(res, "enable_sequence_parallel",
+                   "sequence parallelism divides the activations tp replicates by tp = %lld",
+                   (long long)r->tp);
+        core_note_change_bool(n, "sequence_parallel", true);
+    } else if (r->seq_len % (2 * r->cp) == 0 && r->gpus <= CORE_GPUS_MAX / 2) {
+        n = ADVISE(res, "enable_context_parallel",
+                   "context parallelism over %lld ranks halves each GPU's tokens (and doubles "
+                   "the GPUs to keep dp)",
+                   (long long)(2 * r->cp));
+        core_note_change_int(n, "cp", 2 * r->cp);
+        core_note_change_int(n, "gpus", 2 * r->gpus);
+    }
 }
 
 static void advise_checkpointing(struct core_result *res)
 {
-    if (res->resolved.checkpointing == CORE_CKPT_FULL)
-        return;
-    enum core_checkpointing c = lightest_checkpointing(res);
-    struct core_note *n =
-        ADVISE(res, "enable_checkpointing",
-               "activations overflow; %s checkpointing trades recompute for activation memory",
-               core_checkpointing_names[c]);
-    core_note_change_string(n, "checkpointing", core_checkpointing_names[c]);
+    const struct core_resolved *r = &res->resolved;
+    struct core_note *n;
+    /* With FlashAttention, selective recompute saves nothing more. */
+    bool selective = r->checkpointing == CORE_CKPT_NONE && !r->flash_attention &&
+                     fits_with(res, CORE_CKPT_SELECTIVE, false);
+
+    if (selective) {
+        n = ADVISE(res, "enable_checkpointing",
+                   "activations overflow; selective checkpointing recomputes only the attention "
+                   "scores (%s)",
+                   enough(true));
+        core_note_change_string(n, "checkpointing", "selective");
+    }
+    advise_parallel(res);
+    if (!selective && r->checkpointing != CORE_CKPT_FULL) {
+        n = ADVISE(res, "enable_checkpointing",
+                   "activations overflow; full checkpointing trades a forward's recompute for "
+                   "activation memory (%s)",
+                   enough(fits_with(res, CORE_CKPT_FULL, r->flash_attention)));
+        core_note_change_string(n, "checkpointing", "full");
+    }
 }
 
+/* In the order of what each costs: FlashAttention (nothing), selective recompute (the scores),
+ * sequence or context parallelism (communication), full recompute (a forward), a smaller
+ * micro-batch (throughput). */
 static void advise_activations(struct core_result *res)
 {
     const struct core_resolved *r = &res->resolved;
     struct core_note *n;
 
+    advise_flash(res);
     advise_checkpointing(res);
     if (res->fit.max_batch >= 1) {
         n = ADVISE(res, "reduce_batch", "the micro-batch must shrink to %lld to fit",

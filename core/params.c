@@ -142,12 +142,54 @@ static void apply_overrides(const struct core_input *in, struct core_shape *s,
                          (long long)a->kv_heads, (long long)a->heads);
 }
 
+/* Mixture-of-experts rows replace the base's fields (docs/model.md, "Mixture of experts").
+ * experts 0 makes the model dense; a new MoE needs its top-k. */
+static void apply_moe(const struct core_input *in, struct core_arch *a, struct core_problems *p)
+{
+    if (in->experts >= 0)
+        a->experts = in->experts;
+    if (in->experts_per_token > 0)
+        a->experts_per_token = in->experts_per_token;
+    if (in->shared_experts >= 0)
+        a->shared_experts = in->shared_experts;
+    if (in->moe_ffn_hidden > 0)
+        a->moe_ffn_hidden = in->moe_ffn_hidden;
+    if (in->dense_layers >= 0)
+        a->dense_layers = in->dense_layers;
+    if (a->experts == 0) { /* dense: the routing fields mean nothing */
+        a->experts_per_token = 0;
+        a->moe_layer_freq = a->moe_layer_phase = 0;
+        a->router_bias = a->shared_expert_gate = false;
+        if (in->experts_per_token > 0)
+            core_problem_add(p, "experts_per_token", "experts_per_token needs experts > 0");
+        return;
+    }
+    if (a->experts_per_token == 0)
+        core_problem_add(p, "experts_per_token",
+                         "a mixture of %lld experts needs experts_per_token",
+                         (long long)a->experts);
+    else if (a->experts_per_token > a->experts)
+        core_problem_add(p, "experts_per_token", "experts_per_token %lld exceeds experts %lld",
+                         (long long)a->experts_per_token, (long long)a->experts);
+    if (a->dense_layers >= a->layers)
+        core_problem_add(p, "dense_layers",
+                         "dense_layers %lld leaves no MoE layer of the %lld; give experts 0 for a "
+                         "dense model",
+                         (long long)a->dense_layers, (long long)a->layers);
+}
+
 enum core_status core_resolve_shape(const struct core_input *in, struct core_shape *s,
                                     struct core_problems *p)
 {
     int before = p->count;
 
-    if (in->preset >= 0) {
+    if (in->config_given) {
+        s->source = CORE_SHAPE_CONFIG;
+        s->preset = -1;
+        s->arch = in->config_arch;
+        if (in->preset >= 0)
+            core_problem_add(p, "config", "give model or config, not both");
+    } else if (in->preset >= 0) {
         shape_from_preset(in->preset, CORE_SHAPE_PRESET, s);
     } else if (in->layers > 0 && in->hidden > 0) {
         shape_from_architecture(in, s);
@@ -160,6 +202,7 @@ enum core_status core_resolve_shape(const struct core_input *in, struct core_sha
             shape_from_aspect(n, s);
     }
     apply_overrides(in, s, p);
+    apply_moe(in, &s->arch, p);
     if (p->count > before)
         return CORE_EINVAL;
     s->arch_params = core_arch_params(&s->arch);
@@ -172,21 +215,46 @@ enum core_status core_resolve_shape(const struct core_input *in, struct core_sha
     return CORE_OK;
 }
 
+/* The shape's count is the model's own (not a stand-in picked by size). */
+static bool from_arch(const struct core_shape *s)
+{
+    return s->source == CORE_SHAPE_PRESET || s->source == CORE_SHAPE_ARCHITECTURE ||
+           s->source == CORE_SHAPE_CONFIG;
+}
+
 /* N: as given, else the architecture's own count, else the lesson's 7B. */
 int64_t core_resolve_params(const struct core_input *in, const struct core_shape *s)
 {
-    bool from_arch = s->source == CORE_SHAPE_PRESET || s->source == CORE_SHAPE_ARCHITECTURE;
-
     if (in->params > 0)
         return in->params;
-    return from_arch ? s->arch_params : DEFAULT_PARAMS;
+    return from_arch(s) ? s->arch_params : DEFAULT_PARAMS;
+}
+
+/* The architecture's share of n: active per token and routed experts. For the architecture's
+ * own count (n = arch_params) they are its exact counts; for a given N they scale with it,
+ * so a dense model's active count is N itself. */
+void core_resolve_moe_split(const struct core_shape *s, int64_t n, int64_t *active,
+                            int64_t *experts)
+{
+    struct core_arch_counts c;
+
+    *active = n;
+    *experts = 0;
+    if (s->arch.experts <= 0 || !core_arch_count(&s->arch, &c) || c.total <= 0)
+        return;
+    if (n == c.total) {
+        *active = c.active;
+        *experts = c.experts;
+        return;
+    }
+    *active = (int64_t)llround((double)n * ((double)c.active / (double)c.total));
+    *experts = (int64_t)llround((double)n * ((double)c.experts / (double)c.total));
+    *active = *active < 1 ? 1 : *active;
 }
 
 /* Used by the params_mismatch warning: N given and more than 5 % away from the architecture. */
 bool core_params_mismatch(const struct core_input *in, const struct core_shape *s, int64_t n)
 {
-    bool from_arch = s->source == CORE_SHAPE_PRESET || s->source == CORE_SHAPE_ARCHITECTURE;
-
-    return in->params > 0 && from_arch && s->arch_params > 0 &&
+    return in->params > 0 && from_arch(s) && s->arch_params > 0 &&
            fabs((double)n / (double)s->arch_params - 1.0) > MISMATCH_RATIO;
 }

@@ -18,9 +18,9 @@
 #include "internal.h"
 #include "perf.h"
 
-const char *const core_perf_term_names[CORE_PERF_TERMS] = {"compute", "memory_bound", "recompute",
-                                                           "tp_comm", "cp_comm",      "pp_bubble",
-                                                           "pp_comm", "dp_comm",      "optimizer"};
+const char *const core_perf_term_names[CORE_PERF_TERMS] = {
+    "compute", "memory_bound", "recompute", "tp_comm", "cp_comm", "pp_bubble",
+    "pp_comm", "dp_comm",      "optimizer", "ep_comm", "offload"};
 
 /* ---------------------------------------------------------------------------------------------
  * Constants per generation. Sources in docs/model.md, "Step time" / "Constants".
@@ -156,6 +156,7 @@ void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_pre
     in->inter_node_gbs = g->network_gbs;
     in->tp_comm_overlap = false;
     in->dp_comm_overlap = false;
+    in->pcie_gbs = g->pcie_gbs;
 }
 
 void core_perf_input_resolved(struct core_perf_input *in, const struct core_resolved *r)
@@ -197,6 +198,20 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->inter_node_gbs = r->inter_node_gbs;
     in->tp_comm_overlap = r->tp_comm_overlap;
     in->dp_comm_overlap = r->dp_comm_overlap;
+    if (a->experts > 0) {
+        in->experts = a->experts;
+        in->experts_per_token = a->experts_per_token;
+        in->moe_ffn_hidden = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
+        in->shared_experts = a->shared_experts;
+        in->shared_ffn_hidden =
+            a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : in->moe_ffn_hidden;
+        in->moe_layers = core_arch_moe_layers(a);
+    }
+    in->ep = r->ep;
+    in->expert_params = (double)r->expert_params;
+    in->offload_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
+    in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
+    in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -214,6 +229,53 @@ struct shape {
     double peak, peak16, rate, rate16;
 };
 
+/* A MoE model's forward GEMMs per layer, averaged over its layers: attention as a dense
+ * layer; a MoE layer's MLP is the router (d -> E), each of the E/ep local experts on its share
+ * of the tokens - rows k ep / E of them, arriving from the ep ranks, a smaller GEMM that runs
+ * at its own (lower) efficiency - and the shared experts on every token. */
+static double moe_gemms(const struct core_perf_input *in, const struct gen *k,
+                        const struct shape *x, double qkv, double aw, double f_in)
+{
+    double t = x->t, rows = x->rows, h = k->half_dim, d = x->d, rate = x->rate;
+    double E = at_least((double)in->experts, 1), ep = at_least((double)in->ep, 1);
+    double topk = at_least((double)in->experts_per_token, 1), fe = (double)in->moe_ffn_hidden;
+    double fs = (double)in->shared_ffn_hidden, gated = in->gated_mlp ? 2.0 : 1.0;
+    double moe = (double)in->moe_layers, dense = x->L - moe;
+    double tok = rows * topk * ep / E;
+    double attn = gemm(rows, qkv / t, d, rate, h) + gemm(rows, d, aw / t, rate, h);
+    double dense_mlp = gemm(rows, f_in / t, d, rate, h) + gemm(rows, d, x->f / t, rate, h);
+    double moe_mlp =
+        gemm(rows, E, d, rate, h) +
+        E / ep * (gemm(tok, gated * fe / t, d, rate, h) + gemm(tok, d, fe / t, rate, h));
+    if (in->shared_experts > 0 && fs > 0)
+        moe_mlp += (double)in->shared_experts *
+                   (gemm(rows, gated * fs / t, d, rate, h) + gemm(rows, d, fs / t, rate, h));
+    return attn + (dense * dense_mlp + moe * moe_mlp) / x->L;
+}
+
+/* The MoE token exchange of one micro-batch on one stage: per MoE layer an all-to-all to
+ * dispatch each token's k copies (b s/cp d k elements, split by tp) to its experts and one to
+ * combine them, forward and again backward (and once more each under full recompute). Each
+ * rank keeps 1/ep of its bytes. The ep group (ranks tp*cp apart) talks over the scale-up link
+ * when ep tp cp GPUs fit in one domain, else over the network. Not overlapped (Megatron-LM's
+ * default). */
+static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
+                          const struct shape *x)
+{
+    double ep = at_least((double)in->ep, 1), stride = x->t * x->c;
+    double passes = in->checkpointing == CORE_CKPT_FULL ? 6.0 : 4.0;
+    bool up = ep * stride <= (double)in->gpus_per_node;
+    double bw = up ? at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up
+                   : at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net;
+    double bytes = x->rows * x->d * at_least((double)in->experts_per_token, 1) * x->e / x->t;
+    double one =
+        k->lat_base + (ep - 1.0) * (up ? k->hop_up : k->hop_net) + (ep - 1.0) / ep * bytes / bw;
+
+    if (in->moe_layers <= 0 || ep <= 1)
+        return 0.0;
+    return passes * (double)in->moe_layers / x->p * one;
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -226,6 +288,8 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     /* Forward GEMMs of one layer: QKV, attention output, MLP in (2f wide when gated), out. */
     double gemm_f = gemm(rows, qkv / t, x->d, x->rate, h) + gemm(rows, x->d, aw / t, x->rate, h) +
                     gemm(rows, f_in / t, x->d, x->rate, h) + gemm(rows, x->d, x->f / t, x->rate, h);
+    if (in->moe_layers > 0)
+        gemm_f = moe_gemms(in, k, x, qkv, aw, f_in);
 
     /* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.
      * Fused kernels skip the causally masked half; materialized attention computes the whole
@@ -327,6 +391,27 @@ static void shape_init(const struct core_perf_input *in, const struct gen *k, st
     x->rate16 = x->peak16 * k->gemm;
 }
 
+/* Offload (ZeRO-Offload, ZeRO-Infinity) over the host link, pcie_gbs per direction: with the
+ * optimizer offloaded, each step sends the local gradient shard down and the updated 16-bit
+ * weights up (e bytes per parameter each way, one after the other), and the CPU runs the
+ * optimizer step over the same bytes the GPU would have, at CORE_PERF_HOST_BPS, in place of the
+ * GPU's step; with the weights offloaded, every micro-batch fetches the local weight shard for
+ * the forward and again for the backward. None of it is overlapped (an upper bound). */
+static void offload_terms(const struct core_perf_input *in, const struct shape *x, double local,
+                          struct core_perf_breakdown *br)
+{
+    double pcie = at_least(in->pcie_gbs, 1e-3) * 1e9;
+
+    br->offload = 0.0;
+    if (in->offload_optimizer) {
+        br->offload +=
+            2.0 * local * x->e / pcie + local * optimizer_bytes(in, x->e) / CORE_PERF_HOST_BPS;
+        br->optimizer = 0.0;
+    }
+    if (in->offload_params)
+        br->offload += x->m * 2.0 * local * x->e / pcie;
+}
+
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
 {
     const struct gen *k = &gens[core_gpus[in->gpu].generation];
@@ -363,13 +448,17 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
      * and gathered weights in the 16-bit type (4 bytes for fp32 training). */
     if (x.dp > 1) {
         struct link dl = group_link(in, k, x.dp, x.t * x.c);
-        double bytes = in->params / (x.t * x.p) * x.e;
+        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
+         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
+        double held =
+            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        double bytes = held / (x.t * x.p) * x.e;
         double comm, window;
         if (in->zero_stage >= 3) {
             /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
              * backward, reduce-scatter the gradients; each pass in pieces of at most
              * ZERO3_BUCKET parameters and at least one per layer. */
-            double pieces = at_least(in->params / (x.t * x.p) / ZERO3_BUCKET, x.ls);
+            double pieces = at_least(held / (x.t * x.p) / ZERO3_BUCKET, x.ls);
             comm = x.m * 3.0 * pieces * half_ring(bytes / pieces, x.dp, dl);
             window = br->compute + br->recompute;
         } else {
@@ -387,7 +476,9 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
         double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm;
         double local = in->params / (x.t * x.p) / (in->zero_stage >= 1 ? x.dp : 1.0);
         br->optimizer = local * optimizer_bytes(in, x.e) / hbm;
+        offload_terms(in, &x, local, br);
     }
+    br->ep_comm = x.m * ep_exchange(in, k, &x);
 
     const double *terms = &br->compute;
     double step = 0.0, worst = -1.0;

@@ -52,9 +52,25 @@ struct core_perf_input {
     double inter_node_gbs; /* network GB/s per GPU per direction (catalog network_gbs) */
     bool tp_comm_overlap;  /* TP collectives overlapped with GEMMs (Transformer Engine) */
     bool dp_comm_overlap;  /* gradient reduction / FSDP gathers overlapped with compute */
+    /* Mixture of experts (all 0 for a dense model, which keeps the dense arithmetic): of the
+     * layers, moe_layers route each token to experts_per_token of `experts` experts of width
+     * moe_ffn_hidden, split over ep ranks, plus shared_experts of width shared_ffn_hidden. */
+    int64_t experts, experts_per_token, moe_ffn_hidden, shared_experts, shared_ffn_hidden;
+    int64_t moe_layers, ep;
+    double expert_params; /* the routed experts' weights within params (ep divides them) */
+    /* Offload: the optimizer step on the CPU, the 16-bit weights fetched from host memory;
+     * pcie_gbs the host link per GPU per direction (catalog). */
+    bool offload_optimizer, offload_params;
+    double pcie_gbs;
 };
 
-/* struct core_perf (the output) is declared in core.h, where the planner's plans carry one. */
+/* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */
+
+/* Host memory bandwidth one GPU's CPU optimizer step achieves, bytes/s (an assumption, not a
+ * measurement: a two-socket host's ~600 GB/s of DDR5 at a third achieved, shared by 8 GPUs;
+ * docs/model.md, "Offload"). */
+#define CORE_PERF_HOST_BPS 25e9
+
 
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out);
 

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1158,6 +1159,103 @@ START_TEST(test_access_log_text_and_off)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------------------------------
+ * A model the user brings (issue 13): Mixtral's config.json on 8 GPUs with ep 8
+ * ------------------------------------------------------------------------------------------- */
+
+#define MIXTRAL_CONFIG                                                                             \
+    "{\"model_type\":\"mixtral\",\"hidden_size\":4096,\"intermediate_size\":14336,"                \
+    "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":8,"               \
+    "\"vocab_size\":32000,\"tie_word_embeddings\":false,\"max_position_embeddings\":32768,"        \
+    "\"hidden_act\":\"silu\",\"num_local_experts\":8,\"num_experts_per_tok\":2,"                   \
+    "\"rope_theta\":1000000.0,\"router_aux_loss_coef\":0.02,\"sliding_window\":null}"
+
+/*
+ * Non-experts 1,605,636,096 and experts 45,097,156,608 (test_core_moe.c derives both). ZeRO 3 on
+ * 8 GPUs with ep 8: the non-expert state is sharded over all 8 ranks, each expert's over its
+ * expert data-parallel group of 8 / 8 = 1 rank, so per GPU:
+ *   weights 2 x 1,605,636,096 / 8 = 401,409,024 + 2 x 45,097,156,608 / 8 = 11,274,289,152
+ *     -> 11,675,698,176 (and the same for the bf16 grads);
+ *   optimizer 12 x 1,605,636,096 / 8 = 2,408,454,144 + 12 x 5,637,144,576 = 67,645,734,912
+ *     -> 70,054,189,056;
+ *   state 93,405,585,408 > 80e9: it does not fit and the state is the bottleneck.
+ * FLOPs 6 x 12,879,925,248 x 1.4e12.
+ */
+START_TEST(test_fit_mixtral_config)
+{
+    struct http_reply r;
+    json_t *doc;
+
+    post_json("/fit", "{\"config\":" MIXTRAL_CONFIG ",\"gpus\":8,\"ep\":8}", &r);
+    ck_assert_int_eq(r.status, 200);
+    doc = parse(&r);
+    ck_assert_str_eq(json_string_value(live_at(doc, "inputs.shape.source")), "config");
+    ck_assert_int_eq(live_int_at(doc, "inputs.params"), 46702792704LL);
+    ck_assert_int_eq(live_int_at(doc, "inputs.active_params"), 12879925248LL);
+    ck_assert_int_eq(live_int_at(doc, "inputs.shape.expert_params"), 45097156608LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.params.bytes"), 11675698176LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.grads.bytes"), 11675698176LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.per_gpu.optimizer.bytes"), 70054189056LL);
+    ck_assert_int_eq(live_int_at(doc, "memory.experts.optimizer.bytes"), 67645734912LL);
+    ck_assert(json_is_false(live_at(doc, "fit.fits")));
+    ck_assert_str_eq(json_string_value(live_at(doc, "fit.bottleneck")), "state");
+    json_decref(doc);
+    http_reply_free(&r);
+
+    post_json("/flops", "{\"config\":" MIXTRAL_CONFIG "}", &r);
+    ck_assert_int_eq(r.status, 200);
+    doc = parse(&r);
+    ck_assert(fabs(json_real_value(live_at(doc, "flops.six_nd")) / (6.0 * 12879925248.0 * 1.4e12) -
+                   1.0) < 1e-12);
+    json_decref(doc);
+    http_reply_free(&r);
+}
+END_TEST
+
+/* Bad configs are a 400 naming config.<key>; ep that divides neither the experts nor the ranks
+ * is a 422 naming ep (inputs valid one by one, impossible together); config in a query string
+ * is a 400 naming config. */
+START_TEST(test_bad_configs)
+{
+    static const struct {
+        const char *body, *field;
+        unsigned status;
+    } cases[] = {
+        /* unknown model_type without the generic keys */
+        {"{\"config\":{\"model_type\":\"nope\",\"hidden_size\":64}}", "config.model_type", 400},
+        /* a head count that does not divide the hidden size */
+        {"{\"config\":{\"model_type\":\"llama\",\"hidden_size\":4096,\"num_attention_heads\":30,"
+         "\"num_hidden_layers\":2}}",
+         "config.num_attention_heads", 400},
+        /* experts_per_token > experts */
+        {"{\"config\":{\"model_type\":\"mixtral\",\"hidden_size\":64,\"intermediate_size\":128,"
+         "\"num_hidden_layers\":2,\"num_attention_heads\":1,\"num_local_experts\":4,"
+         "\"num_experts_per_tok\":5}}",
+         "config.num_experts_per_tok", 400},
+        {"{\"config\":[1]}", "config", 400},
+        {"{\"config\":" MIXTRAL_CONFIG ",\"gpus\":8,\"ep\":3}", "ep", 422},
+        {"{\"config\":" MIXTRAL_CONFIG ",\"gpus\":12,\"ep\":8}", "ep", 422},
+        {"{\"config\":" MIXTRAL_CONFIG ",\"model\":\"llama2-7b\"}", "config", 422},
+    };
+    struct http_reply r;
+    json_t *doc;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        post_json("/fit", cases[i].body, &r);
+        doc = assert_problem(&r, cases[i].status);
+        ck_assert_msg(problem_names(doc, cases[i].field), "case %zu: %s not named: %s", i,
+                      cases[i].field, r.body);
+        json_decref(doc);
+        http_reply_free(&r);
+    }
+    get("/fit?config=x", &r);
+    doc = assert_problem(&r, 400);
+    ck_assert(problem_names(doc, "config"));
+    json_decref(doc);
+    http_reply_free(&r);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api_live");
@@ -1174,6 +1272,8 @@ static Suite *api_suite(void)
     }
     tcase_add_test(routes, test_get_post_identical);
     tcase_add_test(routes, test_fit_default);
+    tcase_add_test(routes, test_fit_mixtral_config);
+    tcase_add_test(errors, test_bad_configs);
     tcase_add_test(routes, test_runtime_lesson);
     tcase_add_test(routes, test_catalogs);
     tcase_add_test(routes, test_healthz);

@@ -267,6 +267,44 @@ START_TEST(test_command_tables)
 }
 END_TEST
 
+/* --config FILE sends the file's object as the `config` input. Mixtral's config on 8 GPUs with
+ * ep 8 at ZeRO 0: each GPU holds the 1,605,636,096 non-expert weights and 1/8 of the
+ * 45,097,156,608 expert weights, 2 bytes each: 14,485,561,344 bytes = 14.486 GB. A file that is
+ * not a JSON object is bad input (2). */
+START_TEST(test_config_flag)
+{
+    static const char mixtral[] =
+        "{\"model_type\":\"mixtral\",\"hidden_size\":4096,\"intermediate_size\":14336,"
+        "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":8,"
+        "\"vocab_size\":32000,\"num_local_experts\":8,\"num_experts_per_tok\":2}";
+    char path[] = "/tmp/memwall-config-XXXXXX", out[4096], err[1024];
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, mixtral, sizeof mixtral - 1) == (ssize_t)(sizeof mixtral - 1));
+    close(fd);
+    {
+        const char *const args[] = {"memory", "--config", path,           "--gpus", "8",
+                                    "--ep",   "8",        "--zero_stage", "0",      NULL};
+        int status = run(args, NULL, out, sizeof out, err, sizeof err);
+
+        ck_assert_msg(status == 0, "exit %d, stderr %s", status, err);
+        ck_assert_msg(strstr(out, "  params             14.486\n") != NULL, "%s", out);
+    }
+    fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, "[1]", 3) == 3);
+    close(fd);
+    {
+        const char *const args[] = {"fit", "--config", path, NULL};
+
+        ck_assert_int_eq(run(args, NULL, out, sizeof out, err, sizeof err), 2);
+        ck_assert_msg(strstr(err, "--config") != NULL, "%s", err);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* Serve on an ephemeral port, talk to it, stop it with sig: exit 0 and a "stopped" line.
  * MEMWALL_PORT=1 in the environment shows the flag winning over it. */
 static void serve_and_stop(int sig)
@@ -771,6 +809,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_help);
     tcase_add_test(tc, test_bad_usage);
     tcase_add_test(tc, test_command_tables);
+    tcase_add_test(tc, test_config_flag);
     tcase_add_test(tc, test_serve_sigterm);
     tcase_add_test(tc, test_serve_sigint);
     tcase_add_test(tc, test_every_setting_bad_value);

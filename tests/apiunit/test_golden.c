@@ -81,6 +81,24 @@ static const struct golden_case cases[] = {
     /* MoE: FLOPs from active_params, memory from params. */
     {"flops_moe_active_params", "GET", "/flops", "params=47B&active_params=13B", NULL},
     {"fit_moe_active_params", "GET", "/fit", "params=47B&active_params=13B&gpus=16", NULL},
+/* A model the user brings: Mixtral's config.json on 8 GPUs with ep 8 (shape.source
+ * config, the expert split in memory.experts); a preset with expert parallelism priced by
+ * the time model (ep_comm); offloaded optimizer and weights (memory.host, offload_host). */
+#define MIXTRAL_CONFIG                                                                             \
+    "{\"model_type\":\"mixtral\",\"hidden_size\":4096,\"intermediate_size\":14336,"                \
+    "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":8,"               \
+    "\"vocab_size\":32000,\"tie_word_embeddings\":false,\"max_position_embeddings\":32768,"        \
+    "\"num_local_experts\":8,\"num_experts_per_tok\":2,\"rope_theta\":1000000.0}"
+    {"fit_mixtral_config_ep8", "POST", "/fit", NULL,
+     "{\"config\":" MIXTRAL_CONFIG ",\"gpus\":8,\"ep\":8}"},
+    {"runtime_mixtral_ep8", "GET", "/runtime", "model=mixtral-8x7b&gpus=64&ep=8&mfu=predicted",
+     NULL},
+    {"fit_offload", "GET", "/fit", "gpus=8&offload_optimizer=cpu&offload_params=cpu&zero_stage=3",
+     NULL},
+    {"problem_400_bad_config", "POST", "/fit", NULL,
+     "{\"config\":{\"model_type\":\"llama\",\"hidden_size\":4096,\"num_attention_heads\":"
+     "30,\"num_hidden_layers\":2}}"},
+    {"problem_422_ep", "GET", "/fit", "model=mixtral-8x7b&gpus=8&ep=3", NULL},
     /* Parallelism: tp, pp, sequence parallelism, each ZeRO stage (0 replicates:
      * zero0_replicated). */
     {"fit_tp_pp_sp", "GET", "/fit",
@@ -409,8 +427,9 @@ START_TEST(cases_cover_every_code)
         "\"adafactor_factored\"", "\"zero0_replicated\"", "\"attention_term_material\"",
         "\"seq_len_exceeds_context\"",
         /* advice */
-        "\"enable_checkpointing\"", "\"reduce_batch\"", "\"reduce_seq_len\"", "\"shard_state\"",
-        "\"state_never_fits\"", "\"batch_headroom\"",
+        "\"enable_checkpointing\"", "\"enable_flash_attention\"", "\"enable_context_parallel\"",
+        "\"offload_host\"", "\"source\":\"config\"", "\"reduce_batch\"", "\"reduce_seq_len\"",
+        "\"shard_state\"", "\"state_never_fits\"", "\"batch_headroom\"",
         /* optional members both ways */
         "\"cost_usd\":", "\"usd_per_gpu_hour\":null", "\"tokens_per_second\":null",
         "\"mfu_measured\":true", "\"min_gpus\":null", "\"ranked_by\":\"cost_usd\"",

@@ -166,16 +166,20 @@ static int64_t inv_ceil_div(int64_t a, int64_t b)
  *     together hold every byte) and below N bpp / (w dp) + 2, so at most one byte above that
  *     lower bound: ceil(x / w) < x / w + 1, then ceil(y / dp) < y / dp + 1 <= x / (w dp) + 2.
  * N <= 1e15 and bpp <= 16, so N * bpp < 2^63.
+ * A mixture of experts is two such segments (Megatron-LM's accounting): the routed experts'
+ * E_x bytes over w * ep ranks, sharded over dp / ep, and the other (N - E_x) over w and dp;
+ * each is rounded on its own, so the sum is within two bytes of the sum of lower bounds.
  */
 static bool state_segment_ok(int64_t got, const struct core_result *r, int bpp, bool sharded)
 {
     const struct core_resolved *in = &r->resolved;
-    int64_t whole = in->params * (int64_t)bpp, w = in->tp * in->pp;
+    int64_t ex = in->expert_params * (int64_t)bpp, ep = in->ep > 1 ? in->ep : 1;
+    int64_t whole = in->params * (int64_t)bpp - ex, w = in->tp * in->pp;
 
     if (!sharded)
-        return got == inv_ceil_div(whole, w);
-    int64_t lo = inv_ceil_div(whole, w * in->dp);
-    return got >= lo && got <= lo + 1;
+        return got == inv_ceil_div(whole, w) + inv_ceil_div(ex, w * ep);
+    int64_t lo = inv_ceil_div(whole, w * in->dp) + inv_ceil_div(ex, w * in->dp);
+    return got >= lo && got <= lo + 2;
 }
 
 /* Properties of one result on its own. */

@@ -259,23 +259,27 @@ const struct core_input_spec *core_input_find(const char *name, size_t len, bool
 void core_input_store_default(const struct core_input_spec *spec, void *base)
 {
     char *dst = (char *)base + spec->offset;
-    int64_t i64 = (int64_t)spec->dflt;
-    int i = (int)spec->dflt;
-    bool b = spec->dflt != 0;
 
+    /* Convert only to the row's own type: a double default (1.4e12 tokens) has no int value. */
     switch (spec->store) {
-    case CORE_STORE_I64:
+    case CORE_STORE_I64: {
+        int64_t i64 = (int64_t)spec->dflt;
         memcpy(dst, &i64, sizeof i64);
         break;
-    case CORE_STORE_INT:
+    }
+    case CORE_STORE_INT: {
+        int i = (int)spec->dflt;
         memcpy(dst, &i, sizeof i);
         break;
+    }
     case CORE_STORE_DOUBLE:
         memcpy(dst, &spec->dflt, sizeof spec->dflt);
         break;
-    case CORE_STORE_BOOL:
+    case CORE_STORE_BOOL: {
+        bool b = spec->dflt != 0;
         memcpy(dst, &b, sizeof b);
         break;
+    }
     case CORE_STORE_GPUS: {
         struct core_plan_input *plan = base;
         plan->gpu_count = 0;

@@ -71,7 +71,6 @@ struct core_perf_input {
  * docs/model.md, "Offload"). */
 #define CORE_PERF_HOST_BPS 25e9
 
-
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out);
 
 /* Fill every field from a resolved evaluation (core_evaluate's inputs after defaults): the

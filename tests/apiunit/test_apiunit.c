@@ -2,7 +2,8 @@
  * test_apiunit.c - Check suite for the api layer (api/): routing, decoding, encoding, errors,
  * caching. Requests are built by hand (no server) and replies are parsed back with jansson.
  *
- * Expected figures are derived by hand from docs/model.md and docs/conventions.md, with the derivation next to each assert.
+ * Expected figures are derived by hand from docs/model.md and docs/conventions.md, with the
+ * derivation next to each assert.
  */
 #include <check.h>
 #include <jansson.h>

@@ -55,9 +55,9 @@ START_TEST(default_input_ledger_and_fit)
 
     /*
      * Shape: only N (7e9) is known, so the nearest preset by |ln(N/derived)| is used. Derived
-     * counts (docs/model.md, "Presets"): mistral-7b 7,241,732,096 -> |ln(7/7.2417)| = 0.034; llama2-7b
-     * 6,738,415,616 -> 0.038; gpt3-6.7b 6,656,958,464 -> 0.050; mpt-7b 6,649,286,656 -> 0.051.
-     * Nearest: mistral-7b, L 32, d 4096, a 32, V 32000.
+     * counts (docs/model.md, "Presets"): mistral-7b 7,241,732,096 -> |ln(7/7.2417)| = 0.034;
+     * llama2-7b 6,738,415,616 -> 0.038; gpt3-6.7b 6,656,958,464 -> 0.050; mpt-7b 6,649,286,656 ->
+     * 0.051. Nearest: mistral-7b, L 32, d 4096, a 32, V 32000.
      */
     ck_assert_int_eq(r.resolved.shape.source, CORE_SHAPE_NEAREST);
     ck_assert_int_eq(r.resolved.shape.preset, preset_index("mistral-7b"));

@@ -38,16 +38,12 @@ void api_jsonw_free(struct api_jsonw *w)
     api_jsonw_init(w);
 }
 
-/* Room for n more bytes; false (and failed) when out of memory. */
-static bool reserve(struct api_jsonw *w, size_t n)
+/* The slow half of reserve(): grow the buffer. */
+static bool grow(struct api_jsonw *w, size_t n)
 {
     size_t cap;
     char *p;
 
-    if (w->failed)
-        return false;
-    if (w->cap - w->len >= n)
-        return true;
     cap = w->cap ? w->cap : INITIAL_CAP;
     while (cap - w->len < n)
         cap *= 2;
@@ -61,12 +57,40 @@ static bool reserve(struct api_jsonw *w, size_t n)
     return true;
 }
 
+/* Room for n more bytes; false (and failed) when out of memory. Inline: it runs for every key
+ * and value, and the room is nearly always there. */
+static inline bool reserve(struct api_jsonw *w, size_t n)
+{
+    return !w->failed && (w->cap - w->len >= n || grow(w, n));
+}
+
 static void put(struct api_jsonw *w, const char *s, size_t n)
 {
     if (n > 0 && reserve(w, n)) { /* n == 0 may meet a buffer not yet allocated */
         memcpy(w->buf + w->len, s, n);
         w->len += n;
     }
+}
+
+/* Where a key or value of at most n bytes goes, after the separator from the previous sibling
+ * (room for both reserved in one check); NULL when failed. The caller writes its bytes there
+ * and calls done(). */
+static inline char *start(struct api_jsonw *w, size_t n)
+{
+    char *p;
+
+    if (!reserve(w, n + 1))
+        return NULL;
+    p = w->buf + w->len;
+    if (w->comma)
+        *p++ = ',';
+    return p;
+}
+
+static inline void done(struct api_jsonw *w, char *end, bool comma)
+{
+    w->len = (size_t)(end - w->buf);
+    w->comma = comma;
 }
 
 /* Before a value or a key: the separator from the previous sibling. */
@@ -111,10 +135,17 @@ static size_t utf8_sequence(const unsigned char *s)
     return n;
 }
 
-/* Bytes that stand for themselves inside a JSON string: printable ASCII but '"' and '\\'. */
+/* Bytes that stand for themselves inside a JSON string: printable ASCII but '"' and '\\'. A
+ * table built at compile time: one load a byte instead of four comparisons. */
+#define PLAIN(c)   ((c) >= 0x20 && (c) < 0x80 && (c) != '"' && (c) != '\\')
+#define PLAIN4(c)  PLAIN(c), PLAIN((c) + 1), PLAIN((c) + 2), PLAIN((c) + 3)
+#define PLAIN16(c) PLAIN4(c), PLAIN4((c) + 4), PLAIN4((c) + 8), PLAIN4((c) + 12)
+#define PLAIN64(c) PLAIN16(c), PLAIN16((c) + 16), PLAIN16((c) + 32), PLAIN16((c) + 48)
+static const bool plain_table[256] = {PLAIN64(0), PLAIN64(64), PLAIN64(128), PLAIN64(192)};
+
 static bool plain(unsigned char c)
 {
-    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+    return plain_table[c];
 }
 
 /* The rest of a string from its first byte that is not plain: jansson's escapes, the short ones
@@ -177,23 +208,30 @@ static void escaped(struct api_jsonw *w, const unsigned char *p)
     }
 }
 
-/* s as a JSON string. Keys and names are plain ASCII: copied in one pass into room reserved for
- * the whole string, and only a byte that is not plain goes the escaping way. */
-static void quoted(struct api_jsonw *w, const char *s)
+/* s as a JSON string after the separator, and a ':' after it when it is a key. Keys and names
+ * are plain ASCII: copied in one pass into room reserved for the whole string, and only a byte
+ * that is not plain goes the escaping way. */
+static void quoted(struct api_jsonw *w, const char *s, bool key)
 {
     const unsigned char *p = (const unsigned char *)s;
-    char *out;
+    char *out = start(w, strlen(s) + 3);
 
-    if (!reserve(w, strlen(s) + 2))
+    if (out == NULL)
         return;
-    out = w->buf + w->len;
     *out++ = '"';
     while (plain(*p))
         *out++ = (char)*p++;
-    w->len = (size_t)(out - w->buf);
-    if (*p != '\0')
-        escaped(w, p);
-    put(w, "\"", 1);
+    if (*p == '\0') {
+        *out++ = '"';
+        if (key)
+            *out++ = ':';
+        done(w, out, !key);
+        return;
+    }
+    done(w, out, false);
+    escaped(w, p);
+    put(w, "\":", key ? 2 : 1);
+    w->comma = !key;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -205,13 +243,44 @@ static const char digit_pairs[] =
     "4748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293"
     "949596979899";
 
-/* Decimal digits of v into out; returns the count. Two digits a step: this runs for every
- * number of every reply. */
+/* 10^0 .. 10^19 */
+static const unsigned long long pow10_u64[20] = {1ULL,
+                                                 10ULL,
+                                                 100ULL,
+                                                 1000ULL,
+                                                 10000ULL,
+                                                 100000ULL,
+                                                 1000000ULL,
+                                                 10000000ULL,
+                                                 100000000ULL,
+                                                 1000000000ULL,
+                                                 10000000000ULL,
+                                                 100000000000ULL,
+                                                 1000000000000ULL,
+                                                 10000000000000ULL,
+                                                 100000000000000ULL,
+                                                 1000000000000000ULL,
+                                                 10000000000000000ULL,
+                                                 100000000000000000ULL,
+                                                 1000000000000000000ULL,
+                                                 10000000000000000000ULL};
+
+/* The number of decimal digits of v: log10 from the bit length (1233 / 4096 ~ log10(2)), one
+ * too many at most, which one comparison corrects. */
+static size_t digit_count(unsigned long long v)
+{
+    unsigned long long u = v | 1; /* 0 has one digit, as 1 */
+    unsigned t = ((unsigned)(64 - __builtin_clzll(u)) * 1233u) >> 12;
+
+    return (size_t)t + 1 - (u < pow10_u64[t]);
+}
+
+/* Decimal digits of v into out, written in place from the last; returns the count. Two digits a
+ * step: this runs for every number of every reply. */
 static size_t utoa(unsigned long long v, char *out)
 {
-    char tmp[20];
-    char *p = tmp + sizeof tmp;
-    size_t n;
+    size_t n = digit_count(v);
+    char *p = out + n;
 
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
@@ -226,8 +295,6 @@ static size_t utoa(unsigned long long v, char *out)
     } else {
         *--p = (char)('0' + v);
     }
-    n = (size_t)(tmp + sizeof tmp - p);
-    memcpy(out, p, n);
     return n;
 }
 
@@ -288,8 +355,9 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
         return false;
     m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
     q = (int)(bits >> 52) - 1075; /* a = m * 2^q exactly */
-    /* floor(log10(a)) is floor((q + 52) * log10(2)) or one more; the loop settles it. */
-    e = (int)floor((double)(q + 52) * 0.30102999566398120);
+    /* floor(log10(a)) is about floor((q + 52) * log10(2)), give or take one; the loop settles
+     * it. */
+    e = ((q + 52) * 78913) >> 18; /* 78913 / 2^18 ~ log10(2); a floor, also below zero */
     for (int tries = 0; tries < 3; tries++) {
         u128 whole, rest, half;
         bool up;
@@ -470,17 +538,17 @@ void api_jsonw_close_array(struct api_jsonw *w)
 
 void api_jsonw_key(struct api_jsonw *w, const char *key)
 {
-    separate(w);
-    quoted(w, key);
-    put(w, ":", 1);
-    w->comma = false;
+    quoted(w, key, true);
 }
 
 void api_jsonw_key_encoded(struct api_jsonw *w, const char *encoded, size_t len)
 {
-    separate(w);
-    put(w, encoded, len);
-    w->comma = false;
+    char *p = start(w, len);
+
+    if (p != NULL) {
+        memcpy(p, encoded, len);
+        done(w, p + len, false);
+    }
 }
 
 void api_jsonw_string(struct api_jsonw *w, const char *s)
@@ -489,25 +557,21 @@ void api_jsonw_string(struct api_jsonw *w, const char *s)
         api_jsonw_null(w);
         return;
     }
-    separate(w);
-    quoted(w, s);
-    w->comma = true;
+    quoted(w, s, false);
 }
 
 void api_jsonw_int(struct api_jsonw *w, int64_t v)
 {
-    char buf[24];
-    size_t n = 0;
+    char *p = start(w, 20); /* "-" and 19 digits */
     unsigned long long u = (unsigned long long)v;
 
+    if (p == NULL)
+        return;
     if (v < 0) {
-        buf[n++] = '-';
+        *p++ = '-';
         u = 0 - u; /* well defined for INT64_MIN too */
     }
-    n += utoa(u, buf + n);
-    separate(w);
-    put(w, buf, n);
-    w->comma = true;
+    done(w, p + utoa(u, p), true);
 }
 
 void api_jsonw_bool(struct api_jsonw *w, bool v)
@@ -529,16 +593,17 @@ void api_jsonw_null(struct api_jsonw *w)
 
 void api_jsonw_double(struct api_jsonw *w, double v)
 {
-    char buf[40];
-    size_t n = api_jsonw_format_double(v, buf);
+    char *p = start(w, 40); /* format_double writes at most 38 bytes */
+    size_t n;
 
+    if (p == NULL)
+        return;
+    n = api_jsonw_format_double(v, p);
     if (n == 0) {
         w->failed = true;
         return;
     }
-    separate(w);
-    put(w, buf, n);
-    w->comma = true;
+    done(w, p + n, true);
 }
 
 void api_jsonw_append(struct api_jsonw *w, const char *bytes, size_t len)

@@ -25,7 +25,8 @@
  * api's), so a new route is labelled without a second list to keep in step; "unmatched" last.
  * Filled before any daemon thread runs (pthread_once), read-only afterwards. */
 static const char *route_names[SERVER_METRICS_ROUTES];
-static unsigned route_count; /* named routes, "unmatched" excluded */
+static size_t route_lens[SERVER_METRICS_ROUTES]; /* strlen of each: most lookups stop at it */
+static unsigned route_count;                     /* named routes, "unmatched" excluded */
 static pthread_once_t routes_once = PTHREAD_ONCE_INIT;
 
 static void collect_routes(void)
@@ -39,6 +40,8 @@ static void collect_routes(void)
         if (route_count + 1 < SERVER_METRICS_ROUTES)
             route_names[route_count++] = path;
     route_names[route_count] = "unmatched";
+    for (unsigned i = 0; i < route_count; i++)
+        route_lens[i] = strlen(route_names[i]);
 }
 
 static const char *const method_names[SERVER_METRICS_METHODS] = {
@@ -65,10 +68,13 @@ static const char *const bounds_text[SERVER_METRICS_BUCKETS] = {
  * Tables
  * ------------------------------------------------------------------------------------------- */
 
+/* Runs for every request: a length compared first spares a strcmp call per template. */
 unsigned server_metrics_route(const char *path)
 {
+    size_t n = strlen(path);
+
     for (unsigned i = 0; i < route_count; i++) {
-        if (strcmp(path, route_names[i]) == 0)
+        if (route_lens[i] == n && memcmp(path, route_names[i], n) == 0)
             return i;
     }
     return route_count;

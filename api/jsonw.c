@@ -38,16 +38,12 @@ void api_jsonw_free(struct api_jsonw *w)
     api_jsonw_init(w);
 }
 
-/* Room for n more bytes; false (and failed) when out of memory. */
-static bool reserve(struct api_jsonw *w, size_t n)
+/* The slow half of reserve(): grow the buffer. */
+static bool grow(struct api_jsonw *w, size_t n)
 {
     size_t cap;
     char *p;
 
-    if (w->failed)
-        return false;
-    if (w->cap - w->len >= n)
-        return true;
     cap = w->cap ? w->cap : INITIAL_CAP;
     while (cap - w->len < n)
         cap *= 2;
@@ -61,12 +57,62 @@ static bool reserve(struct api_jsonw *w, size_t n)
     return true;
 }
 
+/* Room for n more bytes; false (and failed) when out of memory. Inline: it runs for every key
+ * and value, and the room is nearly always there. */
+static inline bool reserve(struct api_jsonw *w, size_t n)
+{
+    return !w->failed && (w->cap - w->len >= n || grow(w, n));
+}
+
+/* memcpy for the short runs of a reply (keys, names): up to 32 bytes as two fixed-size copies
+ * that may overlap, which the compiler turns into a few moves instead of a call. Reads and
+ * writes exactly [s, s + n) and [d, d + n). */
+static inline void copy(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) { /* the most frequent first */
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n > 16 && n <= 32) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
 static void put(struct api_jsonw *w, const char *s, size_t n)
 {
     if (n > 0 && reserve(w, n)) { /* n == 0 may meet a buffer not yet allocated */
-        memcpy(w->buf + w->len, s, n);
+        copy(w->buf + w->len, s, n);
         w->len += n;
     }
+}
+
+/* Where a key or value of at most n bytes goes, after the separator from the previous sibling
+ * (room for both reserved in one check); NULL when failed. The caller writes its bytes there
+ * and calls done(). */
+static inline char *start(struct api_jsonw *w, size_t n)
+{
+    char *p;
+
+    if (!reserve(w, n + 1))
+        return NULL;
+    p = w->buf + w->len;
+    if (w->comma)
+        *p++ = ',';
+    return p;
+}
+
+static inline void done(struct api_jsonw *w, char *end, bool comma)
+{
+    w->len = (size_t)(end - w->buf);
+    w->comma = comma;
 }
 
 /* Before a value or a key: the separator from the previous sibling. */
@@ -111,10 +157,17 @@ static size_t utf8_sequence(const unsigned char *s)
     return n;
 }
 
-/* Bytes that stand for themselves inside a JSON string: printable ASCII but '"' and '\\'. */
+/* Bytes that stand for themselves inside a JSON string: printable ASCII but '"' and '\\'. A
+ * table built at compile time: one load a byte instead of four comparisons. */
+#define PLAIN(c)   ((c) >= 0x20 && (c) < 0x80 && (c) != '"' && (c) != '\\')
+#define PLAIN4(c)  PLAIN(c), PLAIN((c) + 1), PLAIN((c) + 2), PLAIN((c) + 3)
+#define PLAIN16(c) PLAIN4(c), PLAIN4((c) + 4), PLAIN4((c) + 8), PLAIN4((c) + 12)
+#define PLAIN64(c) PLAIN16(c), PLAIN16((c) + 16), PLAIN16((c) + 32), PLAIN16((c) + 48)
+static const bool plain_table[256] = {PLAIN64(0), PLAIN64(64), PLAIN64(128), PLAIN64(192)};
+
 static bool plain(unsigned char c)
 {
-    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+    return plain_table[c];
 }
 
 /* The rest of a string from its first byte that is not plain: jansson's escapes, the short ones
@@ -177,23 +230,30 @@ static void escaped(struct api_jsonw *w, const unsigned char *p)
     }
 }
 
-/* s as a JSON string. Keys and names are plain ASCII: copied in one pass into room reserved for
- * the whole string, and only a byte that is not plain goes the escaping way. */
-static void quoted(struct api_jsonw *w, const char *s)
+/* s as a JSON string after the separator, and a ':' after it when it is a key. Keys and names
+ * are plain ASCII: copied in one pass into room reserved for the whole string, and only a byte
+ * that is not plain goes the escaping way. */
+static void quoted(struct api_jsonw *w, const char *s, bool key)
 {
     const unsigned char *p = (const unsigned char *)s;
-    char *out;
+    char *out = start(w, strlen(s) + 3);
 
-    if (!reserve(w, strlen(s) + 2))
+    if (out == NULL)
         return;
-    out = w->buf + w->len;
     *out++ = '"';
     while (plain(*p))
         *out++ = (char)*p++;
-    w->len = (size_t)(out - w->buf);
-    if (*p != '\0')
-        escaped(w, p);
-    put(w, "\"", 1);
+    if (*p == '\0') {
+        *out++ = '"';
+        if (key)
+            *out++ = ':';
+        done(w, out, !key);
+        return;
+    }
+    done(w, out, false);
+    escaped(w, p);
+    put(w, "\":", key ? 2 : 1);
+    w->comma = !key;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -205,13 +265,44 @@ static const char digit_pairs[] =
     "4748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293"
     "949596979899";
 
-/* Decimal digits of v into out; returns the count. Two digits a step: this runs for every
- * number of every reply. */
+/* 10^0 .. 10^19 */
+static const unsigned long long pow10_u64[20] = {1ULL,
+                                                 10ULL,
+                                                 100ULL,
+                                                 1000ULL,
+                                                 10000ULL,
+                                                 100000ULL,
+                                                 1000000ULL,
+                                                 10000000ULL,
+                                                 100000000ULL,
+                                                 1000000000ULL,
+                                                 10000000000ULL,
+                                                 100000000000ULL,
+                                                 1000000000000ULL,
+                                                 10000000000000ULL,
+                                                 100000000000000ULL,
+                                                 1000000000000000ULL,
+                                                 10000000000000000ULL,
+                                                 100000000000000000ULL,
+                                                 1000000000000000000ULL,
+                                                 10000000000000000000ULL};
+
+/* The number of decimal digits of v: log10 from the bit length (1233 / 4096 ~ log10(2)), one
+ * too many at most, which one comparison corrects. */
+static size_t digit_count(unsigned long long v)
+{
+    unsigned long long u = v | 1; /* 0 has one digit, as 1 */
+    unsigned t = ((unsigned)(64 - __builtin_clzll(u)) * 1233u) >> 12;
+
+    return (size_t)t + 1 - (u < pow10_u64[t]);
+}
+
+/* Decimal digits of v into out, written in place from the last; returns the count. Two digits a
+ * step: this runs for every number of every reply. */
 static size_t utoa(unsigned long long v, char *out)
 {
-    char tmp[20];
-    char *p = tmp + sizeof tmp;
-    size_t n;
+    size_t n = digit_count(v);
+    char *p = out + n;
 
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
@@ -226,8 +317,6 @@ static size_t utoa(unsigned long long v, char *out)
     } else {
         *--p = (char)('0' + v);
     }
-    n = (size_t)(tmp + sizeof tmp - p);
-    memcpy(out, p, n);
     return n;
 }
 
@@ -288,8 +377,9 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
         return false;
     m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
     q = (int)(bits >> 52) - 1075; /* a = m * 2^q exactly */
-    /* floor(log10(a)) is floor((q + 52) * log10(2)) or one more; the loop settles it. */
-    e = (int)floor((double)(q + 52) * 0.30102999566398120);
+    /* floor(log10(a)) is about floor((q + 52) * log10(2)), give or take one; the loop settles
+     * it. */
+    e = ((q + 52) * 78913) >> 18; /* 78913 / 2^18 ~ log10(2); a floor, also below zero */
     for (int tries = 0; tries < 3; tries++) {
         u128 whole, rest, half;
         bool up;
@@ -349,9 +439,26 @@ static size_t layout(unsigned long long digits, int x, char *out)
     char d[15];
     size_t nd = 15, n = 0;
 
-    utoa(digits, d);
-    while (nd > 1 && d[nd - 1] == '0')
-        nd--;
+    /* The trailing zeros (at most 14: digits >= 10^14) come off the integer before it is
+     * converted, 8, 4, 2 and 1 at a time: most reply numbers are short (6.5, 14.5227776), and
+     * each digit not converted saves a step of utoa. */
+    if (digits % 100000000u == 0) {
+        digits /= 100000000u;
+        nd -= 8;
+    }
+    if (digits % 10000u == 0) {
+        digits /= 10000u;
+        nd -= 4;
+    }
+    if (digits % 100u == 0) {
+        digits /= 100u;
+        nd -= 2;
+    }
+    if (digits % 10u == 0) {
+        digits /= 10u;
+        nd -= 1;
+    }
+    utoa(digits, d); /* nd digits */
     if (x >= -4 && x < 15) {
         size_t ip = x >= 0 ? (size_t)x + 1 : 0; /* digits before the point */
         if (x < 0) {
@@ -362,7 +469,9 @@ static size_t layout(unsigned long long digits, int x, char *out)
             memcpy(out + n, d, nd);
             return n + nd;
         }
-        memcpy(out, d, ip);
+        memcpy(out, d, ip < nd ? ip : nd);
+        for (size_t i = nd; i < ip; i++) /* the integer part's own trailing zeros */
+            out[i] = '0';
         n = ip;
         out[n++] = '.';
         if (nd > ip) {
@@ -470,17 +579,17 @@ void api_jsonw_close_array(struct api_jsonw *w)
 
 void api_jsonw_key(struct api_jsonw *w, const char *key)
 {
-    separate(w);
-    quoted(w, key);
-    put(w, ":", 1);
-    w->comma = false;
+    quoted(w, key, true);
 }
 
 void api_jsonw_key_encoded(struct api_jsonw *w, const char *encoded, size_t len)
 {
-    separate(w);
-    put(w, encoded, len);
-    w->comma = false;
+    char *p = start(w, len);
+
+    if (p != NULL) {
+        copy(p, encoded, len);
+        done(w, p + len, false);
+    }
 }
 
 void api_jsonw_string(struct api_jsonw *w, const char *s)
@@ -489,25 +598,21 @@ void api_jsonw_string(struct api_jsonw *w, const char *s)
         api_jsonw_null(w);
         return;
     }
-    separate(w);
-    quoted(w, s);
-    w->comma = true;
+    quoted(w, s, false);
 }
 
 void api_jsonw_int(struct api_jsonw *w, int64_t v)
 {
-    char buf[24];
-    size_t n = 0;
+    char *p = start(w, 20); /* "-" and 19 digits */
     unsigned long long u = (unsigned long long)v;
 
+    if (p == NULL)
+        return;
     if (v < 0) {
-        buf[n++] = '-';
+        *p++ = '-';
         u = 0 - u; /* well defined for INT64_MIN too */
     }
-    n += utoa(u, buf + n);
-    separate(w);
-    put(w, buf, n);
-    w->comma = true;
+    done(w, p + utoa(u, p), true);
 }
 
 void api_jsonw_bool(struct api_jsonw *w, bool v)
@@ -529,16 +634,17 @@ void api_jsonw_null(struct api_jsonw *w)
 
 void api_jsonw_double(struct api_jsonw *w, double v)
 {
-    char buf[40];
-    size_t n = api_jsonw_format_double(v, buf);
+    char *p = start(w, 40); /* format_double writes at most 38 bytes */
+    size_t n;
 
+    if (p == NULL)
+        return;
+    n = api_jsonw_format_double(v, p);
     if (n == 0) {
         w->failed = true;
         return;
     }
-    separate(w);
-    put(w, buf, n);
-    w->comma = true;
+    done(w, p + n, true);
 }
 
 void api_jsonw_append(struct api_jsonw *w, const char *bytes, size_t len)

@@ -73,48 +73,18 @@ static double from_bits(uint64_t bits)
 
 START_TEST(numbers_like_jansson)
 {
-    static const double edges[] = {0.0,
-                                   -0.0,
-                                   1.0,
-                                   -1.0,
-                                   0.1,
-                                   0.3,
-                                   1e-4,
-                                   9.99999999999999e-5,
-                                   9.999999999999999e-5,
-                                   0.000123456789012345678,
-                                   1e-5,
-                                   1e14,
-                                   1e15,
-                                   -1e15,
-                                   999999999999999.0,
-                                   999999999999999.4,
-                                   999999999999999.5,
-                                   999999999999999.9,
-                                   123456789012345.5, /* an exact tie: to even, up */
-                                   123456789012344.5, /* an exact tie: to even, down */
-                                   1000000000000005.0,
-                                   1000000000000015.0,
-                                   1000000000000025.0,
-                                   9007199254740993.0,
-                                   5.88e22,
-                                   1e37,
-                                   9.99999999999999e37,
-                                   1e38,
-                                   1.7e38,
-                                   1e300,
-                                   DBL_MAX,
-                                   DBL_MIN,
-                                   DBL_TRUE_MIN,
-                                   5e-324,
-                                   1.0 / 3.0,
-                                   2.0 / 3.0,
-                                   0.1 + 0.2,
-                                   12.5,
-                                   26.0 / 1073741824.0,
-                                   NAN,
-                                   INFINITY,
-                                   -INFINITY};
+    static const double edges[] = {
+        0.0, -0.0, 1.0, -1.0, 0.1, 0.3, 1e-4, 9.99999999999999e-5, 9.999999999999999e-5,
+        0.000123456789012345678, 1e-5, 1e14, 1e15, -1e15, 999999999999999.0, 999999999999999.4,
+        999999999999999.5, 999999999999999.9,
+        /* not integers, but 15 digits leave an integer whose
+         * trailing zeros must still be printed */
+        14956223057340.004, 100000000000000.4, -12000000000000.03, 120000.00000000001,
+        123456789012345.5, /* an exact tie: to even, up */
+        123456789012344.5, /* an exact tie: to even, down */
+        1000000000000005.0, 1000000000000015.0, 1000000000000025.0, 9007199254740993.0, 5.88e22,
+        1e37, 9.99999999999999e37, 1e38, 1.7e38, 1e300, DBL_MAX, DBL_MIN, DBL_TRUE_MIN, 5e-324,
+        1.0 / 3.0, 2.0 / 3.0, 0.1 + 0.2, 12.5, 26.0 / 1073741824.0, NAN, INFINITY, -INFINITY};
     unsigned long i;
     int k;
 
@@ -151,6 +121,83 @@ START_TEST(numbers_like_jansson)
         expect_number((double)(n * 10 + 5));
     }
     ck_assert_uint_ge(checked_numbers, 1000000);
+}
+END_TEST
+
+/* Integers write their digits in place from a digit count: every count from 1 to 19, both
+ * sides of each power of ten, the extremes and random values, as elements of one array so the
+ * separators are checked too, against jansson's dump of the same array. */
+START_TEST(integers_like_jansson)
+{
+    struct api_jsonw w;
+    json_t *arr = json_array();
+    char *want;
+
+    rng_state = 0xD1B54A32D192ED03ULL;
+    api_jsonw_init(&w);
+    api_jsonw_open_array(&w);
+    for (int i = 0; i < 2000; i++) {
+        int64_t v;
+        unsigned long long p = 1;
+
+        if (i < 19 * 6) {
+            for (int k = 0; k < i / 6; k++)
+                p *= 10;
+            v = (int64_t)p + (i % 3) - 1; /* 10^k - 1, 10^k, 10^k + 1 */
+            v = (i % 6) < 3 ? v : -v;
+        } else if (i < 19 * 6 + 4) {
+            static const int64_t extremes[] = {0, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+            v = extremes[i - 19 * 6];
+        } else {
+            v = (int64_t)(rnd() >> (rnd() % 64));
+        }
+        api_jsonw_int(&w, v);
+        json_array_append_new(arr, json_integer(v));
+    }
+    api_jsonw_close_array(&w);
+    want = json_dumps(arr, API_DUMP_FLAGS);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg(!w.failed && w.len == strlen(want) && memcmp(w.buf, want, w.len) == 0,
+                  "jansson %.200s, jsonw %.200s", want, w.buf);
+    free(want);
+    json_decref(arr);
+    api_jsonw_free(&w);
+}
+END_TEST
+
+/* Keys written as given (escaped where needed) and pre-encoded, with string, integer, real and
+ * nested values: an object against jansson's dump of the same object (which keeps the order). */
+START_TEST(members_like_jansson)
+{
+    static const char *const keys[] = {"a", "plain_key", "quote\"d", "tab\tkey", "caf\xc3\xa9", ""};
+    struct api_jsonw w;
+    json_t *obj = json_object();
+    char *want;
+
+    api_jsonw_init(&w);
+    api_jsonw_open_object(&w);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        api_jsonw_key(&w, keys[i]);
+        api_jsonw_string(&w, keys[i]);
+        json_object_set_new(obj, keys[i], json_string(keys[i]));
+    }
+    api_jsonw_key_encoded(&w, API_JSONW_KEY("encoded"));
+    api_jsonw_double(&w, 0.1);
+    json_object_set_new(obj, "encoded", json_real(0.1));
+    api_jsonw_key(&w, "nested");
+    api_jsonw_open_object(&w);
+    api_jsonw_key_encoded(&w, API_JSONW_KEY("n"));
+    api_jsonw_int(&w, -7);
+    api_jsonw_close_object(&w);
+    json_object_set_new(obj, "nested", json_pack("{s:i}", "n", -7));
+    api_jsonw_close_object(&w);
+    want = json_dumps(obj, API_DUMP_FLAGS | JSON_PRESERVE_ORDER);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg(!w.failed && w.len == strlen(want) && memcmp(w.buf, want, w.len) == 0,
+                  "jansson %s, jsonw %.*s", want, (int)w.len, w.buf);
+    free(want);
+    json_decref(obj);
+    api_jsonw_free(&w);
 }
 END_TEST
 
@@ -479,6 +526,8 @@ static Suite *jsonw_suite(void)
 
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, numbers_like_jansson);
+    tcase_add_test(tc, integers_like_jansson);
+    tcase_add_test(tc, members_like_jansson);
     tcase_add_test(tc, strings_like_jansson);
     tcase_add_test(tc, replies_survive_round_trip);
     tcase_add_test(tc, batches_like_single_replies);

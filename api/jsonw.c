@@ -9,7 +9,7 @@
  *  - 1e-4 <= |x| < 1e38: x = m * 2^q exactly (m < 2^53), so x * 10^k is computed exactly in
  *    128-bit integers and rounded to 15 significant digits half-to-even, as glibc rounds an
  *    exact tie in the default rounding mode; the %g layout is then applied by hand.
- * Anything else (tiny, huge, subnormal) goes through snprintf. tests/apiunit compares this
+ * Anything else (tiny, huge, subnormal) goes through snprintf. tests/api compares this
  * with jansson's own output over more than a million random and edge values.
  */
 #include <math.h>

@@ -5,7 +5,7 @@
  * ~500k of the ~650k instructions of a GET /fit (docs/performance.md). This writer appends
  * members straight into one growable buffer, which becomes the response body without a copy.
  * Its bytes are exactly jansson's with API_DUMP_FLAGS (compact, "%.15g" reals with jansson's
- * ".0" and exponent rules, jansson's string escapes); tests/apiunit proves it reply by reply
+ * ".0" and exponent rules, jansson's string escapes); tests/api proves it reply by reply
  * against the jansson encoders and number by number against json_dumps.
  *
  * Errors are sticky: out of memory, a non-finite double (jansson refuses those too) or a string

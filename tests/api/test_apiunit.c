@@ -718,7 +718,7 @@ START_TEST(malformed_json)
     json_decref(j);
     api_response_free(&r);
 
-    /* A bare number is neither an object nor a batch (an array: see tests/api). */
+    /* A bare number is neither an object nor a batch (an array: see tests/server). */
     post("/fit", "1", &r);
     j = expect_problem(&r, 400, "malformed-json", NULL);
     ck_assert_ptr_nonnull(strstr(str_at(j, "detail"), "object"));

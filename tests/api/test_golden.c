@@ -6,7 +6,7 @@
  * What this proves is sameness, not correctness: the golden files are copies of the program's
  * output, so they catch any change to a reply (a member renamed, reordered or retyped, a number
  * printed differently, a problem reworded) and leave the judging of the values to the suites
- * that derive them by hand (tests/core, tests/apiunit/test_apiunit.c). Every reply is also
+ * that derive them by hand (tests/core, tests/api/test_apiunit.c). Every reply is also
  * parsed back with jansson under JSON_REJECT_DUPLICATES, so a golden file can never hold a
  * reply that is not valid JSON.
  *

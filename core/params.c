@@ -65,9 +65,18 @@ static int nearest_preset(int64_t n)
     int found = -1;
 
     for (size_t i = 0; i < core_preset_count; i++) {
-        int64_t p = core_arch_params(&core_presets[i].arch);
-        /* A bare N says nothing about experts: only dense presets lend their shape. */
-        if (p <= 0 || core_presets[i].arch.experts > 0)
+        const struct core_preset *pre = &core_presets[i];
+        double published = pre->published_params;
+        int64_t p;
+
+        /* A bare N says nothing about experts: only dense presets lend their shape. And a preset
+         * whose published count is not within 1.6x of N cannot have a derived count within
+         * 1.5x (every derived count is within 1 % of its published one: tests/core), so its
+         * count is not worth deriving on every evaluation. */
+        if (pre->arch.experts > 0 || (double)n > 1.6 * published || published > 1.6 * (double)n)
+            continue;
+        p = core_arch_params(&pre->arch);
+        if (p <= 0)
             continue;
         double ratio = (double)n > (double)p ? (double)n / (double)p : (double)p / (double)n;
         if (ratio <= best) {

@@ -29,7 +29,7 @@
         precision: { bf16: 'bf16 (mixed)', fp16: 'fp16 (mixed)', fp8: 'fp8 (mixed)', fp32: 'fp32' },
         checkpointing: { none: 'off', selective: 'selective', full: 'full' },
         zero_stage: { 0: '0 · replicate', 1: '1 · optimizer', 2: '2 · + grads', 3: '3 · + params' },
-        framework: { generic: 'generic · the ledger', megatron: 'Megatron-LM', torchtitan: 'TorchTitan',
+        framework: { generic: 'generic (ledger)', megatron: 'Megatron-LM', torchtitan: 'TorchTitan',
                      torchtune: 'torchtune', deepspeed: 'DeepSpeed', hf_trainer: 'HF Trainer' },
         memory_metric: { device: 'device · nvidia-smi' }
     };
@@ -730,8 +730,10 @@
         overflow.style.width = (!fits && scale > 0 ? Math.max(0, judgedGB - capGB) / scale * 100 : 0) + '%';
         overflow.classList.toggle('on-peak', onPeak);
         meter.classList.toggle('over', !fits);
+        meter.classList.toggle('on-peak', onPeak);
         setKpi('total-gb', fmtGB(totalGB), totalGB);
-        totalKpi.classList.toggle('bad', !fits);
+        /* the ledger's total is red only when it is what failed */
+        totalKpi.classList.toggle('bad', !fits && !onPeak);
         $('fits-label').textContent = 'Fits ' + parseFloat(capGB.toFixed(1)) + ' GB?';
         setKpi('fits', fits ? 'Yes' : 'No', fits);
         fitsKpi.classList.toggle('bad', !fits);

@@ -28,8 +28,12 @@
     var CHOICE_LABELS = {
         precision: { bf16: 'bf16 (mixed)', fp16: 'fp16 (mixed)', fp8: 'fp8 (mixed)', fp32: 'fp32' },
         checkpointing: { none: 'off', selective: 'selective', full: 'full' },
-        zero_stage: { 0: '0 · replicate', 1: '1 · optimizer', 2: '2 · + grads', 3: '3 · + params' }
+        zero_stage: { 0: '0 · replicate', 1: '1 · optimizer', 2: '2 · + grads', 3: '3 · + params' },
+        framework: { generic: 'generic (ledger)', megatron: 'Megatron-LM', torchtitan: 'TorchTitan',
+                     torchtune: 'torchtune', deepspeed: 'DeepSpeed', hf_trainer: 'HF Trainer' },
+        memory_metric: { device: 'device · nvidia-smi' }
     };
+
 
     /* The step-time terms (performance.breakdown), in the reply's order; a term the page does not
      * know yet is still drawn, in grey, under its own name. */
@@ -42,7 +46,9 @@
         pp_bubble: 'pipeline bubble',
         pp_comm: 'pipeline sends',
         dp_comm: 'data-parallel comm',
-        optimizer: 'optimizer step'
+        optimizer: 'optimizer step',
+        ep_comm: 'expert-parallel all-to-all',
+        offload: 'offload (PCIe, CPU step)'
     };
 
     var specs = {};     /* name -> row of GET /inputs */
@@ -84,6 +90,9 @@
     }
 
     function fmtGB(gb) { return gb.toFixed(2); }
+
+    /* Host memory and expert shares can be a few MB: three figures below 1 GB, not "0.00". */
+    function fmtGBSmall(gb) { return gb >= 1 || gb === 0 ? fmtGB(gb) : String(parseFloat(gb.toPrecision(3))); }
 
     var SUP = { '0': '⁰', '1': '¹', '2': '²', '3': '³', '4': '⁴', '5': '⁵', '6': '⁶', '7': '⁷',
                 '8': '⁸', '9': '⁹', '-': '⁻' };
@@ -229,7 +238,7 @@
     function setupStatic(name) {
         var row = specs[name];
         var el = input(name);
-        if (!row || !el)
+        if (!row || !el || name === 'config')
             return;
         if (el.tagName === 'SELECT')
             fillSelect(el, row);
@@ -254,6 +263,75 @@
             c.el.disabled = box.checked;
             schedule();
         });
+    }
+
+    /* config: a Hugging Face config.json, pasted, dropped or chosen as a file. It travels in the
+     * POST body as an object (a config in a query string is a 400), so it is never part of the
+     * address; the page parses it only to send it, and the server says what is wrong with it. */
+    function setupConfig() {
+        var el = input('config');
+        if (!specs.config || !el)
+            return;
+        el.title = specs.config.description;
+        controls.config = {
+            row: specs.config,
+            el: el,
+            bodyOnly: true,
+            get: function () { return el.value.trim(); },
+            set: function (v) { el.value = v; }
+        };
+        /* A config names its own architecture: a preset beside it would be a 422, so it goes. */
+        function adopt() {
+            if (el.value.trim() && controls.model && controls.model.get()) {
+                controls.model.set('');
+                input('params').placeholder = '';
+            }
+        }
+        function take(text) {
+            el.value = text;
+            adopt();
+            schedule();
+        }
+        el.addEventListener('input', adopt);
+        el.addEventListener('dragover', function (e) {
+            e.preventDefault();
+            el.classList.add('dropping');
+        });
+        el.addEventListener('dragleave', function () { el.classList.remove('dropping'); });
+        el.addEventListener('drop', function (e) {
+            e.preventDefault();
+            el.classList.remove('dropping');
+            var dt = e.dataTransfer;
+            if (dt && dt.files && dt.files.length)
+                dt.files[0].text().then(take);
+            else if (dt)
+                take(dt.getData('text/plain'));
+        });
+        $('in-config-file').addEventListener('change', function () {
+            var f = this.files && this.files[0];
+            this.value = '';
+            if (f)
+                f.text().then(take);
+        });
+        $('config-clear').addEventListener('click', function () {
+            el.value = '';
+            schedule();
+            el.focus();
+        });
+    }
+
+    /* The config box's text as the request's config member: null when empty, {error} when it is
+     * not JSON at all (nothing to send), else {value}: any JSON, checked by the server. */
+    function configItem() {
+        var c = controls.config;
+        var text = c ? c.get() : '';
+        if (!text)
+            return null;
+        try {
+            return { value: JSON.parse(text) };
+        } catch (e) {
+            return { error: 'not JSON (' + e.message + '): paste the whole config.json' };
+        }
     }
 
     /* A control for a row the page has no hand-laid field for. */
@@ -310,6 +388,7 @@
         table.inputs.forEach(function (row) { specs[row.name] = row; });
         Object.keys(specs).forEach(setupStatic);
         setupMfu();
+        setupConfig();
         /* Named groups first, then "*" takes every row still without a control. */
         var groups = Array.prototype.slice.call(document.querySelectorAll('.generic[data-inputs]'));
         groups.sort(function (a, b) { return (a.dataset.inputs === '*') - (b.dataset.inputs === '*'); });
@@ -342,7 +421,7 @@
         Object.keys(controls).forEach(function (name) {
             var c = controls[name];
             var v = c.get();
-            if (v !== '' && v !== defaultText(c.row))
+            if (!c.bodyOnly && v !== '' && v !== defaultText(c.row))
                 q.set(name, v);
         });
         return q;
@@ -350,7 +429,8 @@
 
     function applyQuery(q) {
         Object.keys(controls).forEach(function (name) {
-            controls[name].set(q.has(name) ? q.get(name) : defaultText(controls[name].row));
+            var c = controls[name];
+            c.set(q.has(name) && !c.bodyOnly ? q.get(name) : defaultText(c.row));
         });
         presetHint();
     }
@@ -413,10 +493,14 @@
     }
 
     function showError(field, message) {
-        var box = field ? $('err-' + field) : null;
-        if (box && controls[field]) {
+        /* "config.hidden_size" is a key inside the config: shown under the config box, named. */
+        var key = field && field.indexOf('config.') === 0 ? 'config' : field;
+        var box = key ? $('err-' + key) : null;
+        if (box && controls[key]) {
+            if (key !== field)
+                message = field + ': ' + message;
             box.textContent = box.textContent ? box.textContent + '; ' + message : message;
-            controls[field].el.setAttribute('aria-invalid', 'true');
+            controls[key].el.setAttribute('aria-invalid', 'true');
         } else {
             var other = $('err-other');
             var line = (field ? field + ': ' : '') + message;
@@ -460,9 +544,11 @@
 
     function isReply(r) { return r && typeof r === 'object' && r.inputs !== undefined; }
 
-    function itemOf(q, gpusOverride) {
+    function itemOf(q, cfg, gpusOverride) {
         var o = {};
         q.forEach(function (v, k) { o[k] = v; });
+        if (cfg)
+            o.config = cfg.value;
         if (gpusOverride !== undefined)
             o.gpus = String(gpusOverride);
         return o;
@@ -512,9 +598,19 @@
         var guessG = /^[0-9]+$/.test(gText) ? Number(gText) : 1;
         var guess = chartPoints(lastShape.minGpus, guessG, lastShape.mp);
 
+        /* A config that is not JSON has nothing to send: the page says so itself, no request. */
+        var cfg = configItem();
+        if (cfg && cfg.error) {
+            controller = null;
+            clearErrors();
+            render({ errors: [{ field: 'config', message: cfg.error }] });
+            document.body.dataset.state = 'idle';
+            return;
+        }
+
         var ctl = new AbortController();
         controller = ctl;
-        evaluate([itemOf(q)].concat(guess.map(function (g) { return itemOf(q, g); })), ctl.signal)
+        evaluate([itemOf(q, cfg)].concat(guess.map(function (g) { return itemOf(q, cfg, g); })), ctl.signal)
             .then(function (r) {
                 if (ctl.signal.aborted)
                     return null;
@@ -530,7 +626,7 @@
                 if (sameList(want, guess))
                     return chart(want, r.slice(1), main);
                 /* The shape moved: one more batch for exactly the points wanted. */
-                return evaluate(want.map(function (g) { return itemOf(q, g); }), ctl.signal)
+                return evaluate(want.map(function (g) { return itemOf(q, cfg, g); }), ctl.signal)
                     .then(function (r2) {
                         if (!ctl.signal.aborted)
                             chart(want, r2, main);
@@ -569,9 +665,11 @@
             renderRuntime(null);
             renderFlops(null);
             renderPerf(null);
+            renderShape(null);
             return;
         }
         showResolved(reply.inputs);
+        renderShape(reply.inputs);
         renderFit(reply);
         renderRuntime(reply);
         renderFlops(reply);
@@ -590,12 +688,20 @@
             meter.classList.remove('over');
             $('advice').textContent = '';
             $('warnings').textContent = '';
+            $('fit-judged').textContent = '';
+            renderPeak(null);
+            renderMemoryNotes(null);
             return;
         }
         var per = b.memory.per_gpu;
         var capGB = b.fit.capacity.gb;
         var totalGB = per.total.gb;
-        var scale = Math.max(totalGB, capGB) * 1.08;
+        var peak = b.memory.peak;
+        /* With a framework profile /fit compares the device peak with the capacity, not the
+         * ledger: the meter's red hatch and the verdict then follow that figure. */
+        var onPeak = b.fit.judged === 'device_peak';
+        var judgedGB = onPeak ? peak.device.gb : totalGB;
+        var scale = Math.max(totalGB, capGB, peak.gb, judgedGB) * 1.08;
         var G = b.inputs.gpus;
 
         SEGMENTS.forEach(function (s) {
@@ -614,19 +720,30 @@
         cap.classList.toggle('edge-left', pos < 20);
         var capText = parseFloat(capGB.toFixed(1)) + ' GB · ' + G + '× ' + shortGpu(b.inputs.gpu);
         $('cap-label').textContent = capText;
-        meter.setAttribute('aria-label', 'per-GPU memory ' + fmtGB(totalGB) + ' GB against ' + capText);
+        var peakText = renderPeak(peak, onPeak, scale, per.total.bytes);
+        meter.setAttribute('aria-label', 'per-GPU memory ' + fmtGB(totalGB) + ' GB against ' + capText +
+            '; ' + peakText);
 
         var fits = b.fit.fits;
         var overflow = $('overflow');
         overflow.style.left = pos + '%';
-        overflow.style.width = (!fits && scale > 0 ? (totalGB - capGB) / scale * 100 : 0) + '%';
+        overflow.style.width = (!fits && scale > 0 ? Math.max(0, judgedGB - capGB) / scale * 100 : 0) + '%';
+        overflow.classList.toggle('on-peak', onPeak);
         meter.classList.toggle('over', !fits);
+        meter.classList.toggle('on-peak', onPeak);
         setKpi('total-gb', fmtGB(totalGB), totalGB);
-        totalKpi.classList.toggle('bad', !fits);
+        /* the ledger's total is red only when it is what failed */
+        totalKpi.classList.toggle('bad', !fits && !onPeak);
         $('fits-label').textContent = 'Fits ' + parseFloat(capGB.toFixed(1)) + ' GB?';
         setKpi('fits', fits ? 'Yes' : 'No', fits);
         fitsKpi.classList.toggle('bad', !fits);
         fitsKpi.classList.toggle('good', fits);
+        var judged = $('fit-judged');
+        judged.dataset.judged = b.fit.judged;
+        judged.textContent = onPeak
+            ? 'judged on the device peak, ' + fmtGB(peak.device.gb) + ' GB'
+            : 'judged on the ledger total';
+        renderMemoryNotes(b);
 
         var advice = $('advice');
         advice.textContent = '';
@@ -656,6 +773,113 @@
             advice.appendChild(li);
         }
         renderWarnings(b.warnings);
+    }
+
+    /* memory.peak beside the ledger: a thin bar to the peak in its statistic, continued (lighter)
+     * to the device figure when a framework profile prices it, and a line naming metric, moment
+     * and stage. Returns that line for the meter's accessible name. */
+    function renderPeak(peak, onPeak, scale, ledgerBytes) {
+        var fill = $('peak-fill');
+        var dev = $('peak-device');
+        var label = $('peak');
+        label.textContent = '';
+        if (!peak) {
+            fill.style.width = '0';
+            dev.style.width = '0';
+            $('lg-peak').textContent = '—';
+            ['value', 'bytes', 'metric', 'at', 'stage', 'device'].forEach(function (k) { delete label.dataset[k]; });
+            return '';
+        }
+        fill.style.width = (scale > 0 ? peak.gb / scale * 100 : 0) + '%';
+        dev.style.width = (onPeak && scale > 0 ? Math.max(0, peak.device.gb - peak.gb) / scale * 100 : 0) + '%';
+        label.dataset.value = String(peak.gb);
+        label.dataset.bytes = String(peak.bytes);
+        label.dataset.metric = peak.metric;
+        label.dataset.at = peak.at;
+        label.dataset.stage = peak.stage;
+        if (onPeak)
+            label.dataset.device = String(peak.device.gb);
+        else
+            delete label.dataset.device;
+        $('lg-peak').textContent = fmtGB(peak.gb) + ' GB';
+        var parts = [['peak '], [fmtGB(peak.gb) + ' GB', true],
+            [' ' + peak.metric + ' at ' + peak.at + ', ' + peak.stage + ' stage']];
+        if (onPeak)
+            parts.push([' · device '], [fmtGB(peak.device.gb) + ' GB', true],
+                [' (as nvidia-smi shows it): what Fits judges']);
+        else if (peak.bytes === ledgerBytes)
+            parts.push([' (generic: the ledger itself)']);
+        parts.forEach(function (p) {
+            if (p[1]) {
+                var bold = document.createElement('b');
+                bold.textContent = p[0];
+                label.appendChild(bold);
+            } else {
+                label.appendChild(document.createTextNode(p[0]));
+            }
+        });
+        return label.textContent;
+    }
+
+    /* What the bar does not show: the routed experts' share of it, and offloaded host memory. */
+    function renderMemoryNotes(b) {
+        var ex = $('experts-mem');
+        var host = $('host');
+        var e = b && b.memory.experts;
+        var h = b && b.memory.host;
+        ex.hidden = !(e && e.params.bytes > 0);
+        host.hidden = !(h && h.per_gpu.total.bytes > 0);
+        if (!ex.hidden) {
+            ex.dataset.value = String(e.params.gb + e.grads.gb + e.optimizer.gb);
+            ex.textContent = 'Routed experts, part of the bar: params ' + fmtGBSmall(e.params.gb) +
+                ' GB, grads ' + fmtGBSmall(e.grads.gb) + ' GB, optimizer ' + fmtGBSmall(e.optimizer.gb) +
+                ' GB (split over ep = ' + b.inputs.ep + ').';
+        }
+        if (!host.hidden) {
+            var pg = h.per_gpu;
+            host.dataset.value = String(pg.total.gb);
+            host.dataset.node = String(h.per_node.total.gb);
+            host.textContent = 'Offloaded to host memory, not in the bar: ' + fmtGBSmall(pg.total.gb) +
+                ' GB per GPU (params ' + fmtGBSmall(pg.params.gb) + ', optimizer ' +
+                fmtGBSmall(pg.optimizer.gb) + '), ' + fmtGBSmall(h.per_node.total.gb) + ' GB per node.';
+        }
+    }
+
+    /* The resolved architecture when it is not the obvious one: a config's, or a mixture of
+     * experts' (total against active parameters). */
+    function renderShape(inputs) {
+        var box = $('shape');
+        var sh = inputs && inputs.shape;
+        box.textContent = '';
+        if (!sh || (sh.source !== 'config' && !sh.experts)) {
+            box.hidden = true;
+            ['source', 'params', 'active', 'experts'].forEach(function (k) { delete box.dataset[k]; });
+            return;
+        }
+        box.hidden = false;
+        box.dataset.source = sh.source;
+        box.dataset.params = String(sh.params);
+        box.dataset.active = String(sh.active_params);
+        box.dataset.experts = String(sh.experts);
+        function add(text, bold) {
+            var node = bold ? document.createElement('b') : document.createTextNode(text);
+            if (bold)
+                node.textContent = text;
+            box.appendChild(node);
+        }
+        add(sh.source === 'config' ? 'From the config: ' : (sh.preset || inputs.model || sh.source) + ': ');
+        add(fmtSI(sh.params), true);
+        add(' parameters, ');
+        add(fmtSI(sh.active_params), true);
+        add(' active per token · ');
+        if (sh.experts)
+            add(sh.experts + ' experts, top-' + sh.experts_per_token +
+                (sh.shared_experts ? ' + ' + sh.shared_experts + ' shared' : '') +
+                (sh.dense_layers ? ', ' + sh.dense_layers + ' dense layers' : '') + ' · ');
+        else
+            add('dense · ');
+        add(sh.layers + ' layers × d ' + sh.hidden + ', ' + sh.heads + ' heads' +
+            (sh.kv_heads && sh.kv_heads !== sh.heads ? ' (' + sh.kv_heads + ' KV)' : '') + ', V ' + sh.vocab);
     }
 
     function renderWarnings(list) {
@@ -762,7 +986,8 @@
         var rows = [];
         replies.forEach(function (r, i) {
             if (isReply(r))
-                rows.push({ g: points[i], per: r.memory.per_gpu });
+                rows.push({ g: points[i], per: r.memory.per_gpu, fits: r.fit.fits,
+                    peak: r.fit.judged === 'device_peak' ? r.memory.peak.device.gb : null });
         });
         lastChart = { rows: rows, cap: main.fit.capacity.gb, G: main.inputs.gpus };
         drawChart();
@@ -797,7 +1022,7 @@
         var iw = W - m.l - m.r;
         var ih = H - m.t - m.b;
         var maxGB = lastChart.cap;
-        rows.forEach(function (r) { maxGB = Math.max(maxGB, r.per.total.gb); });
+        rows.forEach(function (r) { maxGB = Math.max(maxGB, r.per.total.gb, r.peak || 0); });
         var step = niceStep(maxGB * 1.05);
         var top = Math.ceil(maxGB * 1.05 / step) * step;
         function y(gb) { return m.t + ih - gb / top * ih; }
@@ -833,9 +1058,12 @@
             if (i % labelEvery === 0 || r.g === lastChart.G)
                 g.appendChild(el('text', { class: 'tick', x: cx, y: H - m.b + 16, 'text-anchor': 'middle' },
                     String(r.g)));
-            if (acc > lastChart.cap)
-                g.appendChild(el('text', { class: 'over-mark', x: cx, y: y(acc) - 6, 'text-anchor': 'middle' },
-                    '✕'));
+            if (r.peak !== null)
+                g.appendChild(el('line', { class: 'peakmark', x1: cx - bw / 2 - 4, x2: cx + bw / 2 + 4,
+                    y1: y(r.peak), y2: y(r.peak) }));
+            if (!r.fits)
+                g.appendChild(el('text', { class: 'over-mark', x: cx, y: y(Math.max(acc, r.peak || 0)) - 6,
+                    'text-anchor': 'middle' }, '✕'));
             svg.appendChild(g);
         });
         svg.appendChild(el('line', { class: 'axis', x1: m.l, x2: W - m.r, y1: y(0), y2: y(0) }));

@@ -503,6 +503,187 @@ test('a bad value ("7X" params) shows the server\'s own message next to the fiel
 });
 
 /* ---------------------------------------------------------------------------------------------
+ * Will it fit in my framework: the picker, the peak beside the ledger, what Fits judged
+ * ------------------------------------------------------------------------------------------- */
+
+/* Every change in these tests must cost one or two POST /evaluate batches, each answered item by
+ * item; returns the first batch's item 0 (sent, reply). */
+function oneChange(reqs, what) {
+    assert.ok(reqs.length >= 1 && reqs.length <= 2, `${what}: ${reqs.length} requests`);
+    for (const r of reqs) {
+        assert.equal(`${r.method} ${r.path}`, 'POST /evaluate', what);
+        assert.ok(Array.isArray(r.sent) && Array.isArray(r.body) && r.body.length === r.sent.length,
+            `${what}: a batch answered item by item`);
+    }
+    return { sent: reqs[0].sent[0], reply: reqs[0].body[0] };
+}
+
+test('the framework picker: sent with the request, its peak beside the ledger, Fits judges the device peak', async () => {
+    const table = await fetchJSON('/inputs');
+    const page = await newPage(1440, 1000);
+    await open(page);
+    /* On the main form, not folded under "More inputs", its options from GET /inputs. */
+    assert.ok(await page.locator('[data-testid="framework"]').isVisible(), 'framework picker visible');
+    assert.equal(await page.locator('details.more #in-framework').count(), 0, 'not under More inputs');
+    const frameworks = await page.locator('#in-framework option').evaluateAll((os) => os.map((o) => o.value));
+    assert.deepEqual(frameworks, table.inputs.find((r) => r.name === 'framework').choices);
+    for (const knob of ['memory_metric', 'loss', 'compile', 'optimizer_in_backward', 'activation_offload'])
+        assert.ok(await page.locator(`#in-framework >> xpath=ancestor::fieldset//*[@id="in-${knob}"]`).count() === 1,
+            `${knob} sits with the framework picker`);
+
+    /* generic, the default: the peak is the ledger itself (docs/frameworks.md: memory.peak.bytes =
+     * the total in the allocated statistic), 115.689414656 GB at the lesson's defaults (above). */
+    near(Number(await page.getAttribute('[data-testid="peak"]', 'data-value')), (112e9 + ACT_T512) / GB, 1e-12,
+        'generic peak = ledger total');
+    assert.match(await text(page, 'peak'), /^peak 115\.69 GB allocated at forward_end, only stage/);
+    assert.equal(await page.getAttribute('[data-testid="fit-judged"]', 'data-judged'), 'ledger');
+    assert.match(await text(page, 'fit-judged'), /ledger/);
+
+    /* A profile: the request names it, and the meter shows the peak the reply priced. */
+    const { sent, reply } = oneChange(await requestsOf(page,
+        () => page.locator('[data-testid="framework"]').selectOption('megatron')), 'framework');
+    assert.equal(sent.framework, 'megatron');
+    const peak = reply.memory.peak;
+    assert.equal(reply.fit.judged, 'device_peak');
+    const label = page.locator('[data-testid="peak"]');
+    assert.equal(Number(await label.getAttribute('data-value')), peak.gb);
+    assert.equal(Number(await label.getAttribute('data-device')), peak.device.gb);
+    const shown = await label.textContent();
+    assert.ok(shown.startsWith(`peak ${peak.gb.toFixed(2)} GB ${peak.metric} at ${peak.at}, ${peak.stage} stage`), shown);
+    assert.ok(shown.includes(`device ${peak.device.gb.toFixed(2)} GB`), shown);
+    /* drawn to scale: the peak bar over the ledger's four segments is peak / total on screen */
+    const peakW = (await page.locator('#peak-fill').boundingBox()).width;
+    let ledgerW = 0;
+    for (const s of ['params', 'grads', 'optimizer', 'activations'])
+        ledgerW += await segWidth(page, s);
+    near(peakW / ledgerW, peak.gb / reply.memory.per_gpu.total.gb, 0.02, 'peak bar / ledger bar');
+    /* Fits says what it judged, and the verdict is the reply's */
+    assert.equal(await page.getAttribute('[data-testid="fit-judged"]', 'data-judged'), 'device_peak');
+    assert.match(await text(page, 'fit-judged'), /device peak/);
+    assert.ok((await text(page, 'fit-judged')).includes(peak.device.gb.toFixed(2)));
+    assert.equal(await text(page, 'fits'), reply.fit.fits ? 'Yes' : 'No');
+    if (!reply.fit.fits) {
+        assert.ok(reply.warnings.some((w) => w.code === 'peak_exceeds_capacity'));
+        assert.equal(await page.locator('[data-testid="warnings"] li[data-code="peak_exceeds_capacity"]').count(), 1);
+    }
+    /* the chart marks each point's device peak */
+    assert.ok(await page.locator('#chart .peakmark').count() >= 1, 'peak ticks on the chart');
+
+    /* The statistic follows the metric picker, as the reply names it. */
+    const m = oneChange(await requestsOf(page,
+        () => page.locator('[data-testid="memory_metric"]').selectOption('reserved')), 'memory_metric');
+    assert.equal(m.sent.memory_metric, 'reserved');
+    assert.equal(m.sent.framework, 'megatron');
+    assert.equal(m.reply.memory.peak.metric, 'reserved');
+    assert.equal(await label.getAttribute('data-metric'), 'reserved');
+    assert.equal(Number(await label.getAttribute('data-value')), m.reply.memory.peak.gb);
+    assert.equal(new URL(page.url()).searchParams.get('framework'), 'megatron');
+    await page.screenshot({ path: path.join(SHOTS, 'dashboard-framework.png'), fullPage: true });
+    await page.close();
+});
+
+/* ---------------------------------------------------------------------------------------------
+ * Any model a user brings: a config.json pasted, its shape, MoE and offload in the reply
+ * ------------------------------------------------------------------------------------------- */
+
+/* A Mixtral-like config with small dims: d 512, 4 layers, 8 heads (2 KV, head_dim 64), a gated
+ * MLP of 1024 in each of 8 experts, top-2, V 1000, untied. Parameters by hand:
+ *   attention per layer: q and o 2 d^2 = 524,288; k and v 2 d (2 x 64) = 131,072 -> 655,360
+ *   experts per layer: 8 x 3 d f = 8 x 3 x 512 x 1024 = 12,582,912; router d E = 4,096;
+ *   two norms 2 d = 1,024 -> per layer 13,243,392; x 4 layers = 52,973,568
+ *   embeddings, untied: 2 V d = 1,024,000; final norm 512 -> total 53,998,080
+ *   routed experts 4 x 12,582,912 = 50,331,648; active = total - (8 - 2)/8 of them
+ *   = 53,998,080 - 37,748,736 = 16,249,344 ("54M" and "16.2M" on screen). */
+const SMALL_MOE = {
+    architectures: ['MixtralForCausalLM'], model_type: 'mixtral', hidden_size: 512,
+    intermediate_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, num_key_value_heads: 2,
+    vocab_size: 1000, num_local_experts: 8, num_experts_per_tok: 2, tie_word_embeddings: false
+};
+const SMALL_MOE_PARAMS = 53998080;
+const SMALL_MOE_ACTIVE = 16249344;
+
+test('a pasted config.json is sent as config; the page shows its total and active parameters', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page);
+    /* a preset chosen first: a config replaces it (model and config together are a 422) */
+    await set(page, 'model', 'llama2-7b');
+    const { sent, reply } = oneChange(await requestsOf(page,
+        () => page.locator('[data-testid="config"]').fill(JSON.stringify(SMALL_MOE, null, 2))), 'paste');
+    assert.deepEqual(sent.config, SMALL_MOE, 'the config goes as an object');
+    assert.equal(sent.model, undefined, 'the preset went');
+    assert.equal(await page.inputValue('[data-testid="model"]'), '');
+    assert.equal(reply.inputs.shape.source, 'config');
+    assert.equal(reply.inputs.shape.params, SMALL_MOE_PARAMS);
+    assert.equal(reply.inputs.shape.active_params, SMALL_MOE_ACTIVE);
+    const shape = page.locator('[data-testid="shape"]');
+    assert.ok(await shape.isVisible());
+    assert.equal(await shape.getAttribute('data-source'), 'config');
+    assert.equal(Number(await shape.getAttribute('data-params')), SMALL_MOE_PARAMS);
+    assert.equal(Number(await shape.getAttribute('data-active')), SMALL_MOE_ACTIVE);
+    assert.equal(Number(await shape.getAttribute('data-experts')), 8);
+    assert.match(await shape.textContent(), /54M parameters, 16\.2M active per token · 8 experts, top-2/);
+    /* the weights are 2 B per parameter of the total, not of the active ones */
+    assert.equal(await segBytes(page, 'params'), 2 * SMALL_MOE_PARAMS);
+    assert.equal(new URL(page.url()).searchParams.get('config'), null, 'never in the address');
+
+    /* Offloading the optimizer: the host line shows memory.host, here (G = 1) 12 B (fp32 master
+     * + m + v) per parameter = 647,976,960 bytes per GPU and per node; the step bar gains its
+     * offload term, drawn like any other. Every item of every batch carries the config. */
+    await page.locator('details.more summary').click();
+    const off = await requestsOf(page, () => page.locator('#in-offload_optimizer').selectOption('cpu'));
+    const o = oneChange(off, 'offload');
+    assert.ok(off.every((r) => r.sent.every((item) => item.config && item.config.num_local_experts === 8)),
+        'the config in every item');
+    assert.equal(o.sent.offload_optimizer, 'cpu');
+    const host = page.locator('[data-testid="host"]');
+    assert.ok(await host.isVisible(), 'host memory shown');
+    assert.equal(Number(await host.getAttribute('data-value')), 12 * SMALL_MOE_PARAMS / GB);
+    assert.equal(Number(await host.getAttribute('data-value')), o.reply.memory.host.per_gpu.total.gb);
+    assert.ok(o.reply.performance.breakdown.offload > 0);
+    assert.equal(await page.locator('[data-testid="step-bar"] .tseg[data-term="offload"].t-offload').count(), 1);
+    assert.match(await page.locator('[data-testid="step-legend"] li[data-term="offload"]').textContent(), /offload/);
+
+    /* Two GPUs, ep 2: the experts' all-to-all appears as ep_comm; memory.experts is shown. */
+    await set(page, 'gpus', '2');
+    const e = oneChange(await requestsOf(page, () => page.locator('#in-ep').fill('2')), 'ep');
+    assert.equal(e.sent.ep, '2');
+    assert.ok(e.reply.performance.breakdown.ep_comm > 0);
+    assert.equal(await page.locator('[data-testid="step-bar"] .tseg[data-term="ep_comm"]').count(), 1);
+    assert.ok(await page.locator('[data-testid="experts-mem"]').isVisible());
+
+    /* Clear: no config in the next request, and the shape line goes. */
+    const c = oneChange(await requestsOf(page, () => page.locator('[data-testid="config-clear"]').click()), 'clear');
+    assert.equal(await page.inputValue('[data-testid="config"]'), '');
+    assert.equal(c.sent.config, undefined);
+    await page.close();
+});
+
+test("a bad config shows the server's config.<key> message under the box", async () => {
+    const page = await newPage(1440, 1000, { httpErrors: true });
+    await open(page);
+    const bad = { ...SMALL_MOE, hidden_size: 'wide' };
+    const { sent, reply } = oneChange(await requestsOf(page,
+        () => page.locator('[data-testid="config"]').fill(JSON.stringify(bad))), 'bad config');
+    assert.deepEqual(sent.config, bad);
+    assert.equal(reply.status, 400);
+    const err = reply.errors.find((x) => x.field.startsWith('config.'));
+    assert.ok(err, JSON.stringify(reply));
+    assert.equal(err.field, 'config.hidden_size');
+    assert.equal(await page.locator('#err-config').textContent(), `${err.field}: ${err.message}`);
+    assert.equal(await page.getAttribute('[data-testid="config"]', 'aria-invalid'), 'true');
+    assert.equal(await text(page, 'fits'), '—');
+    /* text that is not JSON at all: nothing to send, the page says so itself */
+    const none = await requestsOf(page, () => page.locator('[data-testid="config"]').fill('{"model_type": '));
+    assert.equal(none.length, 0, 'no request for text that is not JSON');
+    assert.match(await page.locator('#err-config').textContent(), /not JSON/);
+    /* fixed: the error clears and the figures return */
+    oneChange(await requestsOf(page, () => page.locator('[data-testid="config"]').fill(JSON.stringify(SMALL_MOE))), 'fixed');
+    assert.equal(await page.locator('#err-config').textContent(), '');
+    assert.equal(await page.getAttribute('[data-testid="shape"]', 'data-params'), String(SMALL_MOE_PARAMS));
+    await page.close();
+});
+
+/* ---------------------------------------------------------------------------------------------
  * Inputs: the N box and slider, presets, errors where they belong, keyboard
  * ------------------------------------------------------------------------------------------- */
 

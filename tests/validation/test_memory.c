@@ -213,8 +213,7 @@ static void load_set(struct dataset *d)
     while (fgets(line, sizeof line, fp) != NULL && d->count < ROWS_MAX) {
         if (line[0] == '\n' || line[0] == '\0')
             continue;
-        NEED(split_csv(line, fields) == FIELDS, "row %d: expected %d fields", d->count + 1,
-             FIELDS);
+        NEED(split_csv(line, fields) == FIELDS, "row %d: expected %d fields", d->count + 1, FIELDS);
         row_input(fields, &d->rows[d->count++]);
     }
     fclose(fp);
@@ -469,6 +468,23 @@ START_TEST(test_loss_buffers)
 }
 END_TEST
 
+/* Under tensor parallelism torchtitan's loss runs as PyTorch's loss_parallel on vocabulary
+ * shards, whose backward holds the saved log-softmax, a zeros_like gradient, exp(x), their sum
+ * and its product: 16 bytes per local logit. Llama 3.1 70B, TP 8, batch 16 x 8192 (TTB1):
+ * 16 x 8192 x 16 x 128256 / 8 bytes. */
+START_TEST(test_loss_parallel_buffers)
+{
+    struct core_peak pk;
+    const struct row *r;
+
+    load_set(&holdout);
+    r = &holdout.rows[0];
+    ck_assert_str_eq(r->id, "TTB1");
+    peak_of(&r->in, false, &pk);
+    ASSERT_REL(pk.stages[1][CORE_MOMENT_BACKWARD].logits, 16 * 8192.0 * 16 * 128256 / 8, 1e-12);
+}
+END_TEST
+
 /* Micro-batches in flight on the first stage: plain 1F1B holds min(pp, m); Megatron's
  * interleaved schedule warms up (pp - 1) * 2 + (v - 1) * pp + 1 chunks of L / (pp v) layers:
  * pp 4, v 2, m 8 -> 11 chunks = 5.5 stage micro-batches (Korthikanti's pp (1 + (pp-1)/(pp v))). */
@@ -594,6 +610,7 @@ static Suite *memory_suite(void)
     tcase_add_test(tc, test_fsdp_scaling);
     tcase_add_test(tc, test_generic_is_ledger);
     tcase_add_test(tc, test_loss_buffers);
+    tcase_add_test(tc, test_loss_parallel_buffers);
     tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_properties);
     suite_add_tcase(s, tc);

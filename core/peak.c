@@ -93,8 +93,17 @@ void core_peak_options_resolved(const struct core_resolved *r, struct core_peak_
  * of the backward (docs/frameworks.md, "Loss").
  * ------------------------------------------------------------------------------------------- */
 
-static void loss_bytes(enum core_loss loss, bool compiled, double *fwd, double *bwd)
+static void loss_bytes(enum core_loss loss, bool compiled, bool loss_parallel, double *fwd,
+                       double *bwd)
 {
+    /* PyTorch's loss_parallel (tensor/parallel/loss.py), the DTensor cross-entropy on vocabulary
+     * shards: forward, the bf16 logits, their fp32 copy, the shifted copy, its exp and the
+     * log-softmax (the exp freed only after its sum): 14; backward, the saved log-softmax, a
+     * zeros_like gradient, exp(x), their sum and its product with the output gradient: 16. */
+    if (loss == CORE_LOSS_UNFUSED_FP32 && loss_parallel) {
+        *fwd = 14, *bwd = 16;
+        return;
+    }
     switch (loss) {
     case CORE_LOSS_FP32_LOGITS: /* the ledger's one fp32 copy */
         *fwd = 4, *bwd = 4;
@@ -174,8 +183,10 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
     double scale = (r->precision == CORE_PREC_FP32 ? 2.0 : 1.0) * tokens;
     double mlp = a->gated_mlp ? 6 * f : 4 * f;
     /* Norm inputs and outputs; attention: q, k and v (k and v repeated to every query head for
-     * SDPA), its output and the contiguous copy the output projection saves; the MLP. */
-    double none = 8 * h + 10 * q + mlp;
+     * SDPA), its output and the contiguous copy the output projection saves; the MLP. With
+     * sequence parallelism the norms run on sequence shards, but the projections after them
+     * save their input as the all-gathered full sequence: the norm outputs count at full h. */
+    double none = 4 * h + 4 * (double)a->hidden + 10 * q + mlp;
     /* Per-op selective checkpointing (torchtitan): the layer input, the attention output and
      * every other matmul output (wq, wv, w1, w2 in call order). */
     double sac = 2 * h + 4 * q + 2 * kv + 2 * f + (a->gated_mlp ? 2 * h : 0);
@@ -301,6 +312,7 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     struct layer_acts la;
     double dpc = (double)(r->dp * r->cp), logits = 0, lf, lb, w, g, opt, gather = 0;
     double saved, grads_start, grads_end, grads_fwd, mb_saved, temp, fixed, casts, step_temp;
+    double unsharded_grads = 0, accum;
     bool zero3 = r->zero_stage >= 3;
 
     stage_shape(r, i, &s);
@@ -337,7 +349,9 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     grads_start = grads_fwd > 0 ? grads_fwd : s.last ? fmin(s.output * sb.grads, grads_end) : 0;
 
     if (s.last) {
-        loss_bytes(loss, o->compile, &lf, &lb);
+        /* torchtitan computes the loss under loss_parallel when tensor parallelism shards the
+         * output layer's vocabulary. */
+        loss_bytes(loss, o->compile, o->framework == CORE_FW_TORCHTITAN && r->tp > 1, &lf, &lb);
         logits = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch *
                  (double)r->shape.arch.vocab / (double)r->tp;
     } else {
@@ -355,6 +369,12 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
             gather = 2 * s.layer * sb.compute + (s.last ? s.output * sb.compute : 0) +
                      (pf->pp_unsharded && i == 0 ? s.embedding * sb.compute : 0);
     }
+    /* FSDP under pipeline parallelism (torchtitan) disables the gradient sync until the last
+     * micro-batch: FSDP2 accumulates each parameter's unsharded gradient across micro-batches
+     * in the reduce dtype (FSDPParam.to_accumulated_grad_if_needed: fp32 with an fp32 reduce
+     * policy), the whole stage's, until the last backward reduce-scatters it. */
+    if (zero3 && dpc > 1 && pf->pp_unsharded && r->pp > 1)
+        unsharded_grads = s.params * (sb.weights >= 4 ? 4 : sb.compute);
     /* DeepSpeed's gradient reduce bucket; DDP's bucket copy of every gradient. */
     fixed = pf->zero_bucket * sb.compute;
     if (pf->ddp_bucket_copy && dpc > 1 && r->zero_stage == 0)
@@ -369,9 +389,12 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
                     ? 8 * fmax(s.output, s.layer / 4)
                     : 0;
 
+    /* Accumulated unsharded gradients exist during a forward or a loss only once an earlier
+     * micro-batch's backward has run on this stage. */
+    accum = r->micro_batches > s.in_flight ? unsharded_grads : 0;
     mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){
         .weights = w,
-        .grads = grads_fwd,
+        .grads = grads_fwd + accum,
         .optimizer = opt,
         .activations = saved,
         .logits = logits * lf,
@@ -388,19 +411,19 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
         double bw_end_saved = o->activation_offload ? la.saved : saved - mb_saved + la.saved;
         struct core_peak_moment_bytes at[3] = {
             {.weights = w,
-             .grads = grads_fwd,
+             .grads = grads_fwd + accum,
              .optimizer = opt,
              .activations = saved,
              .logits = logits * lb,
              .buffers = gather + fixed + casts},
             {.weights = w,
-             .grads = grads_start,
+             .grads = grads_start + accum,
              .optimizer = opt,
              .activations = saved + la.working,
              .logits = logits * (s.last ? 2 : 0),
              .buffers = bw_gather + fixed + casts},
             {.weights = w,
-             .grads = grads_end,
+             .grads = grads_end + unsharded_grads,
              .optimizer = opt,
              .activations = bw_end_saved + la.working,
              .logits = 0,

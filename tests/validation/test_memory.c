@@ -23,9 +23,19 @@
 #ifndef MEMWALL_MEMORY_CSV
 #error "MEMWALL_MEMORY_CSV must name the measured-peaks file"
 #endif
+#ifndef MEMWALL_MEMORY_HOLDOUT_CSV
+#error "MEMWALL_MEMORY_HOLDOUT_CSV must name the hold-out peaks file"
+#endif
 
-/* The suite fails above this mean absolute error over all rows. */
+/* The suite fails above this mean absolute error over all rows of the fitted set. */
 #define MAE_LIMIT 0.10
+/* ... and above this one over the hold-out set (PROVENANCE-memory-holdout.md), whose rows no
+ * constant was fitted to: larger models, tensor, pipeline and context parallelism at 256-512
+ * GPUs, another GPU. The allocator's reserved slack alone varies by a few percent between runs
+ * of one configuration (TTB1 vs TTB2: async TP, 6 %), so 10 % is the honest bound. */
+#define HOLDOUT_MAE_LIMIT 0.10
+/* No single hold-out row may be off by more than this. */
+#define HOLDOUT_ROW_LIMIT 0.20
 
 #define ROWS_MAX  64
 #define FIELDS    36
@@ -39,8 +49,16 @@ struct row {
     struct core_input in;
 };
 
-static struct row rows[ROWS_MAX];
-static int row_count;
+struct dataset {
+    const char *path;
+    struct row rows[ROWS_MAX];
+    int count;
+};
+
+static struct dataset fitted = {.path = MEMWALL_MEMORY_CSV};
+static struct dataset holdout = {.path = MEMWALL_MEMORY_HOLDOUT_CSV};
+/* The fitted set, as most tests use it. */
+static struct row *const rows = fitted.rows;
 
 #define NEED(cond, ...)                                                                            \
     do {                                                                                           \
@@ -159,9 +177,10 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
                                                         CORE_METRIC_COUNT, "metric");
     r->measured = num(f[34], 0);
 
-    /* GPT models (MLM, VSM) carry biases, LayerNorm biases and learned positions that the
-     * input rows cannot express: give N counted with them (a few percent of the state). */
-    if (strcmp(r->source, "MLM") == 0 || strcmp(r->source, "VSM") == 0) {
+    /* Megatron-LM's GPT models (MLM, MPP, VSM) carry biases, LayerNorm biases and learned
+     * positions that the input rows cannot express: give N counted with them (a few percent of
+     * the state). */
+    if (in->framework == CORE_FW_MEGATRON) {
         struct core_arch a = {.layers = in->layers,
                               .hidden = in->hidden,
                               .heads = in->heads,
@@ -170,7 +189,7 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
                               .ffn_hidden = in->ffn_hidden,
                               .vocab = in->vocab,
                               .tied_embeddings = in->tied_embeddings == CORE_FLAG_YES,
-                              .learned_positions = strcmp(r->source, "MLM") == 0 ? 8192 : 1024,
+                              .learned_positions = in->seq_len,
                               .norm_bias = true,
                               .qkv_bias = true,
                               .o_bias = true,
@@ -180,31 +199,35 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     }
 }
 
-static void load_rows(void)
+static void load_set(struct dataset *d)
 {
     static char fields[FIELDS][FIELD_MAX];
     char line[2048];
     FILE *fp;
 
-    if (row_count > 0)
+    if (d->count > 0)
         return;
-    fp = fopen(MEMWALL_MEMORY_CSV, "r");
-    NEED(fp != NULL, "cannot open %s", MEMWALL_MEMORY_CSV);
+    fp = fopen(d->path, "r");
+    NEED(fp != NULL, "cannot open %s", d->path);
     NEED(fgets(line, sizeof line, fp) != NULL, "empty file");
-    while (fgets(line, sizeof line, fp) != NULL && row_count < ROWS_MAX) {
+    while (fgets(line, sizeof line, fp) != NULL && d->count < ROWS_MAX) {
         if (line[0] == '\n' || line[0] == '\0')
             continue;
-        NEED(split_csv(line, fields) == FIELDS, "row %d: expected %d fields", row_count + 1,
-             FIELDS);
-        row_input(fields, &rows[row_count++]);
+        NEED(split_csv(line, fields) == FIELDS, "row %d: expected %d fields", d->count + 1, FIELDS);
+        row_input(fields, &d->rows[d->count++]);
     }
     fclose(fp);
+}
+
+static void load_rows(void)
+{
+    load_set(&fitted);
 }
 
 static const struct row *find_row(const char *id)
 {
     load_rows();
-    for (int i = 0; i < row_count; i++)
+    for (int i = 0; i < fitted.count; i++)
         if (strcmp(rows[i].id, id) == 0)
             return &rows[i];
     NEED(0, "row %s missing", id);
@@ -230,49 +253,104 @@ static void peak_of(const struct core_input *in, bool first_step, struct core_pe
  * The table: per row and per source; returns the mean absolute error over all rows.
  * ------------------------------------------------------------------------------------------- */
 
-static double print_table(FILE *out)
+/* The peak in the statistic and on the rank the source reports. Megatron-LM logs its memory
+ * report on the last rank, i.e. the last pipeline stage, not the largest stage. */
+static double reported_gib(const struct row *r, const struct core_peak *pk, const char **stage)
 {
-    static const char *sources[] = {"TT", "MLM", "TTN", "VSM"};
-    double sum[4] = {0}, sum_all = 0;
-    int n[4] = {0};
+    if (r->in.framework == CORE_FW_MEGATRON && pk->metric == CORE_METRIC_ALLOCATED &&
+        r->in.pp > 1) {
+        double last = 0;
 
-    load_rows();
-    fprintf(out, "%-11s %-10s %-9s %9s %9s %7s  %-14s %-5s\n", "id", "framework", "metric",
-            "predicted", "measured", "error", "at", "stage");
-    for (int i = 0; i < row_count; i++) {
-        const struct row *r = &rows[i];
-        struct core_peak pk;
-        double err;
-
-        peak_of(&r->in, false, &pk);
-        err = (pk.gib - r->measured) / r->measured;
-        fprintf(out, "%-11s %-10s %-9s %9.2f %9.2f %+6.1f%%  %-14s %-5s\n", r->id,
-                core_framework_names[pk.framework], core_memory_metric_names[pk.metric], pk.gib,
-                r->measured, 100 * err, core_peak_moment_names[pk.at], pk.stage_name);
-        for (int s = 0; s < 4; s++)
-            if (strcmp(r->source, sources[s]) == 0) {
-                sum[s] += fabs(err);
-                n[s]++;
-            }
-        sum_all += fabs(err);
+        for (int k = 0; k < CORE_MOMENT_COUNT; k++)
+            last = fmax(last, pk->stages[1][k].total);
+        *stage = "last*";
+        return last / GIB;
     }
-    fprintf(out, "\nmean absolute error by source:");
-    for (int s = 0; s < 4; s++)
-        fprintf(out, " %s %.1f%% (%d)", sources[s], n[s] ? 100 * sum[s] / n[s] : 0.0, n[s]);
-    fprintf(out, "\nmean absolute error, all rows: %.1f%% (%d)\n", 100 * sum_all / row_count,
-            row_count);
-    return row_count ? sum_all / row_count : 1.0;
+    *stage = pk->stage_name;
+    return pk->gib;
 }
 
-/* Per-moment breakdown of every row, GiB (--terms). */
-static void print_terms(FILE *out)
+struct table_stats {
+    double mae;     /* mean absolute error over the rows memwall accepts */
+    double max_err; /* largest absolute error of one row */
+    int rejected;   /* rows whose layout memwall's inputs refuse (printed with the reason) */
+};
+
+/* Whether memwall accepts a row's inputs; prints the reason when not. */
+static bool accepted(FILE *out, const struct row *r)
 {
-    load_rows();
-    for (int i = 0; i < row_count; i++) {
+    static struct core_result res;
+    struct core_problems probs;
+
+    if (core_evaluate_parts(&r->in, CORE_PART_MEMORY, &res, &probs) == CORE_OK)
+        return true;
+    fprintf(out, "%-11s rejected: %s: %s\n", r->id, probs.count ? probs.items[0].field : "",
+            probs.count ? probs.items[0].message : "");
+    return false;
+}
+
+/* The table of one set: per row, then the mean absolute error per source (the id's leading
+ * letters, in order of first appearance) and over all rows. */
+static struct table_stats print_table(FILE *out, struct dataset *d)
+{
+    char sources[ROWS_MAX][8];
+    double sum[ROWS_MAX] = {0}, sum_all = 0;
+    int n[ROWS_MAX] = {0}, ns = 0;
+    struct table_stats st = {1.0, 1.0, 0};
+    int used = 0;
+
+    load_set(d);
+    fprintf(out, "%-11s %-10s %-9s %9s %9s %7s  %-14s %-5s\n", "id", "framework", "metric",
+            "predicted", "measured", "error", "at", "stage");
+    st.max_err = 0;
+    for (int i = 0; i < d->count; i++) {
+        const struct row *r = &d->rows[i];
+        struct core_peak pk;
+        const char *stage;
+        double err, gib;
+        int s;
+
+        if (!accepted(out, r)) {
+            st.rejected++;
+            continue;
+        }
+        used++;
+        peak_of(&r->in, false, &pk);
+        gib = reported_gib(r, &pk, &stage);
+        err = (gib - r->measured) / r->measured;
+        fprintf(out, "%-11s %-10s %-9s %9.2f %9.2f %+6.1f%%  %-14s %-5s\n", r->id,
+                core_framework_names[pk.framework], core_memory_metric_names[pk.metric], gib,
+                r->measured, 100 * err, core_peak_moment_names[pk.at], stage);
+        for (s = 0; s < ns && strcmp(sources[s], r->source) != 0; s++)
+            ;
+        if (s == ns)
+            snprintf(sources[ns++], sizeof sources[0], "%s", r->source);
+        sum[s] += fabs(err);
+        n[s]++;
+        sum_all += fabs(err);
+        st.max_err = fmax(st.max_err, fabs(err));
+    }
+    fprintf(out, "\nmean absolute error by source:");
+    for (int s = 0; s < ns; s++)
+        fprintf(out, " %s %.1f%% (%d)", sources[s], 100 * sum[s] / n[s], n[s]);
+    if (used > 0)
+        st.mae = sum_all / used;
+    fprintf(out, "\nmean absolute error, all rows: %.1f%% (%d); largest %.1f%%; rejected %d\n",
+            100 * st.mae, used, 100 * st.max_err, st.rejected);
+    return st;
+}
+
+/* Per-moment breakdown of every row of a set, GiB (--terms). */
+static void print_terms(FILE *out, struct dataset *d)
+{
+    load_set(d);
+    for (int i = 0; i < d->count; i++) {
         struct core_peak pk;
 
-        peak_of(&rows[i].in, false, &pk);
-        fprintf(out, "%s (in flight %.2f)\n", rows[i].id, pk.in_flight);
+        if (!accepted(out, &d->rows[i]))
+            continue;
+        peak_of(&d->rows[i].in, false, &pk);
+        fprintf(out, "%s (in flight %.2f)\n", d->rows[i].id, pk.in_flight);
         for (int s = 0; s < 2; s++)
             for (int k = 0; k < CORE_MOMENT_COUNT; k++) {
                 const struct core_peak_moment_bytes *m = &pk.stages[s][k];
@@ -288,11 +366,28 @@ static void print_terms(FILE *out)
 
 START_TEST(test_measured_mae)
 {
-    double mae = print_table(stdout);
+    struct table_stats st = print_table(stdout, &fitted);
 
-    ck_assert_int_eq(row_count, 22);
-    ck_assert_msg(mae <= MAE_LIMIT, "mean absolute error %.1f%% exceeds %.0f%%", 100 * mae,
+    ck_assert_int_eq(fitted.count, 22);
+    ck_assert_int_eq(st.rejected, 0);
+    ck_assert_msg(st.mae <= MAE_LIMIT, "mean absolute error %.1f%% exceeds %.0f%%", 100 * st.mae,
                   100 * MAE_LIMIT);
+}
+END_TEST
+
+/* The hold-out set: published peaks no constant was fitted to. */
+START_TEST(test_holdout_mae)
+{
+    struct table_stats st = print_table(stdout, &holdout);
+
+    ck_assert_int_eq(holdout.count, 13);
+    /* TTB4: torchtitan splits 126 layers unevenly over 16 interleaved stages; memwall's
+     * virtual_stages needs pp x v to divide the layers. */
+    ck_assert_int_eq(st.rejected, 1);
+    ck_assert_msg(st.mae <= HOLDOUT_MAE_LIMIT, "hold-out mean absolute error %.1f%% exceeds %.0f%%",
+                  100 * st.mae, 100 * HOLDOUT_MAE_LIMIT);
+    ck_assert_msg(st.max_err <= HOLDOUT_ROW_LIMIT, "a hold-out row is off by %.1f%% (> %.0f%%)",
+                  100 * st.max_err, 100 * HOLDOUT_ROW_LIMIT);
 }
 END_TEST
 
@@ -370,6 +465,23 @@ START_TEST(test_loss_buffers)
     in.loss = CORE_LOSS_COMPILED;
     peak_of(&in, false, &pk);
     ck_assert(pk.stages[1][CORE_MOMENT_BACKWARD].logits <= 4 * logits);
+}
+END_TEST
+
+/* Under tensor parallelism torchtitan's loss runs as PyTorch's loss_parallel on vocabulary
+ * shards, whose backward holds the saved log-softmax, a zeros_like gradient, exp(x), their sum
+ * and its product: 16 bytes per local logit. Llama 3.1 70B, TP 8, batch 16 x 8192 (TTB1):
+ * 16 x 8192 x 16 x 128256 / 8 bytes. */
+START_TEST(test_loss_parallel_buffers)
+{
+    struct core_peak pk;
+    const struct row *r;
+
+    load_set(&holdout);
+    r = &holdout.rows[0];
+    ck_assert_str_eq(r->id, "TTB1");
+    peak_of(&r->in, false, &pk);
+    ASSERT_REL(pk.stages[1][CORE_MOMENT_BACKWARD].logits, 16 * 8192.0 * 16 * 128256 / 8, 1e-12);
 }
 END_TEST
 
@@ -492,11 +604,13 @@ static Suite *memory_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_measured_mae);
+    tcase_add_test(tc, test_holdout_mae);
     tcase_add_test(tc, test_megatron_step_two);
     tcase_add_test(tc, test_sequence_parallel_difference);
     tcase_add_test(tc, test_fsdp_scaling);
     tcase_add_test(tc, test_generic_is_ledger);
     tcase_add_test(tc, test_loss_buffers);
+    tcase_add_test(tc, test_loss_parallel_buffers);
     tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_properties);
     suite_add_tcase(s, tc);
@@ -506,12 +620,18 @@ static Suite *memory_suite(void)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--terms") == 0) {
-        print_terms(stdout);
+        print_terms(stdout, &fitted);
+        print_terms(stdout, &holdout);
         return EXIT_SUCCESS;
     }
     if (argc > 1 && strcmp(argv[1], "--table") == 0) {
-        double mae = print_table(stdout);
-        return mae <= MAE_LIMIT ? EXIT_SUCCESS : EXIT_FAILURE;
+        struct table_stats a = print_table(stdout, &fitted), b;
+
+        printf("\nHold-out set (memory-holdout.csv: no constant fitted to these rows)\n");
+        b = print_table(stdout, &holdout);
+        return a.mae <= MAE_LIMIT && b.mae <= HOLDOUT_MAE_LIMIT && b.max_err <= HOLDOUT_ROW_LIMIT
+                   ? EXIT_SUCCESS
+                   : EXIT_FAILURE;
     }
     return check_main_run(memory_suite());
 }

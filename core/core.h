@@ -488,9 +488,10 @@ struct core_perf {
     double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
 };
 
-/* Mean absolute percentage error over the fully specified calibration rows
- * (tests/validation), as a fraction. */
-#define CORE_PERF_EXPECTED_ERROR 0.09
+/* The error to expect on a run the model was not tuned on: the mean absolute percentage error
+ * over the 28 independent hold-out runs (tests/validation/throughput-holdout.csv), as a fraction.
+ * The calibration rows it was tuned on give 10.1 %. */
+#define CORE_PERF_EXPECTED_ERROR 0.115
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
 #define CORE_PERF_TERMS 11

@@ -38,8 +38,7 @@ void api_jsonw_free(struct api_jsonw *w)
     api_jsonw_init(w);
 }
 
-/* The slow half of reserve(): grow the buffer. */
-static bool grow(struct api_jsonw *w, size_t n)
+bool api_jsonw_grow(struct api_jsonw *w, size_t n)
 {
     size_t cap;
     char *p;
@@ -61,7 +60,7 @@ static bool grow(struct api_jsonw *w, size_t n)
  * and value, and the room is nearly always there. */
 static inline bool reserve(struct api_jsonw *w, size_t n)
 {
-    return !w->failed && (w->cap - w->len >= n || grow(w, n));
+    return !w->failed && (w->cap - w->len >= n || api_jsonw_grow(w, n));
 }
 
 /* memcpy for the short runs of a reply (keys, names): up to 32 bytes as two fixed-size copies
@@ -92,27 +91,6 @@ static void put(struct api_jsonw *w, const char *s, size_t n)
         copy(w->buf + w->len, s, n);
         w->len += n;
     }
-}
-
-/* Where a key or value of at most n bytes goes, after the separator from the previous sibling
- * (room for both reserved in one check); NULL when failed. The caller writes its bytes there
- * and calls done(). */
-static inline char *start(struct api_jsonw *w, size_t n)
-{
-    char *p;
-
-    if (!reserve(w, n + 1))
-        return NULL;
-    p = w->buf + w->len;
-    if (w->comma)
-        *p++ = ',';
-    return p;
-}
-
-static inline void done(struct api_jsonw *w, char *end, bool comma)
-{
-    w->len = (size_t)(end - w->buf);
-    w->comma = comma;
 }
 
 /* Before a value or a key: the separator from the previous sibling. */
@@ -236,7 +214,7 @@ static void escaped(struct api_jsonw *w, const unsigned char *p)
 static void quoted(struct api_jsonw *w, const char *s, bool key)
 {
     const unsigned char *p = (const unsigned char *)s;
-    char *out = start(w, strlen(s) + 3);
+    char *out = api_jsonw_room(w, strlen(s) + 3);
 
     if (out == NULL)
         return;
@@ -247,10 +225,10 @@ static void quoted(struct api_jsonw *w, const char *s, bool key)
         *out++ = '"';
         if (key)
             *out++ = ':';
-        done(w, out, !key);
+        api_jsonw_done(w, out, !key);
         return;
     }
-    done(w, out, false);
+    api_jsonw_done(w, out, false);
     escaped(w, p);
     put(w, "\":", key ? 2 : 1);
     w->comma = !key;
@@ -558,12 +536,6 @@ void api_jsonw_open_object(struct api_jsonw *w)
     w->comma = false;
 }
 
-void api_jsonw_close_object(struct api_jsonw *w)
-{
-    put(w, "}", 1);
-    w->comma = true;
-}
-
 void api_jsonw_open_array(struct api_jsonw *w)
 {
     separate(w);
@@ -582,16 +554,6 @@ void api_jsonw_key(struct api_jsonw *w, const char *key)
     quoted(w, key, true);
 }
 
-void api_jsonw_key_encoded(struct api_jsonw *w, const char *encoded, size_t len)
-{
-    char *p = start(w, len);
-
-    if (p != NULL) {
-        copy(p, encoded, len);
-        done(w, p + len, false);
-    }
-}
-
 void api_jsonw_string(struct api_jsonw *w, const char *s)
 {
     if (s == NULL) {
@@ -601,18 +563,23 @@ void api_jsonw_string(struct api_jsonw *w, const char *s)
     quoted(w, s, false);
 }
 
-void api_jsonw_int(struct api_jsonw *w, int64_t v)
+char *api_jsonw_put_int(char *p, int64_t v)
 {
-    char *p = start(w, 20); /* "-" and 19 digits */
     unsigned long long u = (unsigned long long)v;
 
-    if (p == NULL)
-        return;
     if (v < 0) {
         *p++ = '-';
         u = 0 - u; /* well defined for INT64_MIN too */
     }
-    done(w, p + utoa(u, p), true);
+    return p + utoa(u, p);
+}
+
+void api_jsonw_int(struct api_jsonw *w, int64_t v)
+{
+    char *p = api_jsonw_room(w, 20); /* "-" and 19 digits */
+
+    if (p != NULL)
+        api_jsonw_done(w, api_jsonw_put_int(p, v), true);
 }
 
 void api_jsonw_bool(struct api_jsonw *w, bool v)
@@ -632,9 +599,16 @@ void api_jsonw_null(struct api_jsonw *w)
     w->comma = true;
 }
 
+char *api_jsonw_put_double(char *p, double v)
+{
+    size_t n = api_jsonw_format_double(v, p);
+
+    return n == 0 ? NULL : p + n;
+}
+
 void api_jsonw_double(struct api_jsonw *w, double v)
 {
-    char *p = start(w, 40); /* format_double writes at most 38 bytes */
+    char *p = api_jsonw_room(w, 40); /* format_double writes at most 38 bytes */
     size_t n;
 
     if (p == NULL)
@@ -644,7 +618,7 @@ void api_jsonw_double(struct api_jsonw *w, double v)
         w->failed = true;
         return;
     }
-    done(w, p + n, true);
+    api_jsonw_done(w, p + n, true);
 }
 
 void api_jsonw_append(struct api_jsonw *w, const char *bytes, size_t len)

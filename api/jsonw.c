@@ -32,9 +32,18 @@ void api_jsonw_init(struct api_jsonw *w)
     memset(w, 0, sizeof *w);
 }
 
+void api_jsonw_init_buffer(struct api_jsonw *w, char *buf, size_t size)
+{
+    memset(w, 0, sizeof *w);
+    w->buf = buf;
+    w->cap = size;
+    w->borrowed = true;
+}
+
 void api_jsonw_free(struct api_jsonw *w)
 {
-    free(w->buf);
+    if (!w->borrowed)
+        free(w->buf);
     api_jsonw_init(w);
 }
 
@@ -46,11 +55,14 @@ bool api_jsonw_grow(struct api_jsonw *w, size_t n)
     cap = w->cap ? w->cap : INITIAL_CAP;
     while (cap - w->len < n)
         cap *= 2;
-    p = realloc(w->buf, cap);
+    p = w->borrowed ? malloc(cap) : realloc(w->buf, cap);
     if (p == NULL) {
         w->failed = true;
         return false;
     }
+    if (w->borrowed && w->len > 0)
+        memcpy(p, w->buf, w->len);
+    w->borrowed = false;
     w->buf = p;
     w->cap = cap;
     return true;

@@ -22,12 +22,16 @@
 struct api_jsonw {
     char *buf; /* owned; handed over with api_jsonw_take() */
     size_t len, cap;
-    bool comma;  /* the next member or element needs a ',' first */
-    bool failed; /* sticky */
+    bool comma;    /* the next member or element needs a ',' first */
+    bool failed;   /* sticky */
+    bool borrowed; /* buf is the caller's storage (api_jsonw_init_buffer), not to be freed */
 };
 
 /* An empty writer; allocates on first use. */
 void api_jsonw_init(struct api_jsonw *w);
+/* An empty writer over the caller's storage (e.g. a stack array): no allocation while the text
+ * fits in size bytes; past it the text moves to the heap. Never hand such a buffer over. */
+void api_jsonw_init_buffer(struct api_jsonw *w, char *buf, size_t size);
 /* Releases the buffer; the writer is empty (and not failed) again. */
 void api_jsonw_free(struct api_jsonw *w);
 

@@ -423,11 +423,12 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
 
 /* "%.15g" of a 15-digit significand, jansson's rules applied: fixed for -4 <= X < 15 with
  * trailing zeros (and a bare '.') dropped and ".0" when nothing fractional is left; otherwise
- * d.ddde[-]X with the same trimming and the exponent without '+' or leading zeros. */
+ * d.ddde[-]X with the same trimming and the exponent without '+' or leading zeros. The digits
+ * are converted straight into out, where the layout wants them, and the few digits before the
+ * point moved one place left to make room for it: no temporary and no memcpy call. */
 static size_t layout(unsigned long long digits, int x, char *out)
 {
-    char d[15];
-    size_t nd = 15, n = 0;
+    size_t nd = 15, n;
 
     /* The trailing zeros (at most 14: digits >= 10^14) come off the integer before it is
      * converted, 8, 4, 2 and 1 at a time: most reply numbers are short (6.5, 14.5227776), and
@@ -448,35 +449,39 @@ static size_t layout(unsigned long long digits, int x, char *out)
         digits /= 10u;
         nd -= 1;
     }
-    utoa(digits, d); /* nd digits */
     if (x >= -4 && x < 15) {
-        size_t ip = x >= 0 ? (size_t)x + 1 : 0; /* digits before the point */
-        if (x < 0) {
-            memcpy(out, "0.", 2);
+        size_t ip; /* digits before the point */
+
+        if (x < 0) { /* 0.000ddd: 0 to 3 zeros after the point */
             n = 2;
+            out[0] = '0';
+            out[1] = '.';
             for (int z = -1; z > x; z--)
                 out[n++] = '0';
-            memcpy(out + n, d, nd);
+            utoa(digits, out + n);
             return n + nd;
         }
-        memcpy(out, d, ip < nd ? ip : nd);
-        for (size_t i = nd; i < ip; i++) /* the integer part's own trailing zeros */
-            out[i] = '0';
-        n = ip;
-        out[n++] = '.';
-        if (nd > ip) {
-            memcpy(out + n, d + ip, nd - ip);
-            n += nd - ip;
-        } else {
-            out[n++] = '0';
+        ip = (size_t)x + 1;
+        if (nd > ip) { /* ddd.ddd */
+            utoa(digits, out + 1);
+            for (size_t i = 0; i < ip; i++)
+                out[i] = out[i + 1];
+            out[ip] = '.';
+            return nd + 1;
         }
-        return n;
+        utoa(digits, out); /* an integer: its own trailing zeros, then ".0" */
+        for (size_t i = nd; i < ip; i++)
+            out[i] = '0';
+        out[ip] = '.';
+        out[ip + 1] = '0';
+        return ip + 2;
     }
-    out[n++] = d[0];
+    utoa(digits, out + 1); /* d[.ddd]e[-]X */
+    out[0] = out[1];
+    n = 1;
     if (nd > 1) {
-        out[n++] = '.';
-        memcpy(out + n, d + 1, nd - 1);
-        n += nd - 1;
+        out[1] = '.';
+        n = nd + 1;
     }
     out[n++] = 'e';
     if (x < 0) {

@@ -32,14 +32,22 @@ void api_jsonw_init(struct api_jsonw *w)
     memset(w, 0, sizeof *w);
 }
 
+void api_jsonw_init_buffer(struct api_jsonw *w, char *buf, size_t size)
+{
+    memset(w, 0, sizeof *w);
+    w->buf = buf;
+    w->cap = size;
+    w->borrowed = true;
+}
+
 void api_jsonw_free(struct api_jsonw *w)
 {
-    free(w->buf);
+    if (!w->borrowed)
+        free(w->buf);
     api_jsonw_init(w);
 }
 
-/* The slow half of reserve(): grow the buffer. */
-static bool grow(struct api_jsonw *w, size_t n)
+bool api_jsonw_grow(struct api_jsonw *w, size_t n)
 {
     size_t cap;
     char *p;
@@ -47,11 +55,14 @@ static bool grow(struct api_jsonw *w, size_t n)
     cap = w->cap ? w->cap : INITIAL_CAP;
     while (cap - w->len < n)
         cap *= 2;
-    p = realloc(w->buf, cap);
+    p = w->borrowed ? malloc(cap) : realloc(w->buf, cap);
     if (p == NULL) {
         w->failed = true;
         return false;
     }
+    if (w->borrowed && w->len > 0)
+        memcpy(p, w->buf, w->len);
+    w->borrowed = false;
     w->buf = p;
     w->cap = cap;
     return true;
@@ -61,7 +72,7 @@ static bool grow(struct api_jsonw *w, size_t n)
  * and value, and the room is nearly always there. */
 static inline bool reserve(struct api_jsonw *w, size_t n)
 {
-    return !w->failed && (w->cap - w->len >= n || grow(w, n));
+    return !w->failed && (w->cap - w->len >= n || api_jsonw_grow(w, n));
 }
 
 /* memcpy for the short runs of a reply (keys, names): up to 32 bytes as two fixed-size copies
@@ -92,27 +103,6 @@ static void put(struct api_jsonw *w, const char *s, size_t n)
         copy(w->buf + w->len, s, n);
         w->len += n;
     }
-}
-
-/* Where a key or value of at most n bytes goes, after the separator from the previous sibling
- * (room for both reserved in one check); NULL when failed. The caller writes its bytes there
- * and calls done(). */
-static inline char *start(struct api_jsonw *w, size_t n)
-{
-    char *p;
-
-    if (!reserve(w, n + 1))
-        return NULL;
-    p = w->buf + w->len;
-    if (w->comma)
-        *p++ = ',';
-    return p;
-}
-
-static inline void done(struct api_jsonw *w, char *end, bool comma)
-{
-    w->len = (size_t)(end - w->buf);
-    w->comma = comma;
 }
 
 /* Before a value or a key: the separator from the previous sibling. */
@@ -236,7 +226,7 @@ static void escaped(struct api_jsonw *w, const unsigned char *p)
 static void quoted(struct api_jsonw *w, const char *s, bool key)
 {
     const unsigned char *p = (const unsigned char *)s;
-    char *out = start(w, strlen(s) + 3);
+    char *out = api_jsonw_room(w, strlen(s) + 3);
 
     if (out == NULL)
         return;
@@ -247,10 +237,10 @@ static void quoted(struct api_jsonw *w, const char *s, bool key)
         *out++ = '"';
         if (key)
             *out++ = ':';
-        done(w, out, !key);
+        api_jsonw_done(w, out, !key);
         return;
     }
-    done(w, out, false);
+    api_jsonw_done(w, out, false);
     escaped(w, p);
     put(w, "\":", key ? 2 : 1);
     w->comma = !key;
@@ -433,11 +423,12 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
 
 /* "%.15g" of a 15-digit significand, jansson's rules applied: fixed for -4 <= X < 15 with
  * trailing zeros (and a bare '.') dropped and ".0" when nothing fractional is left; otherwise
- * d.ddde[-]X with the same trimming and the exponent without '+' or leading zeros. */
+ * d.ddde[-]X with the same trimming and the exponent without '+' or leading zeros. The digits
+ * are converted straight into out, where the layout wants them, and the few digits before the
+ * point moved one place left to make room for it: no temporary and no memcpy call. */
 static size_t layout(unsigned long long digits, int x, char *out)
 {
-    char d[15];
-    size_t nd = 15, n = 0;
+    size_t nd = 15, n;
 
     /* The trailing zeros (at most 14: digits >= 10^14) come off the integer before it is
      * converted, 8, 4, 2 and 1 at a time: most reply numbers are short (6.5, 14.5227776), and
@@ -458,35 +449,39 @@ static size_t layout(unsigned long long digits, int x, char *out)
         digits /= 10u;
         nd -= 1;
     }
-    utoa(digits, d); /* nd digits */
     if (x >= -4 && x < 15) {
-        size_t ip = x >= 0 ? (size_t)x + 1 : 0; /* digits before the point */
-        if (x < 0) {
-            memcpy(out, "0.", 2);
+        size_t ip; /* digits before the point */
+
+        if (x < 0) { /* 0.000ddd: 0 to 3 zeros after the point */
             n = 2;
+            out[0] = '0';
+            out[1] = '.';
             for (int z = -1; z > x; z--)
                 out[n++] = '0';
-            memcpy(out + n, d, nd);
+            utoa(digits, out + n);
             return n + nd;
         }
-        memcpy(out, d, ip < nd ? ip : nd);
-        for (size_t i = nd; i < ip; i++) /* the integer part's own trailing zeros */
-            out[i] = '0';
-        n = ip;
-        out[n++] = '.';
-        if (nd > ip) {
-            memcpy(out + n, d + ip, nd - ip);
-            n += nd - ip;
-        } else {
-            out[n++] = '0';
+        ip = (size_t)x + 1;
+        if (nd > ip) { /* ddd.ddd */
+            utoa(digits, out + 1);
+            for (size_t i = 0; i < ip; i++)
+                out[i] = out[i + 1];
+            out[ip] = '.';
+            return nd + 1;
         }
-        return n;
+        utoa(digits, out); /* an integer: its own trailing zeros, then ".0" */
+        for (size_t i = nd; i < ip; i++)
+            out[i] = '0';
+        out[ip] = '.';
+        out[ip + 1] = '0';
+        return ip + 2;
     }
-    out[n++] = d[0];
+    utoa(digits, out + 1); /* d[.ddd]e[-]X */
+    out[0] = out[1];
+    n = 1;
     if (nd > 1) {
-        out[n++] = '.';
-        memcpy(out + n, d + 1, nd - 1);
-        n += nd - 1;
+        out[1] = '.';
+        n = nd + 1;
     }
     out[n++] = 'e';
     if (x < 0) {
@@ -558,12 +553,6 @@ void api_jsonw_open_object(struct api_jsonw *w)
     w->comma = false;
 }
 
-void api_jsonw_close_object(struct api_jsonw *w)
-{
-    put(w, "}", 1);
-    w->comma = true;
-}
-
 void api_jsonw_open_array(struct api_jsonw *w)
 {
     separate(w);
@@ -582,16 +571,6 @@ void api_jsonw_key(struct api_jsonw *w, const char *key)
     quoted(w, key, true);
 }
 
-void api_jsonw_key_encoded(struct api_jsonw *w, const char *encoded, size_t len)
-{
-    char *p = start(w, len);
-
-    if (p != NULL) {
-        copy(p, encoded, len);
-        done(w, p + len, false);
-    }
-}
-
 void api_jsonw_string(struct api_jsonw *w, const char *s)
 {
     if (s == NULL) {
@@ -601,18 +580,23 @@ void api_jsonw_string(struct api_jsonw *w, const char *s)
     quoted(w, s, false);
 }
 
-void api_jsonw_int(struct api_jsonw *w, int64_t v)
+char *api_jsonw_put_int(char *p, int64_t v)
 {
-    char *p = start(w, 20); /* "-" and 19 digits */
     unsigned long long u = (unsigned long long)v;
 
-    if (p == NULL)
-        return;
     if (v < 0) {
         *p++ = '-';
         u = 0 - u; /* well defined for INT64_MIN too */
     }
-    done(w, p + utoa(u, p), true);
+    return p + utoa(u, p);
+}
+
+void api_jsonw_int(struct api_jsonw *w, int64_t v)
+{
+    char *p = api_jsonw_room(w, 20); /* "-" and 19 digits */
+
+    if (p != NULL)
+        api_jsonw_done(w, api_jsonw_put_int(p, v), true);
 }
 
 void api_jsonw_bool(struct api_jsonw *w, bool v)
@@ -632,9 +616,16 @@ void api_jsonw_null(struct api_jsonw *w)
     w->comma = true;
 }
 
+char *api_jsonw_put_double(char *p, double v)
+{
+    size_t n = api_jsonw_format_double(v, p);
+
+    return n == 0 ? NULL : p + n;
+}
+
 void api_jsonw_double(struct api_jsonw *w, double v)
 {
-    char *p = start(w, 40); /* format_double writes at most 38 bytes */
+    char *p = api_jsonw_room(w, 40); /* format_double writes at most 38 bytes */
     size_t n;
 
     if (p == NULL)
@@ -644,7 +635,7 @@ void api_jsonw_double(struct api_jsonw *w, double v)
         w->failed = true;
         return;
     }
-    done(w, p + n, true);
+    api_jsonw_done(w, p + n, true);
 }
 
 void api_jsonw_append(struct api_jsonw *w, const char *bytes, size_t len)

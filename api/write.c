@@ -12,29 +12,66 @@
 
 #define KEY API_JSONW_KEY
 
-/* One object member each: key, then value. */
-static void k_int(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
+/* One object member each: key, then value, written in place with one room check (jsonw.h's
+ * inline fast path; the key's length is a compile-time constant once these are inlined). */
+static inline void k_int(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
 {
-    api_jsonw_key_encoded(w, key, klen);
-    api_jsonw_int(w, v);
+    char *p = api_jsonw_room(w, klen + 20);
+
+    if (p != NULL) {
+        memcpy(p, key, klen);
+        api_jsonw_done(w, api_jsonw_put_int(p + klen, v), true);
+    }
 }
 
-static void k_real(struct api_jsonw *w, const char *key, size_t klen, double v)
+static inline void k_real(struct api_jsonw *w, const char *key, size_t klen, double v)
 {
-    api_jsonw_key_encoded(w, key, klen);
-    api_jsonw_double(w, v);
+    char *p = api_jsonw_room(w, klen + 38);
+
+    if (p != NULL) {
+        memcpy(p, key, klen);
+        p = api_jsonw_put_double(p + klen, v);
+        if (p == NULL)
+            w->failed = true;
+        else
+            api_jsonw_done(w, p, true);
+    }
 }
 
-static void k_str(struct api_jsonw *w, const char *key, size_t klen, const char *s)
+static inline void k_str(struct api_jsonw *w, const char *key, size_t klen, const char *s)
 {
     api_jsonw_key_encoded(w, key, klen);
     api_jsonw_string(w, s);
 }
 
-static void k_bool(struct api_jsonw *w, const char *key, size_t klen, bool v)
+static inline void k_bool(struct api_jsonw *w, const char *key, size_t klen, bool v)
 {
-    api_jsonw_key_encoded(w, key, klen);
-    api_jsonw_bool(w, v);
+    char *p = api_jsonw_room(w, klen + 5);
+
+    if (p != NULL) {
+        memcpy(p, key, klen);
+        p += klen;
+        if (v) {
+            memcpy(p, "true", 4);
+            p += 4;
+        } else {
+            memcpy(p, "false", 5);
+            p += 5;
+        }
+        api_jsonw_done(w, p, true);
+    }
+}
+
+/* A key and the '{' of its object value. */
+static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
+{
+    char *p = api_jsonw_room(w, klen + 1);
+
+    if (p != NULL) {
+        memcpy(p, key, klen);
+        p[klen] = '{';
+        api_jsonw_done(w, p + klen + 1, false);
+    }
 }
 
 /* A real when present (given: > 0, or >= 0 for prices), else null. */
@@ -47,14 +84,26 @@ static void k_real_if(struct api_jsonw *w, const char *key, size_t klen, bool pr
         api_jsonw_null(w);
 }
 
+/* {"bytes":b,"gb":b/1e9,"gib":b/2^30} after its key: the reply's most frequent shape (20 in a
+ * /fit reply), written in place with one room check. */
 static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
 {
-    api_jsonw_key_encoded(w, key, klen);
-    api_jsonw_open_object(w);
-    k_int(w, KEY("bytes"), b);
-    k_real(w, KEY("gb"), (double)b / 1e9);
-    k_real(w, KEY("gib"), (double)b / 1073741824.0);
-    api_jsonw_close_object(w);
+    static const char bytes_key[] = "{\"bytes\":", gb_key[] = ",\"gb\":", gib_key[] = ",\"gib\":";
+    char *p = api_jsonw_room(w, klen + sizeof bytes_key + 20 + sizeof gb_key + 38 + sizeof gib_key +
+                                    38 + 1);
+
+    if (p == NULL)
+        return;
+    memcpy(p, key, klen);
+    p += klen;
+    memcpy(p, bytes_key, sizeof bytes_key - 1);
+    p = api_jsonw_put_int(p + sizeof bytes_key - 1, b);
+    memcpy(p, gb_key, sizeof gb_key - 1);
+    p = api_jsonw_put_double(p + sizeof gb_key - 1, (double)b / 1e9);
+    memcpy(p, gib_key, sizeof gib_key - 1);
+    p = api_jsonw_put_double(p + sizeof gib_key - 1, (double)b / 1073741824.0);
+    *p++ = '}'; /* both doubles are finite: b is an integer */
+    api_jsonw_done(w, p, true);
 }
 
 /* The mixture-of-experts and multi-latent-attention fields of the shape (0 for a dense model,
@@ -83,8 +132,7 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
 {
     const struct core_arch *a = &s->arch;
 
-    api_jsonw_key_encoded(w, KEY("shape"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("shape"));
     k_str(w, KEY("source"), core_shape_source_names[s->source]);
     k_str(w, KEY("preset"), s->preset >= 0 ? core_presets[s->preset].id : NULL);
     k_int(w, KEY("layers"), a->layers);
@@ -106,8 +154,7 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_resolved *in = &r->resolved;
 
-    api_jsonw_key_encoded(w, KEY("inputs"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("inputs"));
     k_str(w, KEY("model"),
           in->shape.source == CORE_SHAPE_PRESET ? core_presets[in->shape.preset].id : NULL);
     k_int(w, KEY("params"), in->params);
@@ -177,13 +224,11 @@ void api_write_flops(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_flops *f = &r->flops;
 
-    api_jsonw_key_encoded(w, KEY("flops"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("flops"));
     k_real(w, KEY("six_nd"), f->six_nd);
     k_real(w, KEY("model"), f->model);
     k_real(w, KEY("hardware"), f->hardware);
-    api_jsonw_key_encoded(w, KEY("per_token"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("per_token"));
     k_real(w, KEY("forward"), f->per_token.forward);
     k_real(w, KEY("backward"), f->per_token.backward);
     k_real(w, KEY("recompute"), f->per_token.recompute);
@@ -197,8 +242,7 @@ void api_write_flops(struct api_jsonw *w, const struct core_result *r)
 static void host_ledger(struct api_jsonw *w, const char *key, size_t klen,
                         const struct core_host_bytes *h)
 {
-    api_jsonw_key_encoded(w, key, klen);
-    api_jsonw_open_object(w);
+    k_open(w, key, klen);
     k_bytes(w, KEY("params"), h->params);
     k_bytes(w, KEY("grads"), h->grads);
     k_bytes(w, KEY("optimizer"), h->optimizer);
@@ -212,14 +256,12 @@ static void memory_moe_host(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_memory *m = &r->memory;
 
-    api_jsonw_key_encoded(w, KEY("experts"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("experts"));
     k_bytes(w, KEY("params"), m->expert_params);
     k_bytes(w, KEY("grads"), m->expert_grads);
     k_bytes(w, KEY("optimizer"), m->expert_optimizer);
     api_jsonw_close_object(w);
-    api_jsonw_key_encoded(w, KEY("host"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("host"));
     host_ledger(w, KEY("per_gpu"), &m->host);
     host_ledger(w, KEY("per_node"), &m->host_node);
     api_jsonw_close_object(w);
@@ -230,10 +272,8 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     const struct core_memory *m = &r->memory;
     const struct core_bytes_per_param *b = &m->bytes_per_param;
 
-    api_jsonw_key_encoded(w, KEY("memory"));
-    api_jsonw_open_object(w);
-    api_jsonw_key_encoded(w, KEY("per_gpu"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("memory"));
+    k_open(w, KEY("per_gpu"));
     k_bytes(w, KEY("params"), m->params);
     k_bytes(w, KEY("grads"), m->grads);
     k_bytes(w, KEY("optimizer"), m->optimizer);
@@ -241,16 +281,14 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_bytes(w, KEY("reserve"), m->reserve);
     k_bytes(w, KEY("total"), m->total);
     api_jsonw_close_object(w);
-    api_jsonw_key_encoded(w, KEY("bytes_per_param"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("bytes_per_param"));
     k_int(w, KEY("weights"), b->weights);
     k_int(w, KEY("master"), b->master);
     k_int(w, KEY("moments"), b->moments);
     k_int(w, KEY("grads"), b->grads);
     k_int(w, KEY("total"), b->total);
     api_jsonw_close_object(w);
-    api_jsonw_key_encoded(w, KEY("peak"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("peak"));
     k_int(w, KEY("bytes"), m->peak.bytes);
     k_real(w, KEY("gb"), (double)m->peak.bytes / 1e9);
     k_real(w, KEY("gib"), (double)m->peak.bytes / 1073741824.0);
@@ -277,8 +315,7 @@ void api_write_fit(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_fit *f = &r->fit;
 
-    api_jsonw_key_encoded(w, KEY("fit"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("fit"));
     k_bool(w, KEY("fits"), f->fits);
     k_str(w, KEY("judged"), f->judged_peak ? "device_peak" : "ledger");
     k_bytes(w, KEY("capacity"), f->capacity);
@@ -300,8 +337,7 @@ void api_write_advice(struct api_jsonw *w, const struct core_result *r)
         api_jsonw_open_object(w);
         k_str(w, KEY("code"), n->code);
         k_str(w, KEY("message"), n->message);
-        api_jsonw_key_encoded(w, KEY("change"));
-        api_jsonw_open_object(w);
+        k_open(w, KEY("change"));
         for (int k = 0; k < n->change_count; k++) {
             const struct core_change *c = &n->changes[k];
             api_jsonw_key(w, c->input);
@@ -327,8 +363,7 @@ void api_write_runtime(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_runtime *t = &r->runtime;
 
-    api_jsonw_key_encoded(w, KEY("runtime"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("runtime"));
     k_real(w, KEY("flops"), t->flops);
     k_real(w, KEY("seconds"), t->seconds);
     k_real(w, KEY("hours"), t->hours);
@@ -363,8 +398,7 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
         p->breakdown.ep_comm, p->breakdown.offload,
     };
 
-    api_jsonw_key_encoded(w, KEY("performance"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("performance"));
     k_real(w, KEY("step_seconds"), p->step_seconds);
     k_real(w, KEY("seconds"), t->predicted_seconds);
     k_real(w, KEY("days"), t->predicted_days);
@@ -375,8 +409,7 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
     k_real(w, KEY("hfu"), p->hfu);
     k_real(w, KEY("tokens_per_second_per_gpu"), p->tokens_per_second_per_gpu);
     k_real(w, KEY("model_tflops_per_gpu"), p->model_tflops_per_gpu);
-    api_jsonw_key_encoded(w, KEY("breakdown"));
-    api_jsonw_open_object(w);
+    k_open(w, KEY("breakdown"));
     for (int i = 0; i < CORE_PERF_TERMS; i++) {
         api_jsonw_key(w, core_perf_term_names[i]);
         api_jsonw_double(w, terms[i]);

@@ -359,3 +359,13 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
     }
     return true;
 }
+
+size_t core_input_next_invalid(const struct core_input_spec *rows, size_t count, const void *base,
+                               size_t from)
+{
+    size_t i = from;
+
+    while (i < count && core_input_valid(&rows[i], base))
+        i++;
+    return i;
+}

@@ -108,5 +108,8 @@ void core_input_store_default(const struct core_input_spec *spec, void *base);
  * valid; NaN, inf and out-of-range values do not. Catalog indexes are checked against the
  * catalogs' sizes. /plan's list rows are checked by the planner. */
 bool core_input_valid(const struct core_input_spec *spec, const void *base);
+/* The index of the first of rows[from, count) whose value at base is not valid, or count. */
+size_t core_input_next_invalid(const struct core_input_spec *rows, size_t count, const void *base,
+                               size_t from);
 
 #endif

@@ -13,6 +13,7 @@
  * SIGINT/SIGTERM are blocked before the daemon's threads exist so that only the main thread,
  * in sigwait()/sigtimedwait(), ever receives them.
  */
+#include <malloc.h> /* mallopt */
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -134,6 +135,12 @@ static int serve(int argc, char **argv)
 
     if (status >= 0)
         return status;
+    /* No fastbins: a reply frees ~20 small blocks (libmicrohttpd copies each header name and
+     * value), more of one size than glibc's per-thread cache keeps, and the rest went to the
+     * fastbins, which the next large request (the 4 KiB reply writer) then consolidated: ~400
+     * instructions per GET /fit (docs/performance.md, fourth round). Small blocks still go to
+     * the per-thread cache first. */
+    mallopt(M_MXFAST, 0);
     fd_limit = raise_fd_limit(&cfg);
 
     /* Block before the daemon starts so its threads inherit the mask; a dead client must

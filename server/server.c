@@ -75,8 +75,9 @@ struct request {
     size_t discarded; /* body bytes thrown away once too_large */
     char *body;
     size_t body_len, body_cap;
-    struct api_param *params;
+    struct api_param *params; /* first the record's own few, the heap past them */
     size_t param_count, param_cap;
+    struct api_param few[8]; /* most queries have a handful: no allocation for them */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -99,6 +100,8 @@ static struct request *new_request(struct server *srv, size_t uri_len)
     if (rq == NULL)
         return NULL;
     rq->uri_len = uri_len;
+    rq->params = rq->few;
+    rq->param_cap = sizeof rq->few / sizeof rq->few[0];
     rq->start_ns = now_ns();
     rq->route = UINT_MAX; /* none until admitted: answered 404, counted as "unmatched" */
     rq->method_index = SERVER_METRICS_METHODS - 1;
@@ -110,7 +113,8 @@ static struct request *new_request(struct server *srv, size_t uri_len)
 static void release_request(struct server *srv, struct request *rq, unsigned long long end)
 {
     free(rq->body);
-    free(rq->params);
+    if (rq->params != rq->few)
+        free(rq->params);
     free(rq);
     atomic_store(&srv->last_activity_ns, end);
     atomic_fetch_sub(&srv->in_flight, 1U);
@@ -271,13 +275,16 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 
     (void)kind;
     if (rq->param_count == rq->param_cap) {
-        size_t cap = rq->param_cap != 0 ? 2 * rq->param_cap : 8;
-        struct api_param *grown = realloc(rq->params, cap * sizeof *grown);
+        size_t cap = 2 * rq->param_cap;
+        struct api_param *grown = rq->params == rq->few ? malloc(cap * sizeof *grown)
+                                                        : realloc(rq->params, cap * sizeof *grown);
 
         if (grown == NULL) {
             rq->oom = true;
             return MHD_NO;
         }
+        if (rq->params == rq->few)
+            memcpy(grown, rq->few, sizeof rq->few);
         rq->params = grown;
         rq->param_cap = cap;
     }

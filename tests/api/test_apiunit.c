@@ -15,6 +15,7 @@
 #include "api.h"
 #include "api_internal.h"
 #include "check_main.h"
+#include "number.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
@@ -973,6 +974,113 @@ START_TEST(allow_from_mask)
 }
 END_TEST
 
+/* api_parse_number's fast path (m * 10^e in one operation when both are exact) must give the
+ * double strtod gives, bit for bit (the sign of zero included), for every spelling: integers,
+ * points anywhere, exponents, signs, SI suffixes (as strtod of the mantissa with eN appended),
+ * mantissas around 2^53 and exponents around +-22 where the fast path stops. 300,000 values
+ * from a fixed-seed generator plus the edges by hand. */
+static void expect_as_strtod(const char *text, bool si, const char *as_strtod)
+{
+    double mine = -1.0, ref = strtod(as_strtod, NULL);
+    const char *why = api_parse_number(text, strlen(text), si, &mine);
+
+    ck_assert_msg(why == NULL, "%s: %s", text, why);
+    ck_assert_msg(memcmp(&mine, &ref, sizeof mine) == 0, "%s: %.17g, strtod %.17g", text, mine,
+                  ref);
+}
+
+START_TEST(number_fast_path_is_strtod)
+{
+    static const char *const edges[] = {
+        "0",
+        "-0",
+        "+0",
+        "0.0",
+        "-0.0e5",
+        "13e9",
+        "4",
+        "2048",
+        "0.5",
+        "1.5e-3",
+        "9007199254740992",
+        "9007199254740993",
+        "-9007199254740993",
+        "9007199254740991e22",
+        "9007199254740993e-22",
+        "1e22",
+        "1e23",
+        "1e-22",
+        "1e-23",
+        "123456789012345678",
+        "1234567890123456789",
+        "12345678901234567890",
+        "00000000000000000000000001",
+        "0.1",
+        "0.3",
+        "2.675",
+        "1e0000",
+        "1e00001",
+        "1.e5",
+        ".5",
+        "5.",
+        "1e+22",
+        "4.35",
+        "1E-5",
+    };
+    static const char suffix[] = {'k', 'M', 'b', 'G', 'T'};
+    static const int suffix_exp[] = {3, 6, 9, 9, 12};
+    unsigned long long seed = 0x9E3779B97F4A7C15ULL;
+    char text[64], ref[80];
+
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        expect_as_strtod(edges[i], false, edges[i]);
+    for (int n = 0; n < 300000; n++) {
+        unsigned long long r;
+        int digits, point, len = 0, x;
+        size_t mlen;
+
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        r = seed;
+        digits = 1 + (int)((r >> 8) % 20);
+        point = (int)((r >> 16) % (unsigned)(digits + 2)) - 1; /* -1: no point */
+        if ((r >> 24) & 1)
+            text[len++] = (r >> 25) & 1 ? '-' : '+';
+        for (int d = 0; d < digits; d++) {
+            if (d == point)
+                text[len++] = '.';
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            text[len++] = (char)('0' + (seed >> 33) % 10);
+        }
+        if (point == digits)
+            text[len++] = '.';
+        text[len] = '\0';
+        mlen = (size_t)len;
+        x = (int)((r >> 32) % 61) - 30;
+        switch ((r >> 40) % 4) {
+        case 0: /* plain */
+            expect_as_strtod(text, false, text);
+            break;
+        case 1: /* exponent */
+            snprintf(text + mlen, sizeof text - mlen, "%se%d", "", x);
+            expect_as_strtod(text, false, text);
+            break;
+        case 2: { /* SI suffix */
+            size_t k = (r >> 48) % 5;
+            text[mlen] = suffix[k];
+            text[mlen + 1] = '\0';
+            memcpy(ref, text, mlen);
+            snprintf(ref + mlen, sizeof ref - mlen, "e%d", suffix_exp[k]);
+            expect_as_strtod(text, true, ref);
+            break;
+        }
+        default: /* exponent with an explicit sign and leading zeros */
+            snprintf(text + mlen, sizeof text - mlen, "E%c0%d", x < 0 ? '-' : '+', abs(x));
+            expect_as_strtod(text, false, text);
+        }
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------------------------------- */
@@ -1009,6 +1117,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, impossible_inputs);
     tcase_add_test(tc, problem_helper);
     tcase_add_test(tc, etag_304);
+    tcase_add_test(tc, number_fast_path_is_strtod);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -201,6 +201,51 @@ START_TEST(members_like_jansson)
 }
 END_TEST
 
+/* A writer over caller storage (api_jsonw_init_buffer, the access log's stack line) writes the
+ * heap writer's bytes whatever the storage size: kept in place while the text fits, moved to the
+ * heap (text carried over) the first time it does not, then grown as usual. */
+static void write_sample(struct api_jsonw *w)
+{
+    api_jsonw_open_object(w);
+    api_jsonw_key_encoded(w, API_JSONW_KEY("time"));
+    api_jsonw_string(w, "2026-12-01T01:02:03.456Z");
+    for (int i = 0; i < 40; i++) {
+        api_jsonw_key(w, "k");
+        api_jsonw_double(w, 1.0 / (i + 3));
+    }
+    api_jsonw_close_object(w);
+    api_jsonw_append(w, "\n", 1);
+}
+
+START_TEST(caller_storage_like_heap)
+{
+    static const size_t sizes[] = {1, 2, 8, 40, 100, 4096};
+    struct api_jsonw heap;
+
+    api_jsonw_init(&heap);
+    write_sample(&heap);
+    ck_assert(!heap.failed);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        char storage[4096];
+        struct api_jsonw w;
+        bool fits = heap.len <= sizes[i];
+
+        memset(storage, '#', sizeof storage);
+        api_jsonw_init_buffer(&w, storage, sizes[i]);
+        write_sample(&w);
+        ck_assert(!w.failed);
+        ck_assert_msg(w.len == heap.len && memcmp(w.buf, heap.buf, w.len) == 0, "storage %zu: %.*s",
+                      sizes[i], (int)w.len, w.buf);
+        ck_assert_msg((w.buf == storage) == fits, "storage %zu: in place %d", sizes[i],
+                      w.buf == storage);
+        if (sizes[i] < sizeof storage) /* nothing written past the storage given */
+            ck_assert_int_eq(storage[sizes[i]], '#');
+        api_jsonw_free(&w); /* frees only a heap buffer (ASan would see a bad free) */
+    }
+    api_jsonw_free(&heap);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------------
  * Strings
  * ------------------------------------------------------------------------------------------- */
@@ -528,6 +573,7 @@ static Suite *jsonw_suite(void)
     tcase_add_test(tc, numbers_like_jansson);
     tcase_add_test(tc, integers_like_jansson);
     tcase_add_test(tc, members_like_jansson);
+    tcase_add_test(tc, caller_storage_like_heap);
     tcase_add_test(tc, strings_like_jansson);
     tcase_add_test(tc, replies_survive_round_trip);
     tcase_add_test(tc, batches_like_single_replies);

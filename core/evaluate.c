@@ -16,19 +16,9 @@
 
 void core_input_init(struct core_input *in)
 {
-    /* The defaults never change, but storing them row by row cost ~1.2k instructions per
-     * request: each thread stores them once into its own copy (no lock needed) and copies
-     * that. */
-    static _Thread_local struct core_input defaults;
-    static _Thread_local bool ready;
-
-    if (!ready) {
-        memset(&defaults, 0, sizeof defaults);
-        for (size_t i = 0; i < core_input_count; i++)
-            core_input_store_default(&core_inputs[i], &defaults);
-        ready = true;
-    }
-    memcpy(in, &defaults, sizeof *in);
+    memset(in, 0, sizeof *in);
+    for (size_t i = 0; i < core_input_count; i++)
+        core_input_store_default(&core_inputs[i], in);
 }
 
 /* ---------------------------------------------------------------------------------------------

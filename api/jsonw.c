@@ -255,62 +255,7 @@ static const char digit_pairs[] =
     "4748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293"
     "949596979899";
 
-/* 10^0 .. 10^19 */
-static const unsigned long long pow10_u64[20] = {1ULL,
-                                                 10ULL,
-                                                 100ULL,
-                                                 1000ULL,
-                                                 10000ULL,
-                                                 100000ULL,
-                                                 1000000ULL,
-                                                 10000000ULL,
-                                                 100000000ULL,
-                                                 1000000000ULL,
-                                                 10000000000ULL,
-                                                 100000000000ULL,
-                                                 1000000000000ULL,
-                                                 10000000000000ULL,
-                                                 100000000000000ULL,
-                                                 1000000000000000ULL,
-                                                 10000000000000000ULL,
-                                                 100000000000000000ULL,
-                                                 1000000000000000000ULL,
-                                                 10000000000000000000ULL};
-
-/* The number of decimal digits of v: log10 from the bit length (1233 / 4096 ~ log10(2)), one
- * too many at most, which one comparison corrects. */
-static size_t digit_count(unsigned long long v)
-{
-    unsigned long long u = v | 1; /* 0 has one digit, as 1 */
-    unsigned t = ((unsigned)(64 - __builtin_clzll(u)) * 1233u) >> 12;
-
-    return (size_t)t + 1 - (u < pow10_u64[t]);
-}
-
-/* Decimal digits of v into out, written in place from the last; returns the count. Two digits a
- * step: this runs for every number of every reply. */
-static size_t utoa(unsigned long long v, char *out)
-{
-    size_t n = digit_count(v);
-    char *p = out + n;
-
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-
-        v /= 100;
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * r, 2);
-    }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * v, 2);
-    } else {
-        *--p = (char)('0' + v);
-    }
-    return n;
-}
-
-/* 10^0 .. 10^38 */
+/* 10^0 .. 10^38; the first 20 also serve 64-bit integers */
 static const u128 pow10_table[39] = {1ULL,
                                      10ULL,
                                      100ULL,
@@ -350,6 +295,39 @@ static const u128 pow10_table[39] = {1ULL,
                                      (u128)10000000000000000000ULL * 100000000000000000ULL,
                                      (u128)10000000000000000000ULL * 1000000000000000000ULL,
                                      (u128)10000000000000000000ULL * 10000000000000000000ULL};
+
+/* The number of decimal digits of v: log10 from the bit length (1233 / 4096 ~ log10(2)), one
+ * too many at most, which one comparison corrects. */
+static size_t digit_count(unsigned long long v)
+{
+    unsigned long long u = v | 1; /* 0 has one digit, as 1 */
+    unsigned t = ((unsigned)(64 - __builtin_clzll(u)) * 1233u) >> 12;
+
+    return (size_t)t + 1 - (u < (unsigned long long)pow10_table[t]);
+}
+
+/* Decimal digits of v into out, written in place from the last; returns the count. Two digits a
+ * step: this runs for every number of every reply. */
+static size_t utoa(unsigned long long v, char *out)
+{
+    size_t n = digit_count(v);
+    char *p = out + n;
+
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+
+        v /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return n;
+}
 
 #define P14 100000000000000ULL  /* 10^14: the smallest 15-digit integer */
 #define P15 1000000000000000ULL /* 10^15 */

@@ -127,19 +127,7 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
                 if (c.mfu < CORE_MFU_MIN)
                     continue;
                 price(&c, s->gpu_flops[ck] / (L->g->peak * c.mfu));
-                c.params = st.weights;
-                c.grads = st.grads;
-                c.optimizer = st.optimizer;
-                c.activations = L->act[ck][bi];
-                c.total = total;
-                plan_note_fitting(s, &c);
-                if (plan_meets(s, &c)) {
-                    s->out->feasible++;
-                    if (!have || plan_better_in_layout(&c, &best)) {
-                        best = c;
-                        have = true;
-                    }
-                }
+                plan_consider(s, &c, &st, L->act[ck][bi], total, &best, &have);
             }
         }
     }

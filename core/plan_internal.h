@@ -57,6 +57,10 @@ void plan_offer_pareto(struct search *s, const struct core_plan *c);
 bool plan_better_in_layout(const struct core_plan *c, const struct core_plan *best);
 bool plan_meets(const struct search *s, const struct core_plan *p);
 void plan_note_fitting(struct search *s, const struct core_plan *p);
+/* A priced candidate that fits: its memory figures filled in, counted, and kept as the layout's
+ * best when it meets the constraints and beats the best so far. */
+void plan_consider(struct search *s, struct core_plan *c, const struct core_state *st,
+                   int64_t activations, int64_t total, struct core_plan *best, bool *have);
 /* A layout's best goes to the front and, when it beats *group, into *group. */
 void plan_offer_layout_best(struct search *s, const struct core_plan *best, struct core_plan *group,
                             bool *have_group);

@@ -201,19 +201,7 @@ static void search_layout(struct search *s, const struct layout *L, const struct
                 c.performance = perf;
                 c.mfu = perf.mfu;
                 price_seconds(&c, c.steps * perf.step_seconds);
-                c.params = st.weights;
-                c.grads = st.grads;
-                c.optimizer = st.optimizer;
-                c.activations = L->act[ck][bi];
-                c.total = total;
-                plan_note_fitting(s, &c);
-                if (plan_meets(s, &c)) {
-                    s->out->feasible++;
-                    if (!have || plan_better_in_layout(&c, &best)) {
-                        best = c;
-                        have = true;
-                    }
-                }
+                plan_consider(s, &c, &st, L->act[ck][bi], total, &best, &have);
             }
             if (micro > s->gbt)
                 break; /* a larger b only exceeds the global batch further */

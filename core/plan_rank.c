@@ -172,6 +172,24 @@ void plan_note_fitting(struct search *s, const struct core_plan *p)
         s->min_cost_in_time = v;
 }
 
+void plan_consider(struct search *s, struct core_plan *c, const struct core_state *st,
+                   int64_t activations, int64_t total, struct core_plan *best, bool *have)
+{
+    c->params = st->weights;
+    c->grads = st->grads;
+    c->optimizer = st->optimizer;
+    c->activations = activations;
+    c->total = total;
+    plan_note_fitting(s, c);
+    if (!plan_meets(s, c))
+        return;
+    s->out->feasible++;
+    if (!*have || plan_better_in_layout(c, best)) {
+        *best = *c;
+        *have = true;
+    }
+}
+
 void plan_offer_layout_best(struct search *s, const struct core_plan *best, struct core_plan *group,
                             bool *have_group)
 {

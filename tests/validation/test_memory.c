@@ -17,6 +17,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "csv.h"
 #include "core_test_util.h"
 #include "peak.h"
 
@@ -69,45 +70,6 @@ static struct row *const rows = fitted.rows;
         }                                                                                          \
     } while (0)
 
-/* Comma-separated, fields optionally double-quoted (quotes hold commas, no escapes). */
-static int split_csv(const char *line, char fields[FIELDS][FIELD_MAX])
-{
-    int n = 0;
-    size_t len = 0;
-    bool quoted = false;
-
-    memset(fields, 0, sizeof(char[FIELDS][FIELD_MAX]));
-    for (const char *p = line; *p != '\0' && *p != '\n' && *p != '\r'; p++) {
-        if (*p == '"') {
-            quoted = !quoted;
-        } else if (*p == ',' && !quoted) {
-            if (++n >= FIELDS)
-                return n;
-            len = 0;
-        } else if (len + 1 < FIELD_MAX) {
-            fields[n][len++] = *p;
-        }
-    }
-    return n + 1;
-}
-
-static double num(const char *s, double empty)
-{
-    char *end;
-    double v;
-
-    if (s[0] == '\0')
-        return empty;
-    v = strtod(s, &end);
-    NEED(end != s && *end == '\0', "not a number: '%s'", s);
-    return v;
-}
-
-static int64_t whole(const char *s, int64_t empty)
-{
-    return (int64_t)num(s, (double)empty);
-}
-
 /* Index of s in names[0..n), or exit. */
 static int choice(const char *s, const char *const *names, int n, const char *what)
 {
@@ -143,24 +105,24 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     in->framework =
         (enum core_framework)choice(f[2], core_framework_names, CORE_FW_COUNT, "framework");
     in->gpu = gpu;
-    in->memory_gb = num(f[4], 0);
-    in->gpus = whole(f[5], 1);
-    in->layers = whole(f[6], 0);
-    in->hidden = whole(f[7], 0);
-    in->heads = whole(f[8], 0);
-    in->kv_heads = whole(f[9], in->heads); /* empty: multi-head attention */
-    in->ffn_hidden = whole(f[10], 0);
+    in->memory_gb = csv_num(f[4], 0);
+    in->gpus = csv_whole(f[5], 1);
+    in->layers = csv_whole(f[6], 0);
+    in->hidden = csv_whole(f[7], 0);
+    in->heads = csv_whole(f[8], 0);
+    in->kv_heads = csv_whole(f[9], in->heads); /* empty: multi-head attention */
+    in->ffn_hidden = csv_whole(f[10], 0);
     in->gated_mlp = flag(f[11]);
-    in->vocab = whole(f[12], 0);
+    in->vocab = csv_whole(f[12], 0);
     in->tied_embeddings = flag(f[13]);
-    in->seq_len = whole(f[14], 0);
-    in->batch = whole(f[15], 1);
-    in->global_batch = num(f[16], 0);
-    in->tp = whole(f[17], 1);
-    in->pp = whole(f[18], 1);
-    in->cp = whole(f[19], 1);
-    in->virtual_stages = whole(f[20], 1);
-    in->zero_stage = (int)whole(f[21], 0);
+    in->seq_len = csv_whole(f[14], 0);
+    in->batch = csv_whole(f[15], 1);
+    in->global_batch = csv_num(f[16], 0);
+    in->tp = csv_whole(f[17], 1);
+    in->pp = csv_whole(f[18], 1);
+    in->cp = csv_whole(f[19], 1);
+    in->virtual_stages = csv_whole(f[20], 1);
+    in->zero_stage = (int)csv_whole(f[21], 0);
     in->sequence_parallel = flag(f[22]);
     in->checkpointing =
         (enum core_checkpointing)choice(f[23], core_checkpointing_names, 3, "checkpointing");
@@ -175,7 +137,7 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     in->activation_offload = strcmp(f[32], "true") == 0;
     in->memory_metric = (enum core_memory_metric)choice(f[33], core_memory_metric_names,
                                                         CORE_METRIC_COUNT, "metric");
-    r->measured = num(f[34], 0);
+    r->measured = csv_num(f[34], 0);
 
     /* Megatron-LM's GPT models (MLM, MPP, VSM) carry biases, LayerNorm biases and learned
      * positions that the input rows cannot express: give N counted with them (a few percent of
@@ -213,7 +175,8 @@ static void load_set(struct dataset *d)
     while (fgets(line, sizeof line, fp) != NULL && d->count < ROWS_MAX) {
         if (line[0] == '\n' || line[0] == '\0')
             continue;
-        NEED(split_csv(line, fields) == FIELDS, "row %d: expected %d fields", d->count + 1, FIELDS);
+        NEED(csv_split(line, &fields[0][0], FIELDS, FIELD_MAX) == FIELDS,
+             "row %d: expected %d fields", d->count + 1, FIELDS);
         row_input(fields, &d->rows[d->count++]);
     }
     fclose(fp);

@@ -22,6 +22,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "csv.h"
 #include "core_test_util.h"
 #include "perf.h"
 
@@ -76,46 +77,8 @@ static struct set holdout = {.path = MEMWALL_HOLDOUT_CSV, .name = "hold-out"};
     } while (0)
 
 /* ---------------------------------------------------------------------------------------------
- * CSV: comma-separated, fields optionally double-quoted (quotes hold commas, no escapes).
+ * Rows into model inputs (the CSV reader is csv.h).
  * ------------------------------------------------------------------------------------------- */
-
-static int split_csv(const char *line, char fields[FIELDS][FIELD_MAX])
-{
-    int n = 0;
-    size_t len = 0;
-    bool quoted = false;
-
-    memset(fields, 0, sizeof(char[FIELDS][FIELD_MAX]));
-    for (const char *p = line; *p != '\0' && *p != '\n' && *p != '\r'; p++) {
-        if (*p == '"') {
-            quoted = !quoted;
-        } else if (*p == ',' && !quoted) {
-            if (++n >= FIELDS)
-                return n;
-            len = 0;
-        } else if (len + 1 < FIELD_MAX) {
-            fields[n][len++] = *p;
-        }
-    }
-    return n + 1;
-}
-
-static double num(const char *s, double empty)
-{
-    char *end;
-    double v;
-
-    if (s[0] == '\0')
-        return empty;
-    v = strtod(s, &end);
-    NEED(end != s && *end == '\0', "not a number: '%s'", s);
-    return v;
-}
-
-static int64_t whole(const char *s, int64_t empty)
-{
-    return (int64_t)num(s, (double)empty);
-}
 
 static enum core_checkpointing checkpointing_of(const char *s)
 {
@@ -152,30 +115,30 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     snprintf(r->source, sizeof r->source, "%.*s", (int)strcspn(f[0], "-"), f[0]);
     in->precision = precision_of(f[22]);
     core_perf_input_hardware(in, gpu, in->precision);
-    in->gpus = whole(f[3], 0);
-    in->layers = whole(f[4], 0);
-    in->hidden = whole(f[5], 0);
-    in->heads = whole(f[6], 0);
-    in->kv_heads = whole(f[7], in->heads); /* empty: multi-head attention */
+    in->gpus = csv_whole(f[3], 0);
+    in->layers = csv_whole(f[4], 0);
+    in->hidden = csv_whole(f[5], 0);
+    in->heads = csv_whole(f[6], 0);
+    in->kv_heads = csv_whole(f[7], in->heads); /* empty: multi-head attention */
     in->head_dim = in->hidden / in->heads;
-    in->ffn_hidden = whole(f[8], 0);
+    in->ffn_hidden = csv_whole(f[8], 0);
     in->gated_mlp = strcmp(f[9], "true") == 0;
-    in->vocab = whole(f[10], 0);
-    in->seq_len = whole(f[11], 0);
-    in->tp = whole(f[12], 1);
-    in->pp = whole(f[13], 1);
-    in->dp = whole(f[14], 1);
-    in->cp = whole(f[15], 1);
+    in->vocab = csv_whole(f[10], 0);
+    in->seq_len = csv_whole(f[11], 0);
+    in->tp = csv_whole(f[12], 1);
+    in->pp = csv_whole(f[13], 1);
+    in->dp = csv_whole(f[14], 1);
+    in->cp = csv_whole(f[15], 1);
     /* Empty: interleaved with the number of stages not stated; take the smallest, 2. */
-    in->virtual_stages = whole(f[16], in->pp > 1 ? 2 : 1);
-    in->micro_batch = whole(f[17], 1); /* empty: 1 */
-    in->global_batch = num(f[18], 0);
+    in->virtual_stages = csv_whole(f[16], in->pp > 1 ? 2 : 1);
+    in->micro_batch = csv_whole(f[17], 1); /* empty: 1 */
+    in->global_batch = csv_num(f[18], 0);
     in->checkpointing = checkpointing_of(f[19]);
     in->sequence_parallel = strcmp(f[20], "true") == 0;
     in->flash_attention = strcmp(f[21], "true") == 0;
-    in->zero_stage = (int)whole(f[23], 0);
-    in->inter_node_gbs = num(f[24], in->inter_node_gbs); /* empty: the catalog's network */
-    r->measured = num(f[26], 0);
+    in->zero_stage = (int)csv_whole(f[23], 0);
+    in->inter_node_gbs = csv_num(f[24], in->inter_node_gbs); /* empty: the catalog's network */
+    r->measured = csv_num(f[26], 0);
     r->full = f[16][0] != '\0' && f[17][0] != '\0';
 
     /* N from the architecture: tied embeddings (all five code bases tie them), no position
@@ -230,8 +193,8 @@ static void load_set(struct set *set)
     while (fgets(line, sizeof line, fp) != NULL && set->count < ROWS_MAX) {
         if (line[0] == '\n' || line[0] == '\0')
             continue;
-        NEED(split_csv(line, fields) == FIELDS, "%s row %d: expected %d fields", set->name,
-             set->count + 1, FIELDS);
+        NEED(csv_split(line, &fields[0][0], FIELDS, FIELD_MAX) == FIELDS,
+             "%s row %d: expected %d fields", set->name, set->count + 1, FIELDS);
         row_input(fields, &set->list[set->count++]);
     }
     fclose(fp);

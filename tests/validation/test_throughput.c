@@ -80,6 +80,24 @@ static struct set holdout = {.path = MEMWALL_HOLDOUT_CSV, .name = "hold-out"};
  * Rows into model inputs (the CSV reader is csv.h).
  * ------------------------------------------------------------------------------------------- */
 
+/* N of a dense GPT/Llama shape with tied embeddings and no position weights (all five
+ * calibration code bases tie them; position weights are a few million parameters either way). */
+static void set_dense_params(struct core_perf_input *in)
+{
+    struct core_arch a = {.layers = in->layers,
+                          .hidden = in->hidden,
+                          .heads = in->heads,
+                          .kv_heads = in->kv_heads,
+                          .head_dim = in->head_dim,
+                          .ffn_hidden = in->ffn_hidden,
+                          .vocab = in->vocab,
+                          .gated_mlp = in->gated_mlp,
+                          .tied_embeddings = true};
+
+    in->params = (double)core_arch_params(&a);
+    in->active_params = in->params;
+}
+
 static enum core_checkpointing checkpointing_of(const char *s)
 {
     for (int i = 0; i < 3; i++)
@@ -141,19 +159,7 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     r->measured = csv_num(f[26], 0);
     r->full = f[16][0] != '\0' && f[17][0] != '\0';
 
-    /* N from the architecture: tied embeddings (all five code bases tie them), no position
-     * weights (a few million parameters at most either way). */
-    struct core_arch a = {.layers = in->layers,
-                          .hidden = in->hidden,
-                          .heads = in->heads,
-                          .kv_heads = in->kv_heads,
-                          .head_dim = in->head_dim,
-                          .ffn_hidden = in->ffn_hidden,
-                          .vocab = in->vocab,
-                          .gated_mlp = in->gated_mlp,
-                          .tied_embeddings = true};
-    in->params = (double)core_arch_params(&a);
-    in->active_params = in->params;
+    set_dense_params(in);
     /* Mixed precision AdamW with fp32 master weights everywhere. */
     in->optimizer = CORE_OPT_ADAMW;
     in->master_weights = true;
@@ -458,17 +464,7 @@ static void random_input(struct core_perf_input *in)
     in->gated_mlp = lcg() % 2;
     in->vocab = 32000 + (int64_t)(lcg() % 100000);
     in->layers = 1 + (int64_t)(lcg() % 128);
-    struct core_arch a = {.layers = in->layers,
-                          .hidden = in->hidden,
-                          .heads = in->heads,
-                          .kv_heads = in->kv_heads,
-                          .head_dim = in->head_dim,
-                          .ffn_hidden = in->ffn_hidden,
-                          .vocab = in->vocab,
-                          .gated_mlp = in->gated_mlp,
-                          .tied_embeddings = true};
-    in->params = (double)core_arch_params(&a);
-    in->active_params = in->params;
+    set_dense_params(in);
     in->seq_len = pick(seq, sizeof seq / sizeof seq[0]);
     in->micro_batch = pick(pow2, 5);
     in->tp = pick(pow2, 6);

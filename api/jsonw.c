@@ -399,34 +399,39 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
     return false;
 }
 
-/* "%.15g" of a 15-digit significand, jansson's rules applied: fixed for -4 <= X < 15 with
- * trailing zeros (and a bare '.') dropped and ".0" when nothing fractional is left; otherwise
- * d.ddde[-]X with the same trimming and the exponent without '+' or leading zeros. The digits
- * are converted straight into out, where the layout wants them, and the few digits before the
- * point moved one place left to make room for it: no temporary and no memcpy call. */
-static size_t layout(unsigned long long digits, int x, char *out)
+/* Strips the trailing zeros of digits (> 0, nd digits, at most 15 zeros), 8, 4, 2 and 1 at a
+ * time: most reply numbers are short (6.5, 14.5227776), and each digit not converted saves a
+ * step of utoa. */
+static unsigned long long strip_zeros(unsigned long long digits, size_t *nd)
 {
-    size_t nd = 15, n;
-
-    /* The trailing zeros (at most 14: digits >= 10^14) come off the integer before it is
-     * converted, 8, 4, 2 and 1 at a time: most reply numbers are short (6.5, 14.5227776), and
-     * each digit not converted saves a step of utoa. */
     if (digits % 100000000u == 0) {
         digits /= 100000000u;
-        nd -= 8;
+        *nd -= 8;
     }
     if (digits % 10000u == 0) {
         digits /= 10000u;
-        nd -= 4;
+        *nd -= 4;
     }
     if (digits % 100u == 0) {
         digits /= 100u;
-        nd -= 2;
+        *nd -= 2;
     }
     if (digits % 10u == 0) {
         digits /= 10u;
-        nd -= 1;
+        *nd -= 1;
     }
+    return digits;
+}
+
+/* "%.15g" of a significand of nd digits (no trailing zeros) whose first digit has the decimal
+ * exponent x, jansson's rules applied: fixed for -4 <= X < 15 with ".0" when nothing
+ * fractional is left; otherwise d.ddde[-]X with the exponent without '+' or leading zeros. The
+ * digits are converted straight into out, where the layout wants them, and the few digits
+ * before the point moved one place left to make room for it: no temporary and no memcpy call. */
+static size_t layout(unsigned long long digits, size_t nd, int x, char *out)
+{
+    size_t n;
+
     if (x >= -4 && x < 15) {
         size_t ip; /* digits before the point */
 
@@ -515,8 +520,12 @@ size_t api_jsonw_format_double(double x, char *out)
         memcpy(out + n, ".0", 2);
         return n + 2;
     }
-    if (digits15(a, &digits, &e))
-        return n + layout(digits, e, out + n);
+    if (digits15(a, &digits, &e)) {
+        size_t nd = 15;
+
+        digits = strip_zeros(digits, &nd);
+        return n + layout(digits, nd, e, out + n);
+    }
     return slow_format(x, out);
 }
 
@@ -592,6 +601,29 @@ void api_jsonw_null(struct api_jsonw *w)
     separate(w);
     put(w, "null", 4);
     w->comma = true;
+}
+
+/* b / 1e9 without the division's double: for |b| < 10^15 the quotient has at most 15
+ * significant digits, b's own, and a decimal of at most 15 digits survives the trip to the
+ * nearest double and back to 15 digits unchanged (DBL_DIG is 15); the double b / 1e9 is that
+ * nearest double (b is exact, 1e9 is exact, IEEE division rounds to nearest). So "%.15g" of it
+ * is b's digits with the point moved 9 places, and layout() writes that directly. */
+char *api_jsonw_put_gb(char *p, int64_t b)
+{
+    unsigned long long u = (unsigned long long)b, digits;
+    size_t nd;
+    int x;
+
+    if (b < 0)
+        u = 0 - u;
+    if (u == 0 || u >= P15)
+        return api_jsonw_put_double(p, (double)b / 1e9);
+    if (b < 0)
+        *p++ = '-';
+    nd = digit_count(u);
+    x = (int)nd - 10; /* the first digit's exponent, 9 places down */
+    digits = strip_zeros(u, &nd);
+    return p + layout(digits, nd, x, p);
 }
 
 char *api_jsonw_put_double(char *p, double v)

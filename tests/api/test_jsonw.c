@@ -64,6 +64,23 @@ static void expect_number(double x)
     json_decref(real);
 }
 
+/* api_jsonw_put_gb(b) must write exactly what jansson dumps for (double)b / 1e9. */
+static void expect_gb(int64_t b)
+{
+    char mine[48];
+    char *end = api_jsonw_put_gb(mine, b);
+    json_t *real = json_real((double)b / 1e9);
+    char *want = json_dumps(real, API_DUMP_FLAGS | JSON_ENCODE_ANY);
+
+    checked_numbers++;
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg((size_t)(end - mine) == strlen(want) && memcmp(mine, want, strlen(want)) == 0,
+                  "gb of %lld: jansson %s, jsonw %.*s", (long long)b, want, (int)(end - mine),
+                  mine);
+    free(want);
+    json_decref(real);
+}
+
 static double from_bits(uint64_t bits)
 {
     double x;
@@ -93,6 +110,31 @@ START_TEST(numbers_like_jansson)
         expect_number(edges[i]);
         expect_number(-edges[i]);
     }
+    /* b / 1e9 from b's digits: zero, both sides of every power of ten (10^15 leaves the digits
+     * path), trailing zeros of every count, the extremes. */
+    {
+        static const int64_t gb_edges[] = {0,           1,           5,
+                                           12345,       100000,      123456,
+                                           999999999,   1000000000,  1000000001,
+                                           26000000000, 26843545600, 1234567890123,
+                                           INT64_MAX,   INT64_MIN,   INT64_MIN + 1};
+        int64_t p = 1;
+
+        for (i = 0; i < sizeof gb_edges / sizeof gb_edges[0]; i++) {
+            expect_gb(gb_edges[i]);
+            if (gb_edges[i] != INT64_MIN)
+                expect_gb(-gb_edges[i]);
+        }
+        for (k = 0; k <= 18; k++, p *= 10) {
+            for (int64_t d = -1; d <= 1; d++) {
+                expect_gb(p + d);
+                expect_gb(-(p + d));
+                expect_gb(p * 7 + d);
+            }
+        }
+        for (i = 1; i < 1000000000000000ULL; i *= 10) /* 1, 10, ... 10^14 times 987 */
+            expect_gb((int64_t)(987 * i));
+    }
     /* Around every power of ten in and beyond the fast range, and the doubles next to them. */
     for (k = -8; k <= 40; k++) {
         double p = pow(10.0, k);
@@ -113,6 +155,9 @@ START_TEST(numbers_like_jansson)
         /* The reply's own shapes: bytes / 1e9 and / 2^30, ratios, integers of any size. */
         int64_t b = (int64_t)(rnd() >> (rnd() % 64));
         expect_number((double)b / 1e9);
+        expect_gb(b);
+        expect_gb(b == INT64_MIN ? b : -b);
+        expect_gb((int64_t)(rnd() % 1000000000000000ULL)); /* the digits path's whole range */
         expect_number((double)b / 1073741824.0);
         expect_number((double)b);
         /* Exact halves at 15 digits: n + 0.5 with 15 integer digits, n * 10 + 5 with 16. */

@@ -306,27 +306,61 @@ static size_t digit_count(unsigned long long v)
     return (size_t)t + 1 - (u < (unsigned long long)pow10_table[t]);
 }
 
-/* Decimal digits of v into out, written in place from the last; returns the count. Two digits a
- * step: this runs for every number of every reply. */
+/* 2^56 / 10^d rounded up, d = 0, 2, 4, 6: n * frac_mul[i] holds n / 10^d in 8.56 fixed point.
+ * For n < 10^(d+2) the rounding error stays below n / 2^56 < 10^(d+2) / 2^56, under 10^-d,
+ * so each of the d/2 multiplications of the fraction by 100 that follow yields the exact next
+ * pair of digits (the last one sees an error under 10^(2d+2) / 2^56 < 1 of its integer). */
+static const uint64_t frac_mul[4] = {72057594037927936ULL, 720575940379280ULL, 7205759403793ULL,
+                                     72057594038ULL};
+#define FRAC_MASK ((1ULL << 56) - 1)
+
+/* n < 10^nd, nd from 1 to 8, as exactly nd digits (leading zeros included) at p; returns the
+ * end. One multiplication a pair instead of a division: this runs for every number. */
+static inline char *chunk(char *p, uint32_t n, size_t nd)
+{
+    size_t pairs = (nd - 1) >> 1; /* after the first one or two digits */
+    uint64_t y = (uint64_t)n * frac_mul[pairs];
+    unsigned lead = (unsigned)(y >> 56);
+
+    if (nd & 1) {
+        *p++ = (char)('0' + lead);
+    } else {
+        memcpy(p, digit_pairs + 2 * lead, 2);
+        p += 2;
+    }
+    while (pairs-- > 0) {
+        y = (y & FRAC_MASK) * 100;
+        memcpy(p, digit_pairs + 2 * (y >> 56), 2);
+        p += 2;
+    }
+    return p;
+}
+
+/* Decimal digits of v into out; returns the count. In chunks of 8 digits below the first. */
 static size_t utoa(unsigned long long v, char *out)
 {
-    size_t n = digit_count(v);
-    char *p = out + n;
+    size_t n;
 
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-
-        v /= 100;
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * r, 2);
+    if (v < 100000000u) {
+        n = digit_count(v);
+        chunk(out, (uint32_t)v, n);
+        return n;
     }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * v, 2);
+    if (v < 10000000000000000ULL) {
+        uint32_t hi = (uint32_t)(v / 100000000u);
+
+        n = digit_count(hi);
+        chunk(chunk(out, hi, n), (uint32_t)(v % 100000000u), 8);
+        return n + 8;
     } else {
-        *--p = (char)('0' + v);
+        uint32_t top = (uint32_t)(v / 10000000000000000ULL);
+        unsigned long long rest = v % 10000000000000000ULL;
+
+        n = digit_count(top);
+        chunk(chunk(chunk(out, top, n), (uint32_t)(rest / 100000000u), 8),
+              (uint32_t)(rest % 100000000u), 8);
+        return n + 16;
     }
-    return n;
 }
 
 #define P14 100000000000000ULL  /* 10^14: the smallest 15-digit integer */
@@ -515,7 +549,7 @@ size_t api_jsonw_format_double(double x, char *out)
         return 0;
     if (signbit(x))
         out[n++] = '-';
-    if (a < 1e15 && a == floor(a)) {
+    if (a < 1e15 && (double)(long long)a == a) { /* integral; the cast is exact below 1e15 */
         n += utoa((unsigned long long)a, out + n);
         memcpy(out + n, ".0", 2);
         return n + 2;

@@ -210,6 +210,45 @@ START_TEST(integers_like_jansson)
 }
 END_TEST
 
+/* Digits come in 8-digit chunks by fixed-point multiplication (jsonw.c, chunk()): every value
+ * below 10^6, a stride through each chunk's range, and the chunk seams of 64-bit values, against
+ * the C library's own decimal conversion. */
+static void expect_int(int64_t v)
+{
+    char mine[24], want[24];
+    char *end = api_jsonw_put_int(mine, v);
+    int n = snprintf(want, sizeof want, "%lld", (long long)v);
+
+    ck_assert_msg(end - mine == n && memcmp(mine, want, (size_t)n) == 0, "%s: jsonw %.*s", want,
+                  (int)(end - mine), mine);
+}
+
+START_TEST(integers_in_chunks)
+{
+    static const int64_t seams[] = {99999999,         100000000,         100000001,
+                                    9999999999999999, 10000000000000000, 10000000000000001,
+                                    1234567800000000, 1000000099999999,  9999999900000000};
+    int64_t v;
+
+    for (v = 0; v < 1000000; v++)
+        expect_int(v);
+    for (v = 1000000; v < 100000000; v += 997)
+        expect_int(v);
+    for (v = 99999999; v > 0; v -= 1009) /* the top of the range, 8 digits each */
+        expect_int(v);
+    for (size_t i = 0; i < sizeof seams / sizeof seams[0]; i++) {
+        for (int64_t k = 1; k <= 922; k *= 3) {
+            expect_int(seams[i]);
+            expect_int(seams[i] * k);
+            expect_int(-seams[i] * k);
+        }
+    }
+    rng_state = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 200000; i++)
+        expect_int((int64_t)rnd());
+}
+END_TEST
+
 /* Keys written as given (escaped where needed) and pre-encoded, with string, integer, real and
  * nested values: an object against jansson's dump of the same object (which keeps the order). */
 START_TEST(members_like_jansson)
@@ -617,6 +656,7 @@ static Suite *jsonw_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, numbers_like_jansson);
     tcase_add_test(tc, integers_like_jansson);
+    tcase_add_test(tc, integers_in_chunks);
     tcase_add_test(tc, members_like_jansson);
     tcase_add_test(tc, caller_storage_like_heap);
     tcase_add_test(tc, strings_like_jansson);

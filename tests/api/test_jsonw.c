@@ -382,6 +382,30 @@ START_TEST(strings_like_jansson)
         all[i - 1] = (char)i;
     all[127] = '\0';
     expect_string(all);
+    /* Plain bytes are checked 8 at a time, the tail as the last 8 (overlapping) or byte by
+     * byte: every length to 40 with a byte of each kind at every position, in a heap block of
+     * exactly the string's size (ASan sees a read past it). */
+    {
+        static const char special[] = {'"', '\\', '\n',       0x1f,      0x7f,
+                                       ' ', '~',  (char)0x80, (char)0xc3};
+        for (size_t len = 0; len <= 40; len++) {
+            char *str = malloc(len + 1);
+            ck_assert_ptr_nonnull(str);
+            memset(str, 'a', len);
+            str[len] = '\0';
+            expect_string(str);
+            for (size_t at = 0; at < len; at++) {
+                for (i = 0; i < sizeof special; i++) {
+                    str[at] = special[i];
+                    if (special[i] == (char)0xc3 && at + 1 < len)
+                        str[at + 1] = (char)0xa9; /* a valid 2-byte sequence */
+                    expect_string(str);
+                    memset(str, 'a', len);
+                }
+            }
+            free(str);
+        }
+    }
 }
 END_TEST
 

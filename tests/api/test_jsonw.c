@@ -125,7 +125,9 @@ START_TEST(numbers_like_jansson)
             if (gb_edges[i] != INT64_MIN)
                 expect_gb(-gb_edges[i]);
         }
-        for (k = 0; k <= 18; k++, p *= 10) {
+        for (k = 0; k <= 18; k++) {
+            if (k > 0) /* 10^k, up to 10^18 and no further */
+                p *= 10;
             for (int64_t d = -1; d <= 1; d++) {
                 expect_gb(p + d);
                 expect_gb(-(p + d));

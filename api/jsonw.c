@@ -220,28 +220,57 @@ static void escaped(struct api_jsonw *w, const unsigned char *p)
     }
 }
 
+/* Whether all 8 bytes in x are plain, 8 at a time (the usual bit tricks, exact for "any byte"):
+ * none below 0x20, none with the high bit, none equal to '"' or '\\'. */
+static inline bool plain8(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ULL;
+    uint64_t quote = x ^ (ones * '"'), slash = x ^ (ones * '\\');
+    uint64_t bad =
+        ((x - ones * 0x20) & ~x) | ((quote - ones) & ~quote) | ((slash - ones) & ~slash) | x;
+
+    return (bad & (ones * 0x80)) == 0;
+}
+
 /* s as a JSON string after the separator, and a ':' after it when it is a key. Keys and names
- * are plain ASCII: copied in one pass into room reserved for the whole string, and only a byte
- * that is not plain goes the escaping way. */
+ * are plain ASCII: checked and copied 8 bytes at a time into room reserved for the whole
+ * string, and only from a chunk with a byte that is not plain does it go the escaping way. */
 static void quoted(struct api_jsonw *w, const char *s, bool key)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    char *out = api_jsonw_room(w, strlen(s) + 3);
+    size_t len = strlen(s), i = 0;
+    char *out = api_jsonw_room(w, len + 3);
+    uint64_t x;
 
     if (out == NULL)
         return;
     *out++ = '"';
-    while (plain(*p))
-        *out++ = (char)*p++;
-    if (*p == '\0') {
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&x, s + i, 8);
+        if (!plain8(x))
+            break;
+        memcpy(out + i, &x, 8);
+    }
+    if (i + 8 > len && len >= 8) { /* the last 1..7 bytes: the last 8, overlapping */
+        memcpy(&x, s + len - 8, 8);
+        if (plain8(x)) {
+            memcpy(out + len - 8, &x, 8);
+            i = len;
+        }
+    }
+    while (i < len && plain((unsigned char)s[i])) {
+        out[i] = s[i];
+        i++;
+    }
+    if (i == len) {
+        out += len;
         *out++ = '"';
         if (key)
             *out++ = ':';
         api_jsonw_done(w, out, !key);
         return;
     }
-    api_jsonw_done(w, out, false);
-    escaped(w, p);
+    api_jsonw_done(w, out + i, false);
+    escaped(w, (const unsigned char *)s + i);
     put(w, "\":", key ? 2 : 1);
     w->comma = !key;
 }
@@ -306,27 +335,61 @@ static size_t digit_count(unsigned long long v)
     return (size_t)t + 1 - (u < (unsigned long long)pow10_table[t]);
 }
 
-/* Decimal digits of v into out, written in place from the last; returns the count. Two digits a
- * step: this runs for every number of every reply. */
+/* 2^56 / 10^d rounded up, d = 0, 2, 4, 6: n * frac_mul[i] holds n / 10^d in 8.56 fixed point.
+ * For n < 10^(d+2) the rounding error stays below n / 2^56 < 10^(d+2) / 2^56, under 10^-d,
+ * so each of the d/2 multiplications of the fraction by 100 that follow yields the exact next
+ * pair of digits (the last one sees an error under 10^(2d+2) / 2^56 < 1 of its integer). */
+static const uint64_t frac_mul[4] = {72057594037927936ULL, 720575940379280ULL, 7205759403793ULL,
+                                     72057594038ULL};
+#define FRAC_MASK ((1ULL << 56) - 1)
+
+/* n < 10^nd, nd from 1 to 8, as exactly nd digits (leading zeros included) at p; returns the
+ * end. One multiplication a pair instead of a division: this runs for every number. */
+static inline char *chunk(char *p, uint32_t n, size_t nd)
+{
+    size_t pairs = (nd - 1) >> 1; /* after the first one or two digits */
+    uint64_t y = (uint64_t)n * frac_mul[pairs];
+    unsigned lead = (unsigned)(y >> 56);
+
+    if (nd & 1) {
+        *p++ = (char)('0' + lead);
+    } else {
+        memcpy(p, digit_pairs + 2 * lead, 2);
+        p += 2;
+    }
+    while (pairs-- > 0) {
+        y = (y & FRAC_MASK) * 100;
+        memcpy(p, digit_pairs + 2 * (y >> 56), 2);
+        p += 2;
+    }
+    return p;
+}
+
+/* Decimal digits of v into out; returns the count. In chunks of 8 digits below the first. */
 static size_t utoa(unsigned long long v, char *out)
 {
-    size_t n = digit_count(v);
-    char *p = out + n;
+    size_t n;
 
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-
-        v /= 100;
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * r, 2);
+    if (v < 100000000u) {
+        n = digit_count(v);
+        chunk(out, (uint32_t)v, n);
+        return n;
     }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * v, 2);
+    if (v < 10000000000000000ULL) {
+        uint32_t hi = (uint32_t)(v / 100000000u);
+
+        n = digit_count(hi);
+        chunk(chunk(out, hi, n), (uint32_t)(v % 100000000u), 8);
+        return n + 8;
     } else {
-        *--p = (char)('0' + v);
+        uint32_t top = (uint32_t)(v / 10000000000000000ULL);
+        unsigned long long rest = v % 10000000000000000ULL;
+
+        n = digit_count(top);
+        chunk(chunk(chunk(out, top, n), (uint32_t)(rest / 100000000u), 8),
+              (uint32_t)(rest % 100000000u), 8);
+        return n + 16;
     }
-    return n;
 }
 
 #define P14 100000000000000ULL  /* 10^14: the smallest 15-digit integer */
@@ -399,34 +462,39 @@ static bool digits15(double a, unsigned long long *digits, int *exp10)
     return false;
 }
 
-/* "%.15g" of a 15-digit significand, jansson's rules applied: fixed for -4 <= X < 15 with
- * trailing zeros (and a bare '.') dropped and ".0" when nothing fractional is left; otherwise
- * d.ddde[-]X with the same trimming and the exponent without '+' or leading zeros. The digits
- * are converted straight into out, where the layout wants them, and the few digits before the
- * point moved one place left to make room for it: no temporary and no memcpy call. */
-static size_t layout(unsigned long long digits, int x, char *out)
+/* Strips the trailing zeros of digits (> 0, nd digits, at most 15 zeros), 8, 4, 2 and 1 at a
+ * time: most reply numbers are short (6.5, 14.5227776), and each digit not converted saves a
+ * step of utoa. */
+static unsigned long long strip_zeros(unsigned long long digits, size_t *nd)
 {
-    size_t nd = 15, n;
-
-    /* The trailing zeros (at most 14: digits >= 10^14) come off the integer before it is
-     * converted, 8, 4, 2 and 1 at a time: most reply numbers are short (6.5, 14.5227776), and
-     * each digit not converted saves a step of utoa. */
     if (digits % 100000000u == 0) {
         digits /= 100000000u;
-        nd -= 8;
+        *nd -= 8;
     }
     if (digits % 10000u == 0) {
         digits /= 10000u;
-        nd -= 4;
+        *nd -= 4;
     }
     if (digits % 100u == 0) {
         digits /= 100u;
-        nd -= 2;
+        *nd -= 2;
     }
     if (digits % 10u == 0) {
         digits /= 10u;
-        nd -= 1;
+        *nd -= 1;
     }
+    return digits;
+}
+
+/* "%.15g" of a significand of nd digits (no trailing zeros) whose first digit has the decimal
+ * exponent x, jansson's rules applied: fixed for -4 <= X < 15 with ".0" when nothing
+ * fractional is left; otherwise d.ddde[-]X with the exponent without '+' or leading zeros. The
+ * digits are converted straight into out, where the layout wants them, and the few digits
+ * before the point moved one place left to make room for it: no temporary and no memcpy call. */
+static size_t layout(unsigned long long digits, size_t nd, int x, char *out)
+{
+    size_t n;
+
     if (x >= -4 && x < 15) {
         size_t ip; /* digits before the point */
 
@@ -510,13 +578,17 @@ size_t api_jsonw_format_double(double x, char *out)
         return 0;
     if (signbit(x))
         out[n++] = '-';
-    if (a < 1e15 && a == floor(a)) {
+    if (a < 1e15 && (double)(long long)a == a) { /* integral; the cast is exact below 1e15 */
         n += utoa((unsigned long long)a, out + n);
         memcpy(out + n, ".0", 2);
         return n + 2;
     }
-    if (digits15(a, &digits, &e))
-        return n + layout(digits, e, out + n);
+    if (digits15(a, &digits, &e)) {
+        size_t nd = 15;
+
+        digits = strip_zeros(digits, &nd);
+        return n + layout(digits, nd, e, out + n);
+    }
     return slow_format(x, out);
 }
 
@@ -592,6 +664,29 @@ void api_jsonw_null(struct api_jsonw *w)
     separate(w);
     put(w, "null", 4);
     w->comma = true;
+}
+
+/* b / 1e9 without the division's double: for |b| < 10^15 the quotient has at most 15
+ * significant digits, b's own, and a decimal of at most 15 digits survives the trip to the
+ * nearest double and back to 15 digits unchanged (DBL_DIG is 15); the double b / 1e9 is that
+ * nearest double (b is exact, 1e9 is exact, IEEE division rounds to nearest). So "%.15g" of it
+ * is b's digits with the point moved 9 places, and layout() writes that directly. */
+char *api_jsonw_put_gb(char *p, int64_t b)
+{
+    unsigned long long u = (unsigned long long)b, digits;
+    size_t nd;
+    int x;
+
+    if (b < 0)
+        u = 0 - u;
+    if (u == 0 || u >= P15)
+        return api_jsonw_put_double(p, (double)b / 1e9);
+    if (b < 0)
+        *p++ = '-';
+    nd = digit_count(u);
+    x = (int)nd - 10; /* the first digit's exponent, 9 places down */
+    digits = strip_zeros(u, &nd);
+    return p + layout(digits, nd, x, p);
 }
 
 char *api_jsonw_put_double(char *p, double v)

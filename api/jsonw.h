@@ -80,6 +80,8 @@ static inline void api_jsonw_done(struct api_jsonw *w, char *end, bool comma)
 
 /* v in decimal at p (at most 20 bytes); returns the end. */
 char *api_jsonw_put_int(char *p, int64_t v);
+/* (double)b / 1e9 as api_jsonw_put_double writes it, from b's digits (at most 38 bytes). */
+char *api_jsonw_put_gb(char *p, int64_t b);
 /* v as api_jsonw_double writes it at p (at most 38 bytes); returns the end, or NULL when v is
  * NaN or infinite (the caller then marks the writer failed). */
 char *api_jsonw_put_double(char *p, double v);

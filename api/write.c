@@ -38,6 +38,17 @@ static inline void k_real(struct api_jsonw *w, const char *key, size_t klen, dou
     }
 }
 
+/* (double)b / 1e9, written from b's digits (api_jsonw_put_gb). */
+static inline void k_gb(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
+{
+    char *p = api_jsonw_room(w, klen + 38);
+
+    if (p != NULL) {
+        memcpy(p, key, klen);
+        api_jsonw_done(w, api_jsonw_put_gb(p + klen, b), true);
+    }
+}
+
 static inline void k_str(struct api_jsonw *w, const char *key, size_t klen, const char *s)
 {
     api_jsonw_key_encoded(w, key, klen);
@@ -99,7 +110,7 @@ static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b
     memcpy(p, bytes_key, sizeof bytes_key - 1);
     p = api_jsonw_put_int(p + sizeof bytes_key - 1, b);
     memcpy(p, gb_key, sizeof gb_key - 1);
-    p = api_jsonw_put_double(p + sizeof gb_key - 1, (double)b / 1e9);
+    p = api_jsonw_put_gb(p + sizeof gb_key - 1, b);
     memcpy(p, gib_key, sizeof gib_key - 1);
     p = api_jsonw_put_double(p + sizeof gib_key - 1, (double)b / 1073741824.0);
     *p++ = '}'; /* both doubles are finite: b is an integer */
@@ -290,7 +301,7 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     api_jsonw_close_object(w);
     k_open(w, KEY("peak"));
     k_int(w, KEY("bytes"), m->peak.bytes);
-    k_real(w, KEY("gb"), (double)m->peak.bytes / 1e9);
+    k_gb(w, KEY("gb"), m->peak.bytes);
     k_real(w, KEY("gib"), (double)m->peak.bytes / 1073741824.0);
     k_str(w, KEY("metric"), core_memory_metric_names[m->peak.metric]);
     k_str(w, KEY("at"), m->peak.at);

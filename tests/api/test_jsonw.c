@@ -64,6 +64,23 @@ static void expect_number(double x)
     json_decref(real);
 }
 
+/* api_jsonw_put_gb(b) must write exactly what jansson dumps for (double)b / 1e9. */
+static void expect_gb(int64_t b)
+{
+    char mine[48];
+    char *end = api_jsonw_put_gb(mine, b);
+    json_t *real = json_real((double)b / 1e9);
+    char *want = json_dumps(real, API_DUMP_FLAGS | JSON_ENCODE_ANY);
+
+    checked_numbers++;
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg((size_t)(end - mine) == strlen(want) && memcmp(mine, want, strlen(want)) == 0,
+                  "gb of %lld: jansson %s, jsonw %.*s", (long long)b, want, (int)(end - mine),
+                  mine);
+    free(want);
+    json_decref(real);
+}
+
 static double from_bits(uint64_t bits)
 {
     double x;
@@ -93,6 +110,33 @@ START_TEST(numbers_like_jansson)
         expect_number(edges[i]);
         expect_number(-edges[i]);
     }
+    /* b / 1e9 from b's digits: zero, both sides of every power of ten (10^15 leaves the digits
+     * path), trailing zeros of every count, the extremes. */
+    {
+        static const int64_t gb_edges[] = {0,           1,           5,
+                                           12345,       100000,      123456,
+                                           999999999,   1000000000,  1000000001,
+                                           26000000000, 26843545600, 1234567890123,
+                                           INT64_MAX,   INT64_MIN,   INT64_MIN + 1};
+        int64_t p = 1;
+
+        for (i = 0; i < sizeof gb_edges / sizeof gb_edges[0]; i++) {
+            expect_gb(gb_edges[i]);
+            if (gb_edges[i] != INT64_MIN)
+                expect_gb(-gb_edges[i]);
+        }
+        for (k = 0; k <= 18; k++) {
+            if (k > 0) /* 10^k, up to 10^18 and no further */
+                p *= 10;
+            for (int64_t d = -1; d <= 1; d++) {
+                expect_gb(p + d);
+                expect_gb(-(p + d));
+                expect_gb(p * 7 + d);
+            }
+        }
+        for (i = 1; i < 1000000000000000ULL; i *= 10) /* 1, 10, ... 10^14 times 987 */
+            expect_gb((int64_t)(987 * i));
+    }
     /* Around every power of ten in and beyond the fast range, and the doubles next to them. */
     for (k = -8; k <= 40; k++) {
         double p = pow(10.0, k);
@@ -113,6 +157,9 @@ START_TEST(numbers_like_jansson)
         /* The reply's own shapes: bytes / 1e9 and / 2^30, ratios, integers of any size. */
         int64_t b = (int64_t)(rnd() >> (rnd() % 64));
         expect_number((double)b / 1e9);
+        expect_gb(b);
+        expect_gb(b == INT64_MIN ? b : -b);
+        expect_gb((int64_t)(rnd() % 1000000000000000ULL)); /* the digits path's whole range */
         expect_number((double)b / 1073741824.0);
         expect_number((double)b);
         /* Exact halves at 15 digits: n + 0.5 with 15 integer digits, n * 10 + 5 with 16. */
@@ -162,6 +209,45 @@ START_TEST(integers_like_jansson)
     free(want);
     json_decref(arr);
     api_jsonw_free(&w);
+}
+END_TEST
+
+/* Digits come in 8-digit chunks by fixed-point multiplication (jsonw.c, chunk()): every value
+ * below 10^6, a stride through each chunk's range, and the chunk seams of 64-bit values, against
+ * the C library's own decimal conversion. */
+static void expect_int(int64_t v)
+{
+    char mine[24], want[24];
+    char *end = api_jsonw_put_int(mine, v);
+    int n = snprintf(want, sizeof want, "%lld", (long long)v);
+
+    ck_assert_msg(end - mine == n && memcmp(mine, want, (size_t)n) == 0, "%s: jsonw %.*s", want,
+                  (int)(end - mine), mine);
+}
+
+START_TEST(integers_in_chunks)
+{
+    static const int64_t seams[] = {99999999,         100000000,         100000001,
+                                    9999999999999999, 10000000000000000, 10000000000000001,
+                                    1234567800000000, 1000000099999999,  9999999900000000};
+    int64_t v;
+
+    for (v = 0; v < 1000000; v++)
+        expect_int(v);
+    for (v = 1000000; v < 100000000; v += 997)
+        expect_int(v);
+    for (v = 99999999; v > 0; v -= 1009) /* the top of the range, 8 digits each */
+        expect_int(v);
+    for (size_t i = 0; i < sizeof seams / sizeof seams[0]; i++) {
+        for (int64_t k = 1; k <= 922; k *= 3) {
+            expect_int(seams[i]);
+            expect_int(seams[i] * k);
+            expect_int(-seams[i] * k);
+        }
+    }
+    rng_state = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 200000; i++)
+        expect_int((int64_t)rnd());
 }
 END_TEST
 
@@ -298,6 +384,30 @@ START_TEST(strings_like_jansson)
         all[i - 1] = (char)i;
     all[127] = '\0';
     expect_string(all);
+    /* Plain bytes are checked 8 at a time, the tail as the last 8 (overlapping) or byte by
+     * byte: every length to 40 with a byte of each kind at every position, in a heap block of
+     * exactly the string's size (ASan sees a read past it). */
+    {
+        static const char special[] = {'"', '\\', '\n',       0x1f,      0x7f,
+                                       ' ', '~',  (char)0x80, (char)0xc3};
+        for (size_t len = 0; len <= 40; len++) {
+            char *str = malloc(len + 1);
+            ck_assert_ptr_nonnull(str);
+            memset(str, 'a', len);
+            str[len] = '\0';
+            expect_string(str);
+            for (size_t at = 0; at < len; at++) {
+                for (i = 0; i < sizeof special; i++) {
+                    str[at] = special[i];
+                    if (special[i] == (char)0xc3 && at + 1 < len)
+                        str[at + 1] = (char)0xa9; /* a valid 2-byte sequence */
+                    expect_string(str);
+                    memset(str, 'a', len);
+                }
+            }
+            free(str);
+        }
+    }
 }
 END_TEST
 
@@ -572,6 +682,7 @@ static Suite *jsonw_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, numbers_like_jansson);
     tcase_add_test(tc, integers_like_jansson);
+    tcase_add_test(tc, integers_in_chunks);
     tcase_add_test(tc, members_like_jansson);
     tcase_add_test(tc, caller_storage_like_heap);
     tcase_add_test(tc, strings_like_jansson);

@@ -28,6 +28,7 @@
 #include "hfconfig.h"
 #include "number.h"
 #include "plan_input.h"
+#include "suggest.h"
 #include "value.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -287,54 +288,6 @@ static void store(const struct core_input_spec *f, const struct api_value *v, ch
  * Names
  * ------------------------------------------------------------------------------------------- */
 
-/* Edit distance with an early cap, to suggest "batch" for "bacth". Names are short. */
-static size_t distance(const char *a, size_t alen, const char *b)
-{
-    size_t blen = strlen(b), row[40], i, j;
-    if (alen >= 40 || blen >= 40)
-        return 99;
-    for (j = 0; j <= blen; j++)
-        row[j] = j;
-    for (i = 1; i <= alen; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (j = 1; j <= blen; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[blen];
-}
-
-static void add_unknown(json_t *errors, const char *name, size_t len, bool plan)
-{
-    char msg[API_MSG_MAX];
-    const char *best = NULL;
-    size_t best_d = 3; /* suggest only within two edits */
-    size_t rows = core_input_count + (plan ? core_plan_input_count : 0);
-
-    for (size_t i = 0; i < rows; i++) {
-        const struct core_input_spec *c =
-            i < core_input_count ? &core_inputs[i] : &core_plan_inputs[i - core_input_count];
-        size_t d = distance(name, len, c->name);
-        if (d < best_d && !(plan && c->planned)) {
-            best_d = d;
-            best = c->name;
-        }
-    }
-    if (best != NULL)
-        snprintf(msg, sizeof msg, "unknown input; did you mean \"%s\"?", best);
-    else
-        snprintf(msg, sizeof msg, "unknown input");
-    api_errors_add(errors, name, len, msg);
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Decoders
  * ------------------------------------------------------------------------------------------- */
@@ -381,7 +334,7 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
             if (!reported_before(query, unknown, unknown_count, p) &&
                 unknown_count < API_ERRORS_MAX) {
                 unknown[unknown_count++] = i;
-                add_unknown(errors, p->key, p->key_len, false);
+                api_add_unknown(errors, p->key, p->key_len, false);
             }
             continue;
         }
@@ -445,7 +398,7 @@ static bool decode_object(const json_t *object, char *base, bool plan, json_t *e
         if (json_array_size(errors) >= API_ERRORS_MAX)
             break;
         if (f == NULL) {
-            add_unknown(errors, key, len, plan);
+            api_add_unknown(errors, key, len, plan);
             continue;
         }
         if (plan && f->planned) {

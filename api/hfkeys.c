@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "core.h"
 #include "hfkeys.h"
 
 #define MSG_MAX 200
@@ -132,4 +133,11 @@ const char *hf_string(struct dec *d, const char *key)
         return NULL;
     }
     return v ? json_string_value(v) : NULL;
+}
+
+void hf_check_kv(struct dec *d, const char *key, const struct core_arch *a)
+{
+    if (a->kv_heads > a->heads || a->heads % a->kv_heads != 0)
+        hf_fail(d, key, "%lld key/value heads must divide the %lld attention heads",
+                (long long)a->kv_heads, (long long)a->heads);
 }

@@ -37,4 +37,8 @@ bool hf_bool(struct dec *d, const char *keys, bool absent_value);
 /* String: NULL when absent or null. */
 const char *hf_string(struct dec *d, const char *key);
 
+struct core_arch;
+/* kv_heads must divide heads: else a problem on config.<key>. */
+void hf_check_kv(struct dec *d, const char *key, const struct core_arch *a);
+
 #endif

@@ -109,9 +109,27 @@ static void resolve_peak(const struct core_input *in, struct core_resolved *r)
     r->memory_metric = in->memory_metric;
 }
 
+void core_resolve_hardware(const struct core_input *in, int gpu, struct core_resolved *r)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    r->memory_gb = in->memory_gb > 0 ? in->memory_gb : g->memory_gb;
+    r->peak_tflops =
+        in->peak_tflops > 0 ? in->peak_tflops : core_catalog_peak_tflops(gpu, in->precision);
+    r->gpus_per_node = in->gpus_per_node > 0 ? in->gpus_per_node : g->gpus_per_node;
+    r->intra_node_gbs = in->intra_node_gbs > 0 ? in->intra_node_gbs : g->scale_up_gbs;
+    r->inter_node_gbs = in->inter_node_gbs > 0 ? in->inter_node_gbs : g->network_gbs;
+    /* Megatron-LM's practice: the gradient reduce and parameter gather overlap the backward
+     * (--overlap-grad-reduce, --overlap-param-gather in its recipes); TP communication overlaps
+     * its GEMMs only with sequence parallelism and a scale-up link (Transformer Engine's
+     * userbuffers, --tp-comm-overlap). */
+    r->dp_comm_overlap = flag_or(in->dp_comm_overlap, true);
+    r->tp_comm_overlap = flag_or(in->tp_comm_overlap,
+                                 r->sequence_parallel && r->tp > 1 && r->tp <= r->gpus_per_node);
+}
+
 static void resolve_cluster(const struct core_input *in, struct core_resolved *r)
 {
-    const struct core_gpu *g = &core_gpus[in->gpu];
     int64_t ways = in->tp * in->pp * in->cp; /* each <= 1e6: <= 1e18, no overflow */
 
     r->gpus = in->gpus;
@@ -123,19 +141,7 @@ static void resolve_cluster(const struct core_input *in, struct core_resolved *r
     r->gpu = in->gpu;
     r->zero_stage = in->zero_stage;
     r->sequence_parallel = flag_or(in->sequence_parallel, in->tp > 1);
-    r->gpus_per_node = in->gpus_per_node > 0 ? in->gpus_per_node : g->gpus_per_node;
-    r->intra_node_gbs = in->intra_node_gbs > 0 ? in->intra_node_gbs : g->scale_up_gbs;
-    r->inter_node_gbs = in->inter_node_gbs > 0 ? in->inter_node_gbs : g->network_gbs;
-    /* Megatron-LM's practice: the gradient reduce and parameter gather overlap the backward
-     * (--overlap-grad-reduce, --overlap-param-gather in its recipes); TP communication overlaps
-     * its GEMMs only with sequence parallelism and a scale-up link (Transformer Engine's
-     * userbuffers, --tp-comm-overlap). */
-    r->dp_comm_overlap = flag_or(in->dp_comm_overlap, true);
-    r->tp_comm_overlap = flag_or(in->tp_comm_overlap,
-                                 r->sequence_parallel && r->tp > 1 && r->tp <= r->gpus_per_node);
-    r->memory_gb = in->memory_gb > 0 ? in->memory_gb : g->memory_gb;
-    r->peak_tflops =
-        in->peak_tflops > 0 ? in->peak_tflops : core_catalog_peak_tflops(in->gpu, in->precision);
+    core_resolve_hardware(in, in->gpu, r);
     r->reserve_gb = in->reserve_gb;
     r->mfu_predicted = in->mfu == CORE_MFU_PREDICTED;
     r->mfu = in->mfu; /* a prediction replaces it once the time model has run */
@@ -192,7 +198,7 @@ static void check_moe(const struct core_resolved *r, bool shaped, struct core_pr
  * Combinations: each input is in range but together they are impossible.
  * ------------------------------------------------------------------------------------------- */
 
-static int64_t capacity_bytes(const struct core_resolved *r)
+int64_t core_capacity_bytes(const struct core_resolved *r)
 {
     return (int64_t)llround(r->memory_gb * 1e9) - (int64_t)llround(r->reserve_gb * 1e9);
 }
@@ -221,7 +227,7 @@ static void check_cluster(const struct core_resolved *r, struct core_problems *p
                          "%s does not support %s; choose another precision or "
                          "give peak_tflops",
                          core_gpus[r->gpu].id, core_precision_names[r->precision]);
-    if (capacity_bytes(r) <= 0)
+    if (core_capacity_bytes(r) <= 0)
         core_problem_add(p, "reserve_gb", "reserve_gb %g leaves no memory of the %g GB",
                          r->reserve_gb, r->memory_gb);
 }
@@ -341,15 +347,16 @@ static enum core_status check_finite(const struct core_result *res, struct core_
  * profile is judged by it. Peaks are doubles; they must fit the int64 bytes the API reports.
  * ------------------------------------------------------------------------------------------- */
 
-static enum core_status peak_in(const struct core_resolved *r, enum core_memory_metric metric,
-                                int64_t *bytes, const char **at, const char **stage,
-                                struct core_problems *p)
+static enum core_status peak_in(const struct core_resolved *r, const struct core_memory *ledger,
+                                enum core_memory_metric metric, int64_t *bytes, const char **at,
+                                const char **stage, struct core_problems *p)
 {
     struct core_peak_options o;
     struct core_peak pk;
 
     core_peak_options_resolved(r, &o);
     o.metric = metric;
+    o.ledger = ledger;
     core_peak_compute(r, &o, &pk);
     if (!(pk.bytes >= 0 && pk.bytes < 9.0e18)) {
         core_problem_add(p, "params", "result out of range");
@@ -361,20 +368,21 @@ static enum core_status peak_in(const struct core_resolved *r, enum core_memory_
     return CORE_OK;
 }
 
-static enum core_status memory_peak(const struct core_resolved *r, struct core_memory_peak *out,
-                                    struct core_problems *p)
+/* The peak in the statistic asked for, and as the device shows it (what /fit judges under a
+ * framework profile, and what nvidia-smi would read under any). */
+static enum core_status memory_peak(const struct core_resolved *r, const struct core_memory *m,
+                                    struct core_memory_peak *out, struct core_problems *p)
 {
-    enum core_status st = peak_in(r, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
+    enum core_status st = peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
-    if (st != CORE_OK || r->framework == CORE_FW_GENERIC ||
-        r->memory_metric == CORE_METRIC_DEVICE) {
-        out->device = out->bytes; /* generic: /fit judges the ledger, not this */
+    if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
+        out->device = out->bytes;
         out->device_at = out->at;
         out->device_stage = out->stage;
         return st;
     }
-    return peak_in(r, CORE_METRIC_DEVICE, &out->device, &out->device_at, &out->device_stage, p);
+    return peak_in(r, m, CORE_METRIC_DEVICE, &out->device, &out->device_at, &out->device_stage, p);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -435,12 +443,12 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     if (parts & CORE_PART_MEMORY) {
         st = core_memory_compute(r, &out->memory, &mp, p);
         if (st == CORE_OK)
-            st = memory_peak(r, &out->memory.peak, p);
+            st = memory_peak(r, &out->memory, &out->memory.peak, p);
         if (st != CORE_OK)
             return st;
     }
     if (parts & CORE_PART_FIT)
-        core_fit_compute(r, &out->memory, &mp, capacity_bytes(r), &out->fit);
+        core_fit_compute(r, &out->memory, &mp, core_capacity_bytes(r), &out->fit);
     if (parts & CORE_PART_RUNTIME)
         core_runtime_compute(r, &out->flops, &out->runtime, &out->performance);
     st = check_finite(out, p);

@@ -57,6 +57,13 @@ void core_note_change_bool(struct core_note *note, const char *input, bool value
  * Steps of core_evaluate()
  * ------------------------------------------------------------------------------------------- */
 
+/* evaluate.c: the catalog's and the request's hardware for GPU row `gpu` (memory, peak,
+ * scale-up domain, link bandwidths) and the overlap defaults, which read r->tp and
+ * r->sequence_parallel (set them first). The planner resolves each candidate GPU with it. */
+void core_resolve_hardware(const struct core_input *in, int gpu, struct core_resolved *r);
+/* memory_gb - reserve_gb in bytes: what the ledger and the peak are judged against. */
+int64_t core_capacity_bytes(const struct core_resolved *r);
+
 /* params.c: the architecture (preset, explicit, nearest preset or aspect rule) and N. */
 enum core_status core_resolve_shape(const struct core_input *in, struct core_shape *shape,
                                     struct core_problems *p);

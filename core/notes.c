@@ -159,7 +159,7 @@ static void warn_runtime(struct core_result *res)
 {
     const struct core_memory *m = &res->memory;
     const struct core_resolved *r = &res->resolved;
-    int64_t capacity = (int64_t)llround(r->memory_gb * 1e9) - (int64_t)llround(r->reserve_gb * 1e9);
+    int64_t capacity = core_capacity_bytes(r);
 
     if (m->total > capacity)
         WARN(res, "runtime_does_not_fit",

@@ -86,6 +86,7 @@ void core_peak_options_resolved(const struct core_resolved *r, struct core_peak_
     o->activation_offload = r->activation_offload;
     o->metric = r->memory_metric;
     o->first_step = false;
+    o->ledger = NULL;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -477,13 +478,21 @@ static bool generic_stage(const struct core_resolved *r, const struct core_peak_
     struct core_state mp, st;
     int64_t state, layers, logits;
 
-    core_bytes_per_param(r, &b);
-    if (o->first_step)
-        b.moments = 0;
-    if (!core_state_model_parallel(r, &b, &mp) ||
-        !core_state_shard(&mp, r->zero_stage, r->dp * r->cp, &st, &state) ||
-        !core_activation_bytes(r, r->batch, r->seq_len, r->checkpointing, &layers, &logits))
-        return false;
+    if (o->ledger != NULL && !o->first_step) {
+        st.weights = o->ledger->params;
+        st.grads = o->ledger->grads;
+        st.optimizer = o->ledger->optimizer;
+        layers = o->ledger->activation_layers;
+        logits = o->ledger->activation_logits;
+    } else {
+        core_bytes_per_param(r, &b);
+        if (o->first_step)
+            b.moments = 0;
+        if (!core_state_model_parallel(r, &b, &mp) ||
+            !core_state_shard(&mp, r->zero_stage, r->dp * r->cp, &st, &state) ||
+            !core_activation_bytes(r, r->batch, r->seq_len, r->checkpointing, &layers, &logits))
+            return false;
+    }
     for (int k = 0; k < CORE_MOMENT_COUNT; k++)
         mo[k] = (struct core_peak_moment_bytes){0};
     mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){

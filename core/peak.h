@@ -40,6 +40,9 @@ struct core_peak_options {
     bool activation_offload;
     enum core_memory_metric metric;
     bool first_step; /* step 1: Adam's moments do not exist before the first optimizer step */
+    /* The ledger core_evaluate() has already computed, or NULL: `generic` then takes its
+     * segments instead of deriving them again. */
+    const struct core_memory *ledger;
 };
 
 /* Options as core_evaluate() resolves them from a result's inputs. */

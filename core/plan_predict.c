@@ -29,11 +29,6 @@
 
 static const int64_t tp_choices[] = {1, 2, 4, 8, 16};
 
-static bool flag_or(enum core_flag f, bool dflt)
-{
-    return f == CORE_FLAG_AUTO ? dflt : f == CORE_FLAG_YES;
-}
-
 /* 1, 2, ..., 8, then four steps per doubling: 10, 12, 14, 16, 20, 24, 28, 32, 40, ... */
 static int64_t next_dp(int64_t dp)
 {
@@ -45,21 +40,12 @@ static int64_t next_dp(int64_t dp)
 }
 
 /* The resolved inputs of plan p's configuration, as core_evaluate() would resolve them: the
- * base, the GPU's catalog figures (or the request's overrides), the layout, and the flags'
- * defaults (sequence parallelism with tp > 1; TP overlap when that group stays inside a node;
- * data-parallel overlap on). The batch fields are the plan's. */
+ * base, the layout, and the GPU's hardware and overlap defaults through the very function
+ * core_evaluate() uses (core_resolve_hardware). The batch fields are the plan's. */
 static void resolve_plan(const struct search *s, const struct core_plan *p, struct core_resolved *r)
 {
-    const struct core_input *b = &s->in->base;
-    const struct core_gpu *g = &core_gpus[p->gpu];
-
     *r = s->r;
     r->gpu = p->gpu;
-    r->peak_tflops =
-        b->peak_tflops > 0 ? b->peak_tflops : core_catalog_peak_tflops(p->gpu, b->precision);
-    r->gpus_per_node = b->gpus_per_node > 0 ? b->gpus_per_node : g->gpus_per_node;
-    r->intra_node_gbs = b->intra_node_gbs > 0 ? b->intra_node_gbs : g->scale_up_gbs;
-    r->inter_node_gbs = b->inter_node_gbs > 0 ? b->inter_node_gbs : g->network_gbs;
     r->gpus = p->gpus;
     r->tp = p->tp;
     r->pp = p->pp;
@@ -67,9 +53,7 @@ static void resolve_plan(const struct search *s, const struct core_plan *p, stru
     r->dp = p->dp;
     r->virtual_stages = p->virtual_stages;
     r->sequence_parallel = p->sequence_parallel;
-    r->dp_comm_overlap = flag_or(b->dp_comm_overlap, true);
-    r->tp_comm_overlap =
-        flag_or(b->tp_comm_overlap, r->sequence_parallel && r->tp > 1 && r->tp <= r->gpus_per_node);
+    core_resolve_hardware(&s->in->base, p->gpu, r);
     r->batch = p->batch;
     r->zero_stage = p->zero_stage;
     r->checkpointing = p->checkpointing;

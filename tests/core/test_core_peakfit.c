@@ -4,6 +4,7 @@
  * validated against measured runs in tests/validation/test_memory.c; here the rule is tested.
  */
 #include <check.h>
+#include <math.h>
 
 #include "check_main.h"
 #include "core_test_util.h"
@@ -30,6 +31,20 @@ START_TEST(generic_is_judged_by_the_ledger_and_reports_it_as_its_peak)
     /* generic: the peak is the ledger's total, at the end of the forward, on the only stage */
     ASSERT_I64(r.memory.peak.bytes, r.memory.total);
     ck_assert_str_eq(r.memory.peak.stage, "only");
+    /* As the device shows it (docs/frameworks.md, "Constants"): the allocator's reserve, 1.08x
+     * the ledger for eager blocks, plus the CUDA context (0.75 GiB = 805,306,368 bytes) and, with
+     * 8 GPUs, the communicators' 0.75 GiB: well below the 80 GB cap here. */
+    ASSERT_I64(r.memory.peak.device, llround(1.08 * (double)r.memory.total + 2.0 * 805306368.0));
+    in.gpus = 1;
+    in.preset = -1; /* the lesson's 7B on one GPU: 115,689,414,656 bytes, no communicator */
+    in.seq_len = 512;
+    in.flash_attention = false;
+    in.checkpointing = CORE_CKPT_NONE;
+    EVAL_OK(in, r);
+    /* 115.69 GB is already over the 80 GB less the context: the allocator holds no more than
+     * what is allocated (it would free its cache and retry), so device = ledger + context. */
+    ASSERT_I64(r.memory.total, 115689414656LL);
+    ASSERT_I64(r.memory.peak.device, 115689414656LL + 805306368LL);
 }
 END_TEST
 

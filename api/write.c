@@ -85,6 +85,16 @@ static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
     }
 }
 
+/* 0 means "none": the search found no answer. */
+static void k_int_or_null(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (v > 0)
+        api_jsonw_int(w, v);
+    else
+        api_jsonw_null(w);
+}
+
 /* A real when present (given: > 0, or >= 0 for prices), else null. */
 static void k_real_if(struct api_jsonw *w, const char *key, size_t klen, bool present, double v)
 {
@@ -212,6 +222,12 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_bool(w, KEY("activation_offload"), in->activation_offload);
     k_str(w, KEY("memory_metric"), core_memory_metric_names[in->memory_metric]);
     k_int(w, KEY("ep"), in->ep);
+    k_int(w, KEY("etp"), in->etp > 0 ? in->etp : in->tp);
+    k_int(w, KEY("mtp_layers"), in->mtp_layers);
+    k_int_or_null(w, KEY("decoder_first_pipeline_num_layers"), in->first_stage_layers);
+    k_int_or_null(w, KEY("decoder_last_pipeline_num_layers"), in->last_stage_layers);
+    k_bool(w, KEY("account_for_embedding_in_pipeline_split"), in->embedding_in_split);
+    k_bool(w, KEY("account_for_loss_in_pipeline_split"), in->loss_in_split);
     k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
     k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
     shape(w, &in->shape);
@@ -310,16 +326,6 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     api_jsonw_close_object(w);
     memory_moe_host(w, r);
     api_jsonw_close_object(w);
-}
-
-/* 0 means "none": the search found no answer. */
-static void k_int_or_null(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
-{
-    api_jsonw_key_encoded(w, key, klen);
-    if (v > 0)
-        api_jsonw_int(w, v);
-    else
-        api_jsonw_null(w);
 }
 
 void api_write_fit(struct api_jsonw *w, const struct core_result *r)

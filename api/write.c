@@ -171,6 +171,36 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     api_jsonw_close_object(w);
 }
 
+/* The flexible pipeline layout as memwall read it, stage by stage in Megatron's syntax (a run
+ * of n decoder layers written t*n), or null. */
+static void k_layout(struct api_jsonw *w, const struct core_resolved *in)
+{
+    const struct core_layout *l = &in->layout;
+    char buf[CORE_LAYOUT_STAGES_MAX * 24];
+    size_t at = 0;
+
+    if (in->split != CORE_SPLIT_LAYOUT) {
+        api_jsonw_key_encoded(w, KEY("pipeline_model_parallel_layout"));
+        api_jsonw_null(w);
+        return;
+    }
+    for (int g = 0; g < l->stages && at + 24 < sizeof buf; g++) {
+        int n = snprintf(buf + at, sizeof buf - at, "%s%s", g > 0 ? "|" : "",
+                         l->embedding == g ? "E" : "");
+        at += (size_t)n;
+        if (l->layers[g] > 1)
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "t*%d", l->layers[g]);
+        else if (l->layers[g] == 1)
+            buf[at++] = 't';
+        if (l->mtp_stage == g)
+            at += (size_t)snprintf(buf + at, sizeof buf - at, l->mtp > 1 ? "m*%d" : "m", l->mtp);
+        if (l->loss == g)
+            buf[at++] = 'L';
+        buf[at] = '\0';
+    }
+    k_str(w, KEY("pipeline_model_parallel_layout"), buf);
+}
+
 void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_resolved *in = &r->resolved;
@@ -226,6 +256,7 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_int(w, KEY("mtp_layers"), in->mtp_layers);
     k_int_or_null(w, KEY("decoder_first_pipeline_num_layers"), in->first_stage_layers);
     k_int_or_null(w, KEY("decoder_last_pipeline_num_layers"), in->last_stage_layers);
+    k_layout(w, in);
     k_bool(w, KEY("account_for_embedding_in_pipeline_split"), in->embedding_in_split);
     k_bool(w, KEY("account_for_loss_in_pipeline_split"), in->loss_in_split);
     k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);

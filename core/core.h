@@ -80,6 +80,20 @@ enum core_split {
     CORE_SPLIT_FIRST_LAST, /* Megatron's decoder_first/last_pipeline_num_layers */
     CORE_SPLIT_ACCOUNTED,  /* Megatron's account_for_embedding/loss_in_pipeline_split */
     CORE_SPLIT_BALANCED,   /* torchtitan's split: L + 2 units, the remainder on the first stages */
+    CORE_SPLIT_LAYOUT,     /* Megatron's pipeline_model_parallel_layout, stage by stage */
+};
+
+/* A parsed pipeline_model_parallel_layout (core/layout.c): per virtual stage in Megatron's order,
+ * its decoder layers; where the embedding, the loss and the MTP layers sit. */
+#define CORE_LAYOUT_STAGES_MAX 512
+struct core_layout {
+    int stages;                            /* 0 = none */
+    int embedding, loss;                   /* their (first) stage; -1 = absent */
+    int embeddings, losses, decoders, mtp; /* totals over the stages */
+    int mtp_stage;                         /* the (last) stage holding MTP layers; -1 = none */
+    bool mtp_split;                        /* MTP layers in more than one stage */
+    bool mtp_before_decoder;               /* a decoder layer after an MTP layer */
+    unsigned char layers[CORE_LAYOUT_STAGES_MAX]; /* decoder layers per stage (<= 255) */
 };
 
 /* Tri-state for booleans that have a derived default. */
@@ -350,6 +364,7 @@ struct core_input {
     bool embedding_in_split;    /* account_for_embedding_in_pipeline_split */
     bool loss_in_split;         /* account_for_loss_in_pipeline_split */
     int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
+    char pipeline_layout[CORE_TEXT_MAX]; /* Megatron's --pipeline-model-parallel-layout; "" */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -412,9 +427,10 @@ struct core_resolved {
     enum core_split split;
     int64_t first_stage_layers, last_stage_layers; /* 0 = not given */
     bool embedding_in_split, loss_in_split;
-    int64_t mtp_layers;   /* on the last pipeline rank */
-    int64_t mtp_params;   /* within params: the MTP layers' weights (0 without) */
-    int64_t stage_layers; /* decoder layers (+ MTP) of the heaviest pipeline rank */
+    int64_t mtp_layers;        /* on the last pipeline rank */
+    int64_t mtp_params;        /* within params: the MTP layers' weights (0 without) */
+    int64_t stage_layers;      /* decoder layers (+ MTP) of the heaviest pipeline rank */
+    struct core_layout layout; /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
 };
 
 struct core_flops {

@@ -175,9 +175,10 @@ static enum core_status resolve(const struct core_input *in, struct core_resolve
 
 /* The experts' layout and the pipeline split are layout.c's (Megatron-Core's rules); ZeRO-Infinity
  * offloads parameters only under stage 3. */
-static void check_moe(const struct core_resolved *r, bool shaped, struct core_problems *p)
+static void check_moe(const struct core_input *in, const struct core_resolved *r, bool shaped,
+                      struct core_problems *p)
 {
-    core_layout_check(r, shaped, p);
+    core_layout_check(in, r, shaped, p);
     if (r->offload_params == CORE_OFFLOAD_CPU && r->zero_stage < 3)
         core_problem_add(p, "offload_params",
                          "parameter offload needs zero_stage 3 (ZeRO-Infinity); zero_stage is %d",
@@ -416,7 +417,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     check_cluster(r, p);
     check_schedule(in, r, p);
     check_training(in, r, p);
-    check_moe(r, st == CORE_OK, p);
+    check_moe(in, r, st == CORE_OK, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);
         check_measured(r, &out->flops, p);

@@ -167,6 +167,10 @@ const struct core_input_spec core_inputs[] = {
     INT_ROW("decoder_last_pipeline_num_layers", last_stage_layers, 1, CORE_LAYERS_MAX, 0, true,
             "layers", "an even split",
             "layers on the last pipeline rank (Megatron-LM); a multiple of virtual_stages"),
+    {"pipeline_model_parallel_layout", CORE_KIND_TEXT, CORE_STORE_TEXT, AT(pipeline_layout), 0, 0,
+     false, 0, true, true, false, false, NO_CHOICES, "", "pp x virtual_stages stages, split as above",
+     "Megatron-LM's flexible layout: stages split by |, E embedding, t decoder layer, m MTP "
+     "layer, L loss, (...)*n and x*n repeat; e.g. Et|(tt|)*30mL"},
     {"account_for_embedding_in_pipeline_split", CORE_KIND_BOOL, CORE_STORE_BOOL,
      AT(embedding_in_split), 0, 0, false, 0, false, false, false, false, NO_CHOICES, "", NULL,
      "the embedding counts as one layer of the pipeline split (Megatron-LM)"},
@@ -306,6 +310,9 @@ void core_input_store_default(const struct core_input_spec *spec, void *base)
         plan->gpu_count = 0;
         break;
     }
+    case CORE_STORE_TEXT:
+        memset(dst, 0, CORE_TEXT_MAX);
+        break;
     case CORE_STORE_PRICES: {
         struct core_plan_input *plan = base;
         for (int g = 0; g < CORE_PLAN_GPU_MAX; g++)
@@ -340,15 +347,34 @@ static double stored_number(const struct core_input_spec *spec, const void *base
         return b;
     case CORE_STORE_GPUS:
     case CORE_STORE_PRICES:
+    case CORE_STORE_TEXT:
         break;
     }
     return 0;
+}
+
+const char *core_input_text_check(const struct core_input_spec *spec, const char *s, size_t len)
+{
+    if (strcmp(spec->name, "pipeline_model_parallel_layout") == 0)
+        return core_layout_text_check(s, len);
+    return NULL;
+}
+
+/* A text row: NUL-terminated within its buffer and well formed by its own check. */
+static bool text_valid(const struct core_input_spec *spec, const void *base)
+{
+    const char *s = (const char *)base + spec->offset;
+    size_t len = strnlen(s, CORE_TEXT_MAX);
+
+    return len < CORE_TEXT_MAX && (len == 0 || core_input_text_check(spec, s, len) == NULL);
 }
 
 bool core_input_valid(const struct core_input_spec *spec, const void *base)
 {
     double v = stored_number(spec, base);
 
+    if (spec->kind == CORE_KIND_TEXT)
+        return text_valid(spec, base);
     if (spec->unset && v == spec->dflt)
         return true;
     switch (spec->kind) {
@@ -374,6 +400,7 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
     case CORE_KIND_GPUS:
     case CORE_KIND_PRICES:
     case CORE_KIND_OBJECT: /* decoded and checked by the api (api/hfconfig.c) */
+    case CORE_KIND_TEXT:
     case CORE_KIND_COUNT:
         break;
     }

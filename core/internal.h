@@ -86,7 +86,8 @@ void core_resolve_moe_split(const struct core_shape *shape, int64_t n, int64_t *
  * and N resolved. */
 void core_layout_resolve(const struct core_input *in, bool shaped, struct core_resolved *r);
 /* Megatron-Core's (or torchtitan's) rules for the split and the experts' layout. */
-void core_layout_check(const struct core_resolved *r, bool shaped, struct core_problems *p);
+void core_layout_check(const struct core_input *in, const struct core_resolved *r, bool shaped,
+                       struct core_problems *p);
 /* Decoder layers on virtual stage g (0 .. pp*virtual_stages - 1, Megatron's interleaved order). */
 int64_t core_stage_decoders(const struct core_resolved *r, int64_t g);
 /* Decoder layers on pipeline rank `rank` (its virtual_stages chunks) and how many are MoE. */
@@ -97,6 +98,9 @@ int64_t core_layout_heaviest(const struct core_resolved *r);
 bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense, double *experts);
 /* Layers' worth of activations the ledger holds (L for an even split) and how many are MoE. */
 void core_layout_activation_layers(const struct core_resolved *r, int64_t *layers, int64_t *moe);
+
+/* layout.c: parse Megatron's flexible layout string (NULL, or why it is malformed). */
+const char *core_layout_parse(const char *s, size_t len, struct core_layout *out);
 
 /* flops.c */
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f);

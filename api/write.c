@@ -171,6 +171,20 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     api_jsonw_close_object(w);
 }
 
+/* The recompute modules as a comma-separated list in Megatron's names. */
+static void k_modules(struct api_jsonw *w, unsigned bits)
+{
+    char buf[CORE_TEXT_MAX];
+    size_t at = 0;
+
+    buf[0] = '\0';
+    for (int k = 0; k < CORE_RC_COUNT; k++)
+        if (bits & (1u << k))
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at > 0 ? "," : "",
+                                   core_recompute_module_names[k]);
+    k_str(w, KEY("recompute_modules"), buf);
+}
+
 /* The flexible pipeline layout as memwall read it, stage by stage in Megatron's syntax (a run
  * of n decoder layers written t*n), or null. */
 static void k_layout(struct api_jsonw *w, const struct core_resolved *in)
@@ -218,6 +232,8 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_bool(w, KEY("master_weights"), in->master_weights);
     k_str(w, KEY("optimizer"), core_optimizer_names[in->optimizer]);
     k_str(w, KEY("checkpointing"), core_checkpointing_names[in->checkpointing]);
+    k_modules(w, in->recompute_modules);
+    k_str(w, KEY("optimizer_moments"), core_moment_precision_names[in->bf16_moments ? 1 : 0]);
     k_bool(w, KEY("flash_attention"), in->flash_attention);
     k_str(w, KEY("attention_flops"), core_attention_flops_names[in->attention_flops]);
     k_int(w, KEY("gpus"), in->gpus);

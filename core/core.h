@@ -96,6 +96,21 @@ struct core_layout {
     unsigned char layers[CORE_LAYOUT_STAGES_MAX]; /* decoder layers per stage (<= 255) */
 };
 
+/* Megatron-Core's --recompute-modules (transformer_config.py), a bit each; what selective
+ * recompute recomputes (default core_attn). */
+enum core_recompute_module {
+    CORE_RC_CORE_ATTN = 1 << 0,
+    CORE_RC_MOE_ACT = 1 << 1,
+    CORE_RC_LAYERNORM = 1 << 2,
+    CORE_RC_MLA_UP_PROJ = 1 << 3,
+    CORE_RC_MLP = 1 << 4,
+    CORE_RC_MOE = 1 << 5,
+    CORE_RC_SHARED_EXPERTS = 1 << 6,
+};
+#define CORE_RC_COUNT 7
+extern const char *const core_recompute_module_names[CORE_RC_COUNT]; /* bit i's name */
+extern const char *const core_moment_precision_names[2];             /* "fp32", "bf16" */
+
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
 
@@ -364,7 +379,9 @@ struct core_input {
     bool embedding_in_split;    /* account_for_embedding_in_pipeline_split */
     bool loss_in_split;         /* account_for_loss_in_pipeline_split */
     int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
-    char pipeline_layout[CORE_TEXT_MAX]; /* Megatron's --pipeline-model-parallel-layout; "" */
+    char pipeline_layout[CORE_TEXT_MAX];   /* Megatron's --pipeline-model-parallel-layout; "" */
+    char recompute_modules[CORE_TEXT_MAX]; /* Megatron's --recompute-modules; "" = core_attn */
+    int optimizer_moments; /* 0 fp32 (default), 1 bf16 (core_moment_precision_names) */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -427,10 +444,12 @@ struct core_resolved {
     enum core_split split;
     int64_t first_stage_layers, last_stage_layers; /* 0 = not given */
     bool embedding_in_split, loss_in_split;
-    int64_t mtp_layers;        /* on the last pipeline rank */
-    int64_t mtp_params;        /* within params: the MTP layers' weights (0 without) */
-    int64_t stage_layers;      /* decoder layers (+ MTP) of the heaviest pipeline rank */
-    struct core_layout layout; /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
+    int64_t mtp_layers;         /* on the last pipeline rank */
+    int64_t mtp_params;         /* within params: the MTP layers' weights (0 without) */
+    int64_t stage_layers;       /* decoder layers (+ MTP) of the heaviest pipeline rank */
+    struct core_layout layout;  /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
+    unsigned recompute_modules; /* enum core_recompute_module bits (selective recompute) */
+    bool bf16_moments;          /* optimizer_moments bf16: the moments' bytes halve */
 };
 
 struct core_flops {

@@ -65,14 +65,23 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
     r->seq_len = in->seq_len;
     r->tokens = in->tokens;
     r->precision = in->precision;
-    /* Gradients follow the weights; fp8 runs keep bf16 gradients. */
+    /* Gradients follow the weights; fp8 runs keep bf16 gradients. Megatron-LM accumulates and
+     * reduces bf16 (and fp8) runs' gradients in fp32 (arguments.py: "accumulate and all-reduce
+     * gradients in fp32 for bfloat16 data type", main_grads_dtype fp32 by default). */
     if (in->grad_precision >= 0)
         r->grad_precision = (enum core_precision)in->grad_precision;
+    else if (in->framework == CORE_FW_MEGATRON &&
+             (in->precision == CORE_PREC_BF16 || in->precision == CORE_PREC_FP8))
+        r->grad_precision = CORE_PREC_FP32;
     else
         r->grad_precision = in->precision == CORE_PREC_FP8 ? CORE_PREC_BF16 : in->precision;
     r->master_weights = flag_or(in->master_weights, !fp32);
     r->optimizer = in->optimizer;
+    r->bf16_moments = in->optimizer_moments == 1;
     r->checkpointing = in->checkpointing;
+    if (!core_recompute_parse(in->recompute_modules, strnlen(in->recompute_modules, CORE_TEXT_MAX),
+                              &r->recompute_modules))
+        r->recompute_modules = CORE_RC_CORE_ATTN; /* refused by the row check first */
     r->flash_attention = in->flash_attention;
     r->attention_flops = in->attention_flops;
     r->count = in->count;
@@ -243,6 +252,11 @@ static void check_schedule(const struct core_input *in, const struct core_resolv
 static void check_training(const struct core_input *in, const struct core_resolved *r,
                            struct core_problems *p)
 {
+    /* transformer_config.py: "mla_up_proj in recompute_modules is only supported with
+     * multi-latent attention". */
+    if ((r->recompute_modules & CORE_RC_MLA_UP_PROJ) && r->shape.arch.kv_lora_rank == 0)
+        core_problem_add(p, "recompute_modules",
+                         "mla_up_proj needs multi-latent attention (kv_lora_rank > 0)");
     if (r->precision == CORE_PREC_FP32 && in->master_weights == CORE_FLAG_YES)
         core_problem_add(p, "master_weights", "fp32 training has no separate master copy");
     /* An architecture can imply more parameters than params itself may be given as. */

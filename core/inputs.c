@@ -135,9 +135,16 @@ const struct core_input_spec core_inputs[] = {
              "keep an fp32 master copy of the weights (4 bytes/parameter)"),
     CHOICE_ROW("optimizer", optimizer, core_optimizer_names, CORE_OPT_ADAMW, false, NULL,
                "optimizer; sets the moment bytes per parameter"),
+    CHOICE_ROW("optimizer_moments", optimizer_moments, core_moment_precision_names, 0, false, NULL,
+               "the optimizer's moments in fp32, or bf16 (Megatron-LM's precision-aware optimizer: "
+               "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16)"),
     {"checkpointing", CORE_KIND_CHOICE, CORE_STORE_INT, AT(checkpointing), 0, 0, false,
      CORE_CKPT_NONE, false, false, true, true, CHOICES(core_checkpointing_names), "", NULL,
      "activation checkpointing (Korthikanti et al. 2022); true = full, false = none"},
+    {"recompute_modules", CORE_KIND_TEXT, CORE_STORE_TEXT, AT(recompute_modules), 0, 0, false, 0,
+     true, true, false, false, NO_CHOICES, "", "core_attn (Megatron-LM's default)",
+     "what checkpointing selective recomputes (Megatron-LM's --recompute-modules): core_attn, "
+     "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, separated by commas"},
     {"flash_attention", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(flash_attention), 0, 0, false, 0,
      false, false, false, false, NO_CHOICES, "", NULL,
      "attention scores not materialized (drops the 5*a*s^2*b activation term)"},
@@ -357,6 +364,8 @@ const char *core_input_text_check(const struct core_input_spec *spec, const char
 {
     if (strcmp(spec->name, "pipeline_model_parallel_layout") == 0)
         return core_layout_text_check(s, len);
+    if (strcmp(spec->name, "recompute_modules") == 0)
+        return core_recompute_text_check(s, len);
     return NULL;
 }
 

@@ -92,6 +92,8 @@ void core_layout_check(const struct core_input *in, const struct core_resolved *
 int64_t core_stage_decoders(const struct core_resolved *r, int64_t g);
 /* Decoder layers on pipeline rank `rank` (its virtual_stages chunks) and how many are MoE. */
 void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *layers, int64_t *moe);
+/* Decoder layers of virtual stage g and how many are MoE. */
+void core_chunk_layers(const struct core_resolved *r, int64_t g, int64_t *layers, int64_t *moe);
 /* The most layers one pipeline rank holds (the last rank's MTP layers included). */
 int64_t core_layout_heaviest(const struct core_resolved *r);
 /* Weights of rank `rank`'s decoder layers: the routed experts' and the rest (doubles). */
@@ -101,6 +103,10 @@ void core_layout_activation_layers(const struct core_resolved *r, int64_t *layer
 
 /* layout.c: parse Megatron's flexible layout string (NULL, or why it is malformed). */
 const char *core_layout_parse(const char *s, size_t len, struct core_layout *out);
+
+/* recompute.c: the bits of a --recompute-modules list ("" = core_attn); false if a name is
+ * unknown. */
+bool core_recompute_parse(const char *s, size_t len, unsigned *bits);
 
 /* flops.c */
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f);

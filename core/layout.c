@@ -173,6 +173,14 @@ static int64_t stage_offset(const struct core_resolved *r, int64_t g)
     return g * (L / S);
 }
 
+void core_chunk_layers(const struct core_resolved *r, int64_t g, int64_t *layers, int64_t *moe)
+{
+    int64_t off = stage_offset(r, g);
+
+    *layers = core_stage_decoders(r, g);
+    *moe = moe_below(&r->shape.arch, off + *layers) - moe_below(&r->shape.arch, off);
+}
+
 void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *layers, int64_t *moe)
 {
     const struct core_arch *a = &r->shape.arch;

@@ -636,6 +636,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */
 #define CORE_PLAN_GPUS_DEFAULT  4096    /* gpus_max when not given */
 #define CORE_PLAN_PP_MAX        64      /* pipeline stages searched: divisors of L up to this */
+#define CORE_PLAN_EP_MAX        256     /* expert parallelism searched: powers of 2 dividing E */
 #define CORE_PLAN_NODE_GPUS     8       /* G steps by whole 8-GPU nodes beyond one node */
 #define CORE_PLAN_CROSS_NODE_TP 0.7     /* assumed-MFU model: factor when a tp group spans nodes */
 #define CORE_PLAN_CP_MAX        32      /* predicted model: context parallelism searched up to */
@@ -671,6 +672,7 @@ void core_plan_input_init(struct core_plan_input *in);
 struct core_plan {
     int gpu; /* catalog index */
     int64_t gpus, tp, pp, cp, dp, batch;
+    int64_t ep, etp; /* the experts' grid (MoE parallel folding); 1 and tp for a dense model */
     int64_t virtual_stages; /* interleaved 1F1B stages per rank (1 = plain 1F1B) */
     int zero_stage;
     enum core_checkpointing checkpointing;

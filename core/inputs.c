@@ -108,12 +108,13 @@ const struct core_input_spec core_inputs[] = {
     INT_ROW("dense_layers", dense_layers, 0, CORE_LAYERS_MAX, -1, true, "layers",
             "the preset's or config's, else 0", "leading layers with a dense MLP; < layers"),
     {"ep", CORE_KIND_INT, CORE_STORE_I64, AT(ep), 1, CORE_PARALLEL_MAX, false, 1, false, false,
-     false, false, NO_CHOICES, "GPUs", NULL,
+     false, true, NO_CHOICES, "GPUs", NULL,
      "expert-parallel size: routed experts split over ep ranks; divides experts, and etp*ep*pp "
      "divides gpus (MoE parallel folding: ep may exceed the dense dp)"},
-    INT_ROW("etp", etp, 1, CORE_PARALLEL_MAX, 0, true, "GPUs", "tp (Megatron-LM's default)",
-            "expert tensor-parallel size: each routed expert split over etp ranks; the experts' "
-            "grid etp*ep*edp = tp*cp*dp"),
+    {"etp", CORE_KIND_INT, CORE_STORE_I64, AT(etp), 1, CORE_PARALLEL_MAX, false, 0, true, false,
+     false, true, NO_CHOICES, "GPUs", "tp (Megatron-LM's default)",
+     "expert tensor-parallel size: each routed expert split over etp ranks; the experts' grid "
+     "etp*ep*edp = tp*cp*dp"},
     INT_ROW("mtp_layers", mtp_layers, 0, CORE_LAYERS_MAX, 0, false, "layers", NULL,
             "multi-token prediction layers (DeepSeek-V3: 1) on the last pipeline stage: their "
             "weights, FLOPs and activations"),

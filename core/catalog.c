@@ -135,9 +135,22 @@ const struct core_preset core_presets[] = {
     /* Published as 405B; the exact count is 405.9B. */
     {"llama3.1-405b", "Llama 3.1 405B", LLAMA3, 405e9, 131072,
      ARCH(126, 16384, 128, 8, 128, 53248, 128256, true, false, 0, false)},
-    /* Trained context 8192 with a 4096-token sliding attention window. */
-    {"mistral-7b", "Mistral 7B", "Jiang et al. 2023, Mistral 7B, Table 1", 7.24e9, 8192,
-     ARCH(32, 4096, 32, 8, 128, 14336, 32000, true, false, 0, false)},
+    /* Mistral 7B v0.1: trained context 8192, every layer a 4096-token sliding window (Table 1;
+     * config.json `sliding_window` 4096). */
+    {"mistral-7b",
+     "Mistral 7B",
+     "Jiang et al. 2023, Mistral 7B, Table 1",
+     7.24e9,
+     8192,
+     {.layers = 32,
+      .hidden = 4096,
+      .heads = 32,
+      .kv_heads = 8,
+      .head_dim = 128,
+      .ffn_hidden = 14336,
+      .vocab = 32000,
+      .gated_mlp = true,
+      .sliding_window = 4096}},
     /* Transformer-XL relative positions add a d x (a h_d) projection per layer. */
     {"chinchilla-70b", "Chinchilla 70B",
      "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models, Table 4", 70e9, 2048,

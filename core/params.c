@@ -64,7 +64,7 @@ static int nearest_preset(int64_t n)
     double best = NEAREST_MAX;
     int found = -1;
 
-    for (size_t i = 0; i < core_preset_count; i++) {
+    for (size_t i = 0; i < core_preset_count && i < CORE_PRESET_STAND_INS; i++) {
         const struct core_preset *pre = &core_presets[i];
         double published = pre->published_params;
         int64_t p;
@@ -205,9 +205,14 @@ enum core_status core_resolve_shape(const struct core_input *in, struct core_sha
     } else {
         int64_t n = in->params > 0 ? in->params : DEFAULT_PARAMS;
         int idx = nearest_preset(n);
-        if (idx >= 0)
+        if (idx >= 0) {
             shape_from_preset(idx, CORE_SHAPE_NEAREST, s);
-        else
+            /* A stand-in lends its size, not its attention pattern: a bare N is priced with
+             * full attention in every layer (Mistral 7B's window stays with `model`). */
+            s->arch.sliding_window = 0;
+            s->arch.layer_period = 0;
+            s->arch.full_layers = 0;
+        } else
             shape_from_aspect(n, s);
     }
     apply_overrides(in, s, p);

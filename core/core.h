@@ -394,6 +394,9 @@ struct core_input {
     int64_t shared_experts;       /* -1 = not given */
     int64_t moe_ffn_hidden;       /* one routed expert's width; 0 = not given */
     int64_t dense_layers;         /* leading dense layers; -1 = not given */
+    int64_t sliding_window;       /* -1 = not given (the architecture's); 0 = every layer full
+                                     attention; w > 0: the window of the sliding layers (every
+                                     layer when the architecture has no pattern) */
     int64_t ep;                   /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
 };

@@ -151,6 +151,18 @@ static void apply_overrides(const struct core_input *in, struct core_shape *s,
                          (long long)a->kv_heads, (long long)a->heads);
 }
 
+/* `sliding_window` (docs/architectures.md, "Attention layer types"): 0 makes every layer full
+ * attention; a window replaces the architecture's, on its sliding layers, or on every layer
+ * when it has no pattern (Mistral's rule). */
+static void apply_window(const struct core_input *in, struct core_arch *a)
+{
+    if (in->sliding_window < 0)
+        return;
+    if (in->sliding_window == 0)
+        a->layer_period = 0, a->full_layers = 0;
+    a->sliding_window = in->sliding_window;
+}
+
 /* Mixture-of-experts rows replace the base's fields (docs/model.md, "Mixture of experts").
  * experts 0 makes the model dense; a new MoE needs its top-k. */
 static void apply_moe(const struct core_input *in, struct core_arch *a, struct core_problems *p)
@@ -217,6 +229,7 @@ enum core_status core_resolve_shape(const struct core_input *in, struct core_sha
     }
     apply_overrides(in, s, p);
     apply_moe(in, &s->arch, p);
+    apply_window(in, &s->arch);
     if (p->count > before)
         return CORE_EINVAL;
     s->arch_params = core_arch_params(&s->arch);

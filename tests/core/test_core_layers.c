@@ -214,6 +214,49 @@ START_TEST(zero_and_invalid)
 }
 END_TEST
 
+/* The `sliding_window` input. On Mistral 7B at T 8192 (causal), 0 removes the window: 12 x 32 x
+ * 4096 x 4096 = 6,442,450,944 per token; 2048 replaces it: k = 2048 - 2048^2/16384 = 1792 keys,
+ * 12 x 32 x 1792 x 4096 = 2,818,572,288. On a bare 7e9 (every layer full), 4096 makes every layer
+ * slide (no pattern): 4,831,838,208 as Mistral's own. On Gemma 2 9B the pattern stays: 21 full
+ * and 21 sliding layers of the new window. The parameter count never changes. */
+START_TEST(window_input)
+{
+    struct core_input in;
+    struct core_result out;
+
+    core_input_init(&in);
+    ck_assert(in.sliding_window == -1);
+    in.preset = core_preset_find("mistral-7b");
+    in.seq_len = 8192;
+    in.attention_flops = CORE_ATTN_CAUSAL;
+    in.sliding_window = 0;
+    EVAL_OK(in, out);
+    ck_assert(out.flops.per_token.attention == 6442450944.0);
+    in.sliding_window = 2048;
+    EVAL_OK(in, out);
+    ck_assert(out.flops.per_token.attention == 2818572288.0);
+    ASSERT_I64(out.resolved.params, 7241732096);
+
+    core_input_init(&in);
+    in.params = 7000000000;
+    in.seq_len = 8192;
+    in.attention_flops = CORE_ATTN_CAUSAL;
+    in.sliding_window = 4096;
+    EVAL_OK(in, out);
+    ck_assert(out.flops.per_token.attention == 4831838208.0);
+
+    core_input_init(&in);
+    in.preset = core_preset_find("gemma-2-9b");
+    in.sliding_window = 1024;
+    EVAL_OK(in, out);
+    struct core_layer_types t;
+    core_arch_layer_types(&out.resolved.shape.arch, &t);
+    ASSERT_I64(t.layers[CORE_LAYER_FULL], 21);
+    ASSERT_I64(t.layers[CORE_LAYER_SLIDING], 21);
+    ASSERT_I64(t.window, 1024);
+}
+END_TEST
+
 /* Attention sinks: one logit per head per layer. gpt-oss-20b with them off loses 24 x 64. */
 START_TEST(sinks_counted)
 {
@@ -237,6 +280,7 @@ static Suite *suite(void)
     tcase_add_test(tc, fused_attention_time);
     tcase_add_test(tc, zero_and_invalid);
     tcase_add_test(tc, sinks_counted);
+    tcase_add_test(tc, window_input);
     suite_add_tcase(s, tc);
     return s;
 }

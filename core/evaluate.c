@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rules.h"
 #include "peak.h"
 
 void core_input_init(struct core_input *in)
@@ -432,6 +433,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     st = resolve(in, r, p);
     check_cluster(r, p);
     check_schedule(in, r, st == CORE_OK, p);
+    core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
     check_moe(r, st == CORE_OK, p);
     if (st == CORE_OK) {

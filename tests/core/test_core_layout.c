@@ -89,11 +89,24 @@ START_TEST(layout_contradictions_are_422)
     in.pp = 4;
     in.virtual_stages = 3; /* 4 * 3 = 12 does not divide 32 layers */
     ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
-    in.virtual_stages = 2; /* 8 divides 32 */
+    in.virtual_stages = 2; /* 8 divides 32, but one micro-batch is no multiple of pp = 4 */
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
+    /* Megatron-LM's interleaved schedule (schedules.py) needs m a multiple of pp: with b 1 and
+     * dp 1, m = global_batch; 6 is refused, 4 and 8 run. */
+    in.global_batch = 6;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
+    for (int k = 1; k <= 2; k++) {
+        struct core_result r;
+        in.global_batch = 4.0 * k;
+        EVAL_OK(in, r);
+        ck_assert_int_eq(r.resolved.virtual_stages, 2);
+    }
+    /* Plain 1F1B takes any m, fewer than pp included. */
+    in.virtual_stages = 1;
+    in.global_batch = 1;
     {
         struct core_result r;
         EVAL_OK(in, r);
-        ck_assert_int_eq(r.resolved.virtual_stages, 2);
     }
 
     mistral_shape(&in);

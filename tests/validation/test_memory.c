@@ -466,7 +466,13 @@ START_TEST(test_in_flight)
     in.virtual_stages = 2;
     peak_of(&in, false, &pk);
     ASSERT_REL(pk.in_flight, 5.5, 1e-12);
-    in.global_batch = 2; /* m = 2: only two micro-batches exist */
+    /* m = 4 (the least multiple of pp the interleaved schedule takes): only m v = 8 chunks
+     * exist, 4 stage micro-batches. Plain 1F1B with m = 2 < pp holds both. */
+    in.global_batch = 4;
+    peak_of(&in, false, &pk);
+    ASSERT_REL(pk.in_flight, 4, 1e-12);
+    in.virtual_stages = 1;
+    in.global_batch = 2;
     peak_of(&in, false, &pk);
     ASSERT_REL(pk.in_flight, 2, 1e-12);
 }

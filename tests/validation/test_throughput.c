@@ -25,6 +25,7 @@
 #include "csv.h"
 #include "core_test_util.h"
 #include "perf.h"
+#include "rules.h"
 
 #ifndef MEMWALL_CALIBRATION_CSV
 #error "MEMWALL_CALIBRATION_CSV must name the calibration file"
@@ -539,6 +540,30 @@ START_TEST(test_catalog_interconnect)
 }
 END_TEST
 
+/* Every measured run satisfies the layout rules (core/rules.c): the frameworks ran them, so a
+ * rule that refused one would be stricter than the framework. Rows without a stated stage
+ * count take v = 2 (row_input), which the rule must accept as well. */
+START_TEST(test_layout_rules_accept_measured_runs)
+{
+    struct set *sets[] = {&calibration, &holdout};
+
+    for (size_t k = 0; k < 2; k++) {
+        load_set(sets[k]);
+        for (int i = 0; i < sets[k]->count; i++) {
+            const struct core_perf_input *in = &sets[k]->list[i].in;
+            double m = in->global_batch / ((double)in->micro_batch * (double)in->dp);
+
+            ck_assert_msg(core_rule_tp_heads(in->heads, in->kv_heads, in->tp), "%s: tp",
+                          sets[k]->list[i].id);
+            ck_assert_msg(core_rule_cp_seq(in->seq_len, in->cp), "%s: cp", sets[k]->list[i].id);
+            ck_assert_msg(core_rule_interleave(in->pp, in->virtual_stages, m),
+                          "%s: pp %lld v %lld m %g", sets[k]->list[i].id, (long long)in->pp,
+                          (long long)in->virtual_stages, m);
+        }
+    }
+}
+END_TEST
+
 static Suite *throughput_suite(void)
 {
     Suite *s = suite_create("throughput");
@@ -551,6 +576,7 @@ static Suite *throughput_suite(void)
     tcase_add_test(tc, test_zero3_small_batch);
     tcase_add_test(tc, test_selective_recompute);
     tcase_add_test(tc, test_interleaving);
+    tcase_add_test(tc, test_layout_rules_accept_measured_runs);
     tcase_add_test(tc, test_flash_attention);
     tcase_add_test(tc, test_properties);
     tcase_add_test(tc, test_catalog_interconnect);

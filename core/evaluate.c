@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "rules.h"
+#include "validation.h"
 #include "peak.h"
 
 void core_input_init(struct core_input *in)
@@ -377,6 +378,7 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
     enum core_status st = peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
+    out->expected_error = core_peak_validation[r->framework].expected_error;
     if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
         out->device = out->bytes;
         out->device_at = out->at;

@@ -8,6 +8,7 @@
  * cost ~100x the core evaluation (docs/performance.md).
  */
 #include "api_internal.h"
+#include "inputs.h"
 #include "perf.h"
 
 #define KEY API_JSONW_KEY
@@ -85,21 +86,11 @@ static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
     }
 }
 
-/* 0 means "none": the search found no answer. */
-static void k_int_or_null(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
+/* An expected error (core/validation.c): null where no unseen measured run backs it (< 0). */
+static void k_error(struct api_jsonw *w, const char *key, size_t klen, double v)
 {
     api_jsonw_key_encoded(w, key, klen);
-    if (v > 0)
-        api_jsonw_int(w, v);
-    else
-        api_jsonw_null(w);
-}
-
-/* A real when present (given: > 0, or >= 0 for prices), else null. */
-static void k_real_if(struct api_jsonw *w, const char *key, size_t klen, bool present, double v)
-{
-    api_jsonw_key_encoded(w, key, klen);
-    if (present)
+    if (v >= 0)
         api_jsonw_double(w, v);
     else
         api_jsonw_null(w);
@@ -149,6 +140,16 @@ static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
     k_int(w, KEY("kv_lora_rank"), a->kv_lora_rank);
 }
 
+/* The attention layer types (docs/architectures.md): the window and how many layers use it. */
+static void attention_shape(struct api_jsonw *w, const struct core_arch *a)
+{
+    struct core_layer_types t;
+
+    core_arch_layer_types(a, &t);
+    k_int(w, KEY("sliding_window"), t.window);
+    k_int(w, KEY("sliding_layers"), t.layers[CORE_LAYER_SLIDING]);
+}
+
 static void shape(struct api_jsonw *w, const struct core_shape *s)
 {
     const struct core_arch *a = &s->arch;
@@ -168,116 +169,81 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     k_int(w, KEY("learned_positions"), a->learned_positions);
     k_int(w, KEY("params"), s->arch_params);
     moe_shape(w, s);
+    attention_shape(w, a);
     api_jsonw_close_object(w);
 }
 
-/* The recompute modules as a comma-separated list in Megatron's names. */
-static void k_modules(struct api_jsonw *w, unsigned bits)
+/* The resolved value of an echoed row, as .store keeps it (a flag resolves to a bool). */
+static int64_t echo_int(const struct core_input_spec *row, const char *at)
 {
-    char buf[CORE_TEXT_MAX];
-    size_t at = 0;
+    int64_t i64;
+    int i;
 
-    buf[0] = '\0';
-    for (int k = 0; k < CORE_RC_COUNT; k++)
-        if (bits & (1u << k))
-            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at > 0 ? "," : "",
-                                   core_recompute_module_names[k]);
-    k_str(w, KEY("recompute_modules"), buf);
+    if (row->store == CORE_STORE_I64) {
+        memcpy(&i64, at, sizeof i64);
+        return i64;
+    }
+    memcpy(&i, at, sizeof i);
+    return i;
 }
 
-/* The flexible pipeline layout as memwall read it, stage by stage in Megatron's syntax (a run
- * of n decoder layers written t*n), or null. */
-static void k_layout(struct api_jsonw *w, const struct core_resolved *in)
+/* One row of the input table as `inputs` shows it (enum core_input_echo). */
+static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
+                     const struct core_resolved *in)
 {
-    const struct core_layout *l = &in->layout;
-    char buf[CORE_LAYOUT_STAGES_MAX * 24];
-    size_t at = 0;
+    const char *at = (const char *)in + row->resolved;
+    double d;
+    bool b;
 
-    if (in->split != CORE_SPLIT_LAYOUT) {
-        api_jsonw_key_encoded(w, KEY("pipeline_model_parallel_layout"));
-        api_jsonw_null(w);
+    api_jsonw_key(w, row->name);
+    switch (row->kind) {
+    case CORE_KIND_PRESET: /* the model, only when the shape is the preset's own */
+        api_jsonw_string(
+            w, in->shape.source == CORE_SHAPE_PRESET ? core_presets[echo_int(row, at)].id : NULL);
+        return;
+    case CORE_KIND_GPU:
+        api_jsonw_string(w, core_gpus[echo_int(row, at)].id);
+        return;
+    case CORE_KIND_CHOICE: {
+        int64_t i = echo_int(row, at);
+        api_jsonw_string(w, i >= 0 && i < row->choice_count ? row->choices[i] : NULL);
         return;
     }
-    for (int g = 0; g < l->stages && at + 24 < sizeof buf; g++) {
-        int n = snprintf(buf + at, sizeof buf - at, "%s%s", g > 0 ? "|" : "",
-                         l->embedding == g ? "E" : "");
-        at += (size_t)n;
-        if (l->layers[g] > 1)
-            at += (size_t)snprintf(buf + at, sizeof buf - at, "t*%d", l->layers[g]);
-        else if (l->layers[g] == 1)
-            buf[at++] = 't';
-        if (l->mtp_stage == g)
-            at += (size_t)snprintf(buf + at, sizeof buf - at, l->mtp > 1 ? "m*%d" : "m", l->mtp);
-        if (l->loss == g)
-            buf[at++] = 'L';
-        buf[at] = '\0';
+    case CORE_KIND_BOOL:
+    case CORE_KIND_FLAG:
+        memcpy(&b, at, sizeof b);
+        api_jsonw_bool(w, b);
+        return;
+    case CORE_KIND_TEXT: /* a NUL-terminated char[CORE_TEXT_MAX]; "" = not given */
+        api_jsonw_string(w, at[0] != '\0' ? at : NULL);
+        return;
+    default:
+        break;
     }
-    k_str(w, KEY("pipeline_model_parallel_layout"), buf);
+    if (row->echo == CORE_ECHO_PREDICTED && in->mfu_predicted) {
+        api_jsonw_string(w, row->choices[0]);
+        return;
+    }
+    if (row->store != CORE_STORE_DOUBLE) {
+        api_jsonw_int(w, echo_int(row, at));
+        return;
+    }
+    memcpy(&d, at, sizeof d);
+    if (row->nullable && d == row->dflt)
+        api_jsonw_null(w); /* still "not given" */
+    else
+        api_jsonw_double(w, d);
 }
 
+/* `inputs`: every row of the input table that echoes a resolved value, in the table's order,
+ * then the resolved architecture (shape) for the rows that set it. */
 void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
 {
-    const struct core_resolved *in = &r->resolved;
-
     k_open(w, KEY("inputs"));
-    k_str(w, KEY("model"),
-          in->shape.source == CORE_SHAPE_PRESET ? core_presets[in->shape.preset].id : NULL);
-    k_int(w, KEY("params"), in->params);
-    k_int(w, KEY("active_params"), in->active_params);
-    k_int(w, KEY("batch"), in->batch);
-    k_int(w, KEY("seq_len"), in->seq_len);
-    k_real(w, KEY("tokens"), in->tokens);
-    k_str(w, KEY("precision"), core_precision_names[in->precision]);
-    k_str(w, KEY("grad_precision"), core_precision_names[in->grad_precision]);
-    k_bool(w, KEY("master_weights"), in->master_weights);
-    k_str(w, KEY("optimizer"), core_optimizer_names[in->optimizer]);
-    k_str(w, KEY("checkpointing"), core_checkpointing_names[in->checkpointing]);
-    k_modules(w, in->recompute_modules);
-    k_str(w, KEY("optimizer_moments"), core_moment_precision_names[in->bf16_moments ? 1 : 0]);
-    k_bool(w, KEY("flash_attention"), in->flash_attention);
-    k_str(w, KEY("attention_flops"), core_attention_flops_names[in->attention_flops]);
-    k_int(w, KEY("gpus"), in->gpus);
-    k_str(w, KEY("gpu"), core_gpus[in->gpu].id);
-    k_int(w, KEY("zero_stage"), in->zero_stage);
-    k_int(w, KEY("tp"), in->tp);
-    k_int(w, KEY("pp"), in->pp);
-    k_int(w, KEY("cp"), in->cp);
-    k_int(w, KEY("virtual_stages"), in->virtual_stages);
-    k_bool(w, KEY("sequence_parallel"), in->sequence_parallel);
-    k_bool(w, KEY("tp_comm_overlap"), in->tp_comm_overlap);
-    k_bool(w, KEY("dp_comm_overlap"), in->dp_comm_overlap);
-    k_int(w, KEY("gpus_per_node"), in->gpus_per_node);
-    k_real(w, KEY("intra_node_gbs"), in->intra_node_gbs);
-    k_real(w, KEY("inter_node_gbs"), in->inter_node_gbs);
-    k_real(w, KEY("memory_gb"), in->memory_gb);
-    k_real(w, KEY("peak_tflops"), in->peak_tflops);
-    k_real(w, KEY("reserve_gb"), in->reserve_gb);
-    if (in->mfu_predicted)
-        k_str(w, KEY("mfu"), "predicted");
-    else
-        k_real(w, KEY("mfu"), in->mfu);
-    k_str(w, KEY("count"), core_count_names[in->count]);
-    k_real_if(w, KEY("usd_per_gpu_hour"), in->usd_per_gpu_hour >= 0, in->usd_per_gpu_hour);
-    k_real_if(w, KEY("tokens_per_second"), in->tokens_per_second > 0, in->tokens_per_second);
-    k_real(w, KEY("global_batch_tokens"), in->global_batch_tokens);
-    k_real(w, KEY("global_batch"), in->global_batch);
-    k_str(w, KEY("framework"), core_framework_names[in->framework]);
-    k_str(w, KEY("loss"), core_loss_names[in->loss]);
-    k_bool(w, KEY("compile"), in->compile);
-    k_bool(w, KEY("optimizer_in_backward"), in->optimizer_in_backward);
-    k_bool(w, KEY("activation_offload"), in->activation_offload);
-    k_str(w, KEY("memory_metric"), core_memory_metric_names[in->memory_metric]);
-    k_int(w, KEY("ep"), in->ep);
-    k_int(w, KEY("etp"), in->etp > 0 ? in->etp : in->tp);
-    k_int(w, KEY("mtp_layers"), in->mtp_layers);
-    k_int_or_null(w, KEY("decoder_first_pipeline_num_layers"), in->first_stage_layers);
-    k_int_or_null(w, KEY("decoder_last_pipeline_num_layers"), in->last_stage_layers);
-    k_layout(w, in);
-    k_bool(w, KEY("account_for_embedding_in_pipeline_split"), in->embedding_in_split);
-    k_bool(w, KEY("account_for_loss_in_pipeline_split"), in->loss_in_split);
-    k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
-    k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
-    shape(w, &in->shape);
+    for (size_t i = 0; i < core_input_count; i++)
+        if (core_inputs[i].echo == CORE_ECHO_RESOLVED || core_inputs[i].echo == CORE_ECHO_PREDICTED)
+            echo_row(w, &core_inputs[i], &r->resolved);
+    shape(w, &r->resolved.shape);
     api_jsonw_close_object(w);
 }
 
@@ -370,9 +336,20 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_str(w, KEY("at"), m->peak.at);
     k_str(w, KEY("stage"), m->peak.stage);
     k_bytes(w, KEY("device"), m->peak.device);
+    k_error(w, KEY("expected_error"), m->peak.expected_error);
     api_jsonw_close_object(w);
     memory_moe_host(w, r);
     api_jsonw_close_object(w);
+}
+
+/* 0 means "none": the search found no answer. */
+static void k_int_or_null(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (v > 0)
+        api_jsonw_int(w, v);
+    else
+        api_jsonw_null(w);
 }
 
 void api_write_fit(struct api_jsonw *w, const struct core_result *r)
@@ -480,6 +457,6 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
     }
     api_jsonw_close_object(w);
     k_str(w, KEY("bottleneck"), p->bottleneck);
-    k_real(w, KEY("expected_error"), p->expected_error);
+    k_error(w, KEY("expected_error"), p->expected_error);
     api_jsonw_close_object(w);
 }

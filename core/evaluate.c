@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rules.h"
+#include "validation.h"
 #include "peak.h"
 
 void core_input_init(struct core_input *in)
@@ -77,11 +79,12 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
         r->grad_precision = in->precision == CORE_PREC_FP8 ? CORE_PREC_BF16 : in->precision;
     r->master_weights = flag_or(in->master_weights, !fp32);
     r->optimizer = in->optimizer;
-    r->bf16_moments = in->optimizer_moments == 1;
+    r->optimizer_moments = in->optimizer_moments == 1 ? 1 : 0;
     r->checkpointing = in->checkpointing;
     if (!core_recompute_parse(in->recompute_modules, strnlen(in->recompute_modules, CORE_TEXT_MAX),
                               &r->recompute_modules))
         r->recompute_modules = CORE_RC_CORE_ATTN; /* refused by the row check first */
+    core_recompute_text(r->recompute_modules, r->recompute_text);
     r->flash_attention = in->flash_attention;
     r->attention_flops = in->attention_flops;
     r->count = in->count;
@@ -374,6 +377,7 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
     enum core_status st = peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
+    out->expected_error = core_peak_validation[r->framework].expected_error;
     if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
         out->device = out->bytes;
         out->device_at = out->at;
@@ -430,6 +434,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     st = resolve(in, r, p);
     check_cluster(r, p);
     check_schedule(in, r, p);
+    core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
     check_moe(in, r, st == CORE_OK, p);
     if (st == CORE_OK) {

@@ -107,6 +107,8 @@ const char *core_layout_parse(const char *s, size_t len, struct core_layout *out
 /* recompute.c: the bits of a --recompute-modules list ("" = core_attn); false if a name is
  * unknown. */
 bool core_recompute_parse(const char *s, size_t len, unsigned *bits);
+/* The bits as a comma-separated list in Megatron's names. */
+void core_recompute_text(unsigned bits, char out[CORE_TEXT_MAX]);
 
 /* flops.c */
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f);

@@ -66,7 +66,10 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
 {
     int64_t ways, total, active, experts;
 
-    r->etp = in->etp;                   /* 0 = tp, read through core_etp(): the planner varies tp */
+    r->etp = in->etp; /* 0 = tp, read through core_etp(): the planner varies tp */
+    r->etp_used = core_etp(r);
+    memcpy(r->layout_text, in->pipeline_layout, CORE_TEXT_MAX);
+    r->layout_text[CORE_TEXT_MAX - 1] = '\0';
     ways = core_etp(r) * r->ep * r->pp; /* each <= 1e6, ep <= 1e6: may reach 1e18, no overflow */
     r->edp = r->gpus / ways > 0 ? r->gpus / ways : 1;
     r->first_stage_layers = in->first_stage_layers;

@@ -42,7 +42,7 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->moments = moment_bytes[r->optimizer];
     /* Megatron-LM's precision-aware optimizer keeps fp32 moments as bf16 (--exp-avg-dtype,
      * --exp-avg-sq-dtype; optimizer/distrib_optimizer.py); 8-bit moments stay as they are. */
-    if (r->bf16_moments && r->optimizer != CORE_OPT_ADAMW_8BIT)
+    if (r->optimizer_moments == 1 && r->optimizer != CORE_OPT_ADAMW_8BIT)
         b->moments /= 2;
     b->total = b->weights + b->master + b->moments + b->grads;
 }

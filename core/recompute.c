@@ -60,3 +60,20 @@ const char *core_recompute_text_check(const char *s, size_t len)
                : "a list of core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts "
                  "(Megatron-LM's --recompute-modules)";
 }
+
+void core_recompute_text(unsigned bits, char out[CORE_TEXT_MAX])
+{
+    size_t at = 0;
+
+    out[0] = '\0';
+    for (int k = 0; k < CORE_RC_COUNT; k++) {
+        size_t n = strlen(core_recompute_module_names[k]);
+        if (!(bits & (1u << k)) || at + n + 2 > CORE_TEXT_MAX)
+            continue;
+        if (at > 0)
+            out[at++] = ',';
+        memcpy(out + at, core_recompute_module_names[k], n);
+        at += n;
+        out[at] = '\0';
+    }
+}

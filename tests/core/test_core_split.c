@@ -115,6 +115,7 @@ START_TEST(torchtitan_uneven_interleaved)
     in.tp = 8;
     in.pp = 8;
     in.virtual_stages = 2;
+    in.global_batch = 64; /* dp 8: m = 8, a multiple of pp (schedules.py) */
     in.flash_attention = true;
     EVAL_OK(in, r);
     ck_assert_int_eq(r.resolved.split, CORE_SPLIT_BALANCED);
@@ -154,6 +155,7 @@ START_TEST(megatron_uneven)
     in.ep = 32;
     in.etp = 1;
     in.virtual_stages = 4;
+    in.global_batch = 128;          /* dp 16: m = 8 */
     ck_assert(fails_on(&in, "pp")); /* 94 % 8 != 0 without the embedding and loss counted */
     in.embedding_in_split = in.loss_in_split = true;
     EVAL_OK(in, r);
@@ -193,6 +195,7 @@ START_TEST(flexible_layout)
     in.gpus = 256;
     in.pp = 8;
     in.ep = 32;
+    in.global_batch = 256; /* dp 32: m = 8 */
     snprintf(in.pipeline_layout, sizeof in.pipeline_layout, "Et|(tt|)*30mL");
     EVAL_OK(in, r);
     ASSERT_I64(r.resolved.virtual_stages, 4);

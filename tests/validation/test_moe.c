@@ -157,9 +157,9 @@ static void row_gpu(const char *name, struct core_input *in)
     NEED(0, "unknown gpu %s", name);
 }
 
-/* The architecture: the preset where memwall has one, else the row's config.json columns on a
- * preset of the same family (Qwen3-235B on Qwen3-30B's QK-norm and gating; Kimi-K2 on
- * DeepSeek-V3's MLA; GPT-OSS with its attention and expert biases). */
+/* The architecture: the preset where memwall has one (GPT-OSS-120B's with its sliding window,
+ * sinks and biases), else the row's config.json columns on a preset of the same family
+ * (Qwen3-235B on Qwen3-30B's QK-norm and gating; Kimi-K2 on DeepSeek-V3's MLA). */
 static void row_model(char f[FIELDS][FIELD_MAX], struct core_input *in)
 {
     const char *m = f[3];
@@ -170,7 +170,8 @@ static void row_model(char f[FIELDS][FIELD_MAX], struct core_input *in)
                : strncmp(m, "Mixtral 8x22B", 13) == 0 ? core_preset_find("mixtral-8x22b")
                : strncmp(m, "Qwen3-235B", 10) == 0    ? core_preset_find("qwen3-30b-a3b")
                : strncmp(m, "Kimi-K2", 7) == 0        ? core_preset_find("deepseek-v3")
-                                                      : core_preset_find("qwen3-30b-a3b");
+               : strncmp(m, "GPT-OSS-120B", 12) == 0  ? core_preset_find("gpt-oss-120b")
+                                                      : -1;
 
     NEED(base >= 0, "no preset for %s", m);
     *a = core_presets[base].arch;
@@ -191,11 +192,6 @@ static void row_model(char f[FIELDS][FIELD_MAX], struct core_input *in)
     a->shared_experts = csv_whole(f[15], a->shared_experts);
     a->moe_ffn_hidden = csv_whole(f[16], a->moe_ffn_hidden);
     a->dense_layers = csv_whole(f[17], a->dense_layers);
-    if (strncmp(m, "GPT-OSS", 7) == 0) { /* not in memwall's presets on this branch */
-        a->qk_norm = CORE_QK_NORM_NONE;
-        a->qkv_bias = a->o_bias = a->mlp_bias = true;
-        a->router_bias = true;
-    }
 }
 
 static enum core_precision row_precision(const char *p)

@@ -278,6 +278,10 @@ START_TEST(hybrid_linear)
     in.mfu = CORE_MFU_PREDICTED;
     EVAL_OK(in, out);
     ck_assert(out.flops.per_token.attention == 1207959552.0);
+    in.sliding_window = 0; /* no window to remove: the hybrid pattern stays */
+    EVAL_OK(in, out);
+    ck_assert(out.flops.per_token.attention == 1207959552.0);
+    in.sliding_window = -1;
     ASSERT_I64(core_arch_kv_positions_total(&out.resolved.shape.arch, 4096), 12 * 4096);
     for (int flash = 1; flash >= 0; flash--) {
         in.flash_attention = flash;

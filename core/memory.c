@@ -309,8 +309,9 @@ bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t
     *logits = 0;
     if (r->pp == 1) { /* fp32 logits for the loss, only on the last (= only) stage */
         int64_t v;
+        /* One set per MTP depth too (multi_token_prediction.py: each runs the output layer). */
         if (!ck_mul(ceil_div(seq_len, r->cp), batch, &v) || !ck_mul(v, r->shape.arch.vocab, &v) ||
-            !ck_mul(v, 4, &v))
+            !ck_mul(v, 4, &v) || !ck_mul(v, 1 + r->mtp_layers, &v))
             return false;
         *logits = ceil_div(v, r->tp);
     }

@@ -474,8 +474,10 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
         /* torchtitan computes the loss under loss_parallel when tensor parallelism shards the
          * output layer's vocabulary. */
         loss_bytes(loss, o->compile, o->framework == CORE_FW_TORCHTITAN && r->tp > 1, &lf, &lb);
+        /* Each MTP depth runs the shared output layer and its own loss on the same tokens
+         * (multi_token_prediction.py, process_mtp_loss): its logits next to the model's. */
         logits = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch *
-                 (double)r->shape.arch.vocab / (double)r->tp;
+                 (double)r->shape.arch.vocab / (double)r->tp * (double)(1 + r->mtp_layers);
     } else {
         lf = lb = 0;
     }

@@ -16,12 +16,6 @@
 #include "internal.h"
 #include "peak.h"
 
-const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",
-                                                         "torchtune", "deepspeed", "hf_trainer"};
-const char *const core_loss_names[CORE_LOSS_COUNT] = {"fp32_logits", "vocab_parallel_fused",
-                                                      "unfused_fp32", "compiled", "chunked"};
-const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved", "active",
-                                                                 "device"};
 const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "backward",
                                                                "optimizer_step"};
 

@@ -11,24 +11,6 @@
 #include "internal.h"
 #include "perf.h"
 
-/* Catalog peak for a precision in TFLOP/s; 0 = the GPU lacks it. fp32 trains on tf32 units. */
-double core_catalog_peak_tflops(int gpu, enum core_precision precision)
-{
-    const struct core_gpu *g = &core_gpus[gpu];
-
-    switch (precision) {
-    case CORE_PREC_FP16:
-        return g->fp16_tflops;
-    case CORE_PREC_FP32:
-        return g->tf32_tflops;
-    case CORE_PREC_FP8:
-        return g->fp8_tflops;
-    case CORE_PREC_BF16:
-    default:
-        return g->bf16_tflops;
-    }
-}
-
 static double run_flops(const struct core_resolved *r, const struct core_flops *f)
 {
     switch (r->count) {

@@ -278,9 +278,7 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
         model = f.model;
         hardware = f.hardware;
         s->recompute[ck] = s->r.count == CORE_COUNT_HARDWARE ? 1.0 : model / hardware;
-        s->gpu_flops[ck] = s->r.count == CORE_COUNT_SIX_ND  ? f.six_nd
-                           : s->r.count == CORE_COUNT_MODEL ? f.model
-                                                            : f.hardware;
+        s->gpu_flops[ck] = core_flops_counted(&f, s->r.count);
     }
     s->r.checkpointing = CORE_CKPT_NONE;
     s->gbt = in->base.global_batch_tokens > 0 || in->base.global_batch > 0

@@ -161,6 +161,27 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     api_jsonw_close_object(w);
 }
 
+/* The fine-tuning inputs as resolved: lora_targets as Hugging Face names, base_quant as the
+ * concrete layout, optimizer_state_dtype null when the framework's rule applies. */
+static void adapter_inputs(struct api_jsonw *w, const struct core_adapters_cfg *a)
+{
+    k_str(w, KEY("finetune"), core_finetune_names[a->finetune]);
+    k_int(w, KEY("lora_rank"), a->rank);
+    k_real(w, KEY("lora_alpha"), a->alpha);
+    api_jsonw_key_encoded(w, KEY("lora_targets"));
+    api_jsonw_open_array(w);
+    for (int m = 0; m < CORE_MOD_COUNT; m++)
+        if (a->targets & CORE_MOD_BIT(m))
+            api_jsonw_string(w, core_module_names[m]);
+    api_jsonw_close_array(w);
+    k_str(w, KEY("base_quant"), core_base_quant_names[a->base_quant]);
+    api_jsonw_key_encoded(w, KEY("optimizer_state_dtype"));
+    if (a->optimizer_state_dtype >= 0)
+        api_jsonw_string(w, core_state_dtype_names[a->optimizer_state_dtype]);
+    else
+        api_jsonw_null(w);
+}
+
 void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
 {
     const struct core_resolved *in = &r->resolved;
@@ -214,6 +235,7 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_int(w, KEY("ep"), in->ep);
     k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
     k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
+    adapter_inputs(w, &in->adapters);
     shape(w, &in->shape);
     api_jsonw_close_object(w);
 }
@@ -276,6 +298,16 @@ static void memory_moe_host(struct api_jsonw *w, const struct core_result *r)
     host_ledger(w, KEY("per_gpu"), &m->host);
     host_ledger(w, KEY("per_node"), &m->host_node);
     api_jsonw_close_object(w);
+    /* memory.adapters: present only when finetune is not full (adapters.c). */
+    if (r->resolved.adapters.finetune != CORE_FT_FULL) {
+        k_open(w, KEY("adapters"));
+        k_bytes(w, KEY("params"), m->adapters.params);
+        k_bytes(w, KEY("grads"), m->adapters.grads);
+        k_bytes(w, KEY("optimizer"), m->adapters.optimizer);
+        k_int(w, KEY("trainable_params"), m->adapters.trainable);
+        k_bytes(w, KEY("frozen_base"), m->adapters.frozen);
+        api_jsonw_close_object(w);
+    }
 }
 
 void api_write_memory(struct api_jsonw *w, const struct core_result *r)

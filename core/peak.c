@@ -196,6 +196,8 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
         none += 8 * h + 4 * q + 4 * kv;
     if (!r->flash_attention) /* eager attention: bf16 scores and softmax, s keys per token */
         none += 4 * (double)a->heads / t * (double)r->seq_len;
+    if (r->adapters.finetune != CORE_FT_FULL) /* a frozen base (adapters.c) */
+        none += core_adapters_pytorch_delta(r) + (core_adapters_fp32_stream(r) ? 4 * h : 0);
     out->saved = none, out->working = 0;
     switch (r->checkpointing) {
     case CORE_CKPT_NONE:
@@ -203,8 +205,8 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
     case CORE_CKPT_SELECTIVE:
         out->saved = sac, out->working = none - sac;
         break;
-    case CORE_CKPT_FULL:
-        out->saved = 2 * h, out->working = none;
+    case CORE_CKPT_FULL: /* the layer input; fp32 under PEFT's k-bit preparation */
+        out->saved = (core_adapters_fp32_stream(r) ? 4 : 2) * h, out->working = none;
         break;
     }
     out->saved *= scale;
@@ -302,6 +304,32 @@ static void add_total(struct core_peak_moment_bytes *m)
     m->total = m->weights + m->grads + m->optimizer + m->activations + m->logits + m->buffers;
 }
 
+/* Fine-tuning with adapters (adapters.c): the stage's share of the frozen base and the adapters
+ * (ZeRO shards them as the full-training state), the layer's transient dequantized weight, the
+ * gathers in the base's stored layout and the autocast copies. grad_bytes < 0: full training. */
+struct adapter_stage {
+    double grad_bytes, casts, gather_scale;
+};
+
+static void adapter_stage(const struct core_resolved *r, const struct stage_shape *s,
+                          struct layer_acts *la, double dpc, double *w, double *g, double *opt,
+                          struct adapter_stage *ft)
+{
+    struct core_adapter_peak ap;
+    double whole = (double)r->params / (double)r->tp;
+    double frac = whole > 0 ? s->params / whole : 1, e = r->precision == CORE_PREC_FP32 ? 4 : 2;
+
+    if (!core_adapters_peak_state(r, &ap))
+        return; /* unreachable for validated inputs: the ledger ran */
+    *w = ap.weights * frac / (r->zero_stage >= 3 ? dpc : 1);
+    *g = ap.grads * frac / (r->zero_stage >= 2 ? dpc : 1);
+    *opt = ap.optimizer * frac / (r->zero_stage >= 1 ? dpc : 1);
+    la->working += core_adapters_transient(r);
+    ft->grad_bytes = ap.adapter_bytes;
+    ft->casts = ap.casts * frac;
+    ft->gather_scale = ap.stored_bpp / e;
+}
+
 /* Every moment of stage i under a framework profile. */
 static void profile_stage(const struct core_resolved *r, const struct core_peak_options *o,
                           enum core_loss loss, int64_t i, struct core_peak_moment_bytes *mo,
@@ -315,6 +343,7 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     double saved, grads_start, grads_end, grads_fwd, mb_saved, temp, fixed, casts, step_temp;
     double unsharded_grads = 0, accum;
     bool zero3 = r->zero_stage >= 3;
+    struct adapter_stage ft = {.grad_bytes = -1};
 
     stage_shape(r, i, &s);
     *in_flight = s.in_flight;
@@ -330,6 +359,9 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     g = s.params * sb.grads /
         (r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2) ? dpc : 1);
     opt = s.params * sb.optimizer / (r->zero_stage >= 1 ? dpc : 1);
+
+    if (r->adapters.finetune != CORE_FT_FULL)
+        adapter_stage(r, &s, &la, dpc, &w, &g, &opt, &ft);
 
     /* Activations: every in-flight micro-batch's saved tensors; offloading keeps one layer's. */
     mb_saved = la.saved * s.layers;
@@ -348,6 +380,8 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
                         (r->shape.arch.tied_embeddings && s.last ? s.output * sb.grads : 0));
     grads_fwd = (pf->grads_persist || r->micro_batches > s.in_flight) ? grads_end : 0;
     grads_start = grads_fwd > 0 ? grads_fwd : s.last ? fmin(s.output * sb.grads, grads_end) : 0;
+    if (ft.grad_bytes >= 0) /* adapters: a frozen output layer has no gradient */
+        grads_start = grads_fwd;
 
     if (s.last) {
         /* torchtitan computes the loss under loss_parallel when tensor parallelism shards the
@@ -379,14 +413,19 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     /* DeepSpeed's gradient reduce bucket; DDP's bucket copy of every gradient. */
     fixed = pf->zero_bucket * sb.compute;
     if (pf->ddp_bucket_copy && dpc > 1 && r->zero_stage == 0)
-        fixed += s.params * sb.grads;
+        fixed += ft.grad_bytes >= 0 ? g : s.params * sb.grads;
     /* Autocast's compute-dtype copies of fp32 weights, saved by the layers for their backward:
      * all of them at the end of the forward, none at the end of the backward (FSDP's mixed
      * precision gathers compute-dtype layers instead). */
     casts = pf->autocast_copies && sb.weights > sb.compute && !zero3 ? s.params * sb.compute : 0;
+    if (ft.grad_bytes >= 0) {
+        casts = pf->autocast_copies ? ft.casts : 0;
+        gather *= ft.gather_scale;
+        unsharded_grads = 0;
+    }
     /* 8-bit optimizers (torchao's AdamW8bit) dequantize one tensor's two moments to fp32 for
      * its update: 8 bytes x the largest tensor (embedding or output layer). */
-    step_temp = r->optimizer == CORE_OPT_ADAMW_8BIT && !pf->korthikanti
+    step_temp = r->optimizer == CORE_OPT_ADAMW_8BIT && !pf->korthikanti && ft.grad_bytes < 0
                     ? 8 * fmax(s.output, s.layer / 4)
                     : 0;
 
@@ -408,7 +447,8 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
      * consumed); the end (every gradient, the first layer's tensors and working set, and with
      * the step in the backward the last update's temporaries). */
     {
-        double bw_gather = zero3 && dpc > 1 ? gather + s.layer * (sb.compute + 4) : gather;
+        double bw_gather =
+            zero3 && dpc > 1 && ft.grad_bytes < 0 ? gather + s.layer * (sb.compute + 4) : gather;
         double bw_end_saved = o->activation_offload ? la.saved : saved - mb_saved + la.saved;
         struct core_peak_moment_bytes at[3] = {
             {.weights = w,
@@ -447,7 +487,10 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     /* Optimizer step: state, every gradient, and the step's temporaries: foreach AdamW one
      * parameter-sized buffer; a low-precision gradient is upcast to fp32 for the master step. */
     temp = fixed;
-    if (!o->optimizer_in_backward) {
+    if (!o->optimizer_in_backward && ft.grad_bytes >= 0) {
+        if (pf->foreach_step) /* one adapter-sized temporary */
+            temp += g;
+    } else if (!o->optimizer_in_backward) {
         temp += step_temp;
         if (pf->foreach_step)
             temp += s.params * sb.weights / (r->zero_stage >= 1 ? dpc : 1);

@@ -217,6 +217,8 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->offload_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
+    if (r->adapters.finetune != CORE_FT_FULL)
+        core_adapters_perf(r, in);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -279,6 +281,30 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     if (in->moe_layers <= 0 || ep <= 1)
         return 0.0;
     return passes * (double)in->moe_layers / x->p * one;
+}
+
+/* A frozen base (fine-tuning with adapters): the layers' weight GEMMs run forward and once more
+ * for the input gradients (no weight gradients: 2 passes instead of 3), attention still three
+ * times; the adapters' thin GEMMs (rank r: their efficiency falls with r through sat()) forward
+ * and twice backward; their element-wise traffic with the layer's; the output layer's GEMM twice
+ * unless it is wrapped. A quantized base is dequantized per layer per pass: read its stored
+ * bytes, write the compute dtype. Returns the dequantization of one forward (for recompute). */
+static double frozen_micro(const struct core_perf_input *in, const struct shape *x, double gemm_f,
+                           double att_f, double mem_f, double hbm, double h, struct micro *u)
+{
+    double ls = x->ls, t = x->t, rows = x->rows, r = at_least(in->lora_rank, 1);
+    double ad_f = 0.0, vt = x->V / t, dq;
+
+    if (in->lora_in > 0)
+        ad_f = gemm(rows, r, in->lora_in / t, x->rate, h) +
+               gemm(rows, in->lora_out / t, r, x->rate, h);
+    dq = in->dequant_weights / (x->L * t) * (in->dequant_bpp + x->e) / hbm * ls;
+    u->fwd_compute = ls * (gemm_f + att_f + ad_f);
+    u->compute = ls * (2.0 * gemm_f + 3.0 * att_f + 3.0 * ad_f) +
+                 (in->lora_head > 0 ? 3.0 : 2.0) * gemm(rows, vt, x->d, x->rate, h);
+    u->memory =
+        3.0 * ls * (mem_f + rows * in->lora_elt_bytes / hbm) + rows * vt * 12.0 / hbm + 2.0 * dq;
+    return dq;
 }
 
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
@@ -349,10 +375,13 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     double vt = x->V / t;
     u->compute += 3.0 * gemm(rows, vt, x->d, x->rate, h);
     u->memory += rows * vt * 12.0 / hbm;
+    double dq = 0.0;
+    if (in->frozen_base)
+        dq = frozen_micro(in, x, gemm_f, att_f, mem_f, hbm, h, u);
 
     switch (in->checkpointing) {
     case CORE_CKPT_FULL:
-        u->recompute = u->fwd_compute + ls * (mem_f + tp_f + cp_f);
+        u->recompute = u->fwd_compute + ls * (mem_f + tp_f + cp_f) + dq;
         break;
     case CORE_CKPT_SELECTIVE:
         u->recompute = ls * (att_f + score_mem_f);
@@ -459,7 +488,18 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
             in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
         double bytes = held / (x.t * x.p) * x.e;
         double comm, window;
-        if (in->zero_stage >= 3) {
+        if (in->frozen_base) {
+            /* Adapters: only their gradients are reduced; ZeRO-3 still gathers the frozen base
+             * (in its stored layout) forward and backward. */
+            double grads = in->adapter_params / (x.t * x.p) * in->adapter_bytes;
+            double base = held / (x.t * x.p) * in->stored_bpp;
+            double pieces = at_least(held / (x.t * x.p) / ZERO3_BUCKET, x.ls);
+            comm = in->zero_stage >= 3 ? x.m * pieces *
+                                             (2.0 * half_ring(base / pieces, x.dp, dl) +
+                                              half_ring(grads / pieces, x.dp, dl))
+                                       : all_reduce(grads, x.dp, dl);
+            window = in->zero_stage >= 3 ? br->compute + br->recompute : 2.0 * u.fwd_compute;
+        } else if (in->zero_stage >= 3) {
             /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
              * backward, reduce-scatter the gradients; each pass in pieces of at most
              * ZERO3_BUCKET parameters and at least one per layer. */
@@ -481,6 +521,10 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
         double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm;
         double local = in->params / (x.t * x.p) / (in->zero_stage >= 1 ? x.dp : 1.0);
         br->optimizer = local * optimizer_bytes(in, x.e) / hbm;
+        if (in->frozen_base) { /* read the gradient, read+write weights and moments */
+            local = in->adapter_params / (x.t * x.p) / (in->zero_stage >= 1 ? x.dp : 1.0);
+            br->optimizer = local * (3.0 * in->adapter_bytes + 2.0 * in->adapter_moments) / hbm;
+        }
         offload_terms(in, &x, local, br);
     }
     br->ep_comm = x.m * ep_exchange(in, k, &x);
@@ -502,6 +546,8 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     double tokens = in->global_batch * x.s, g = at_least((double)in->gpus, 1);
     double att = 12.0 * x.L * x.s * x.a * x.hd;
     double model = 6.0 * in->active_params + att;
+    if (in->frozen_base) /* input gradients only, plus the adapters' 6 per parameter */
+        model = 4.0 * in->active_params + 6.0 * in->adapter_params + att;
     double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
                  : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
                                                             : 0.0;

@@ -62,6 +62,18 @@ struct core_perf_input {
      * pcie_gbs the host link per GPU per direction (catalog). */
     bool offload_optimizer, offload_params;
     double pcie_gbs;
+    /* Fine-tuning with adapters (core/adapters.c; all 0 for full training): the frozen base's
+     * backward computes only input gradients; the adapters on the wrapped linears of a layer
+     * (their input widths summing to lora_in, output widths to lora_out, rank lora_rank) add
+     * their GEMMs and lora_elt_bytes of element-wise traffic per token per layer; a quantized
+     * base is dequantized (dequant_weights weights of dequant_bpp stored bytes each) at every
+     * pass; the optimizer steps and the data-parallel reduce moves only the adapters. */
+    bool frozen_base;
+    double lora_rank, lora_in, lora_out, lora_head; /* lora_head: the output layer wrapped */
+    double lora_elt_bytes;
+    double adapter_params, adapter_bytes, adapter_moments;
+    double dequant_weights, dequant_bpp;
+    double stored_bpp; /* the frozen base's stored bytes per parameter (ZeRO-3 gathers) */
 };
 
 /* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */

@@ -70,9 +70,7 @@ static json_t *choices(const struct core_input_spec *s)
     else if (s->kind == CORE_KIND_PRESET)
         for (size_t i = 0; i < core_preset_count; i++)
             json_array_append_new(list, json_string(core_presets[i].id));
-    else if (s->kind == CORE_KIND_MODULES)
-        for (int i = 0; i < CORE_MOD_COUNT; i++)
-            json_array_append_new(list, json_string(core_module_names[i]));
+
     return list;
 }
 

@@ -223,9 +223,7 @@ static int64_t adapter_moment_bytes(const struct core_resolved *r)
     m = b.moments;
     if (r->optimizer == CORE_OPT_ADAMW_8BIT || r->optimizer == CORE_OPT_ADAFACTOR)
         return m;
-    if (r->adapters.optimizer_state_dtype == CORE_STATE_BF16)
-        return m / 2;
-    if (r->adapters.optimizer_state_dtype == CORE_STATE_FP32)
+    if (r->adapters.optimizer_state_dtype >= 0) /* given: core_bytes_per_param applied it */
         return m;
     return m * adapter_bytes(r) / 4;
 }

@@ -291,7 +291,7 @@ static void state_bytes(const struct core_resolved *r, const struct profile *pf,
         sb->weights = b.weights, sb->grads = b.grads, sb->optimizer = b.master;
     }
     /* torch.optim's Adam, SGD momentum and Lion states are zeros_like(param). */
-    if (pf->states_like_params &&
+    if (pf->states_like_params && r->adapters.optimizer_state_dtype < 0 &&
         (r->optimizer == CORE_OPT_ADAM || r->optimizer == CORE_OPT_ADAMW ||
          r->optimizer == CORE_OPT_SGD_MOMENTUM || r->optimizer == CORE_OPT_LION))
         moments = moments * sb->weights / 4;

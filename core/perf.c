@@ -146,8 +146,11 @@ static double optimizer_bytes(const struct core_perf_input *in, double e)
     };
     double master = in->master_weights ? 4.0 : 0.0;
     unsigned o = (unsigned)in->optimizer;
+    double m = o < 7 ? moments[o] : 8.0;
 
-    return e + e + 2.0 * (master + (o < 7 ? moments[o] : 8.0));
+    if (in->bf16_states && in->optimizer != CORE_OPT_ADAMW_8BIT)
+        m /= 2.0;
+    return e + e + 2.0 * (master + m);
 }
 
 void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_precision precision)
@@ -188,6 +191,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->full_mask = false; /* decoders are causal, whatever `attention_flops` counts */
     in->optimizer = r->optimizer;
     in->master_weights = r->master_weights;
+    in->bf16_states = r->adapters.optimizer_state_dtype == CORE_STATE_BF16;
     in->zero_stage = r->zero_stage;
     in->gpus = r->gpus;
     in->tp = r->tp;

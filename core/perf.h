@@ -37,6 +37,7 @@ struct core_perf_input {
                        kernels skip the masked half of the score matrix */
     enum core_optimizer optimizer;
     bool master_weights;
+    bool bf16_states; /* optimizer_state_dtype bf16: two-byte moments */
     /* Layout: gpus = tp * pp * dp * cp (not checked here). zero_stage 0..3; virtual_stages is
      * the interleaved 1F1B chunks per pipeline rank (1 = plain 1F1B). Rank order is Megatron's:
      * tp innermost, then cp, then dp, pp outermost. */

@@ -180,10 +180,13 @@ static bool modules_word(const char *s, size_t len, unsigned *mask, char *msg, s
         len--;
     m = len > 0 ? core_module_mask(s, len) : 0;
     if (m == 0) {
-        char lead[API_MSG_MAX];
+        char lead[API_MSG_MAX], word[25];
+        size_t n = len < 24 ? len : 24;
 
-        snprintf(lead, sizeof lead, "unknown module \"%.*s\"; names: all-linear, mlp, ",
-                 (int)(len < 24 ? len : 24), s);
+        for (size_t i = 0; i < n; i++) /* printable ASCII only: the message is JSON */
+            word[i] = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f ? s[i] : '?';
+        word[n] = '\0';
+        snprintf(lead, sizeof lead, "unknown module \"%s\"; names: all-linear, mlp, ", word);
         api_list_names(msg, size, lead, core_module_names, CORE_MOD_COUNT);
         return false;
     }

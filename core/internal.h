@@ -161,6 +161,9 @@ struct core_adapter_peak {
 bool core_adapters_peak_state(const struct core_resolved *r, struct core_adapter_peak *o);
 struct core_perf_input;
 void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *in);
+/* Advice that knows adapters: an NF4 base when the weights do not fit, a smaller rank when the
+ * adapters' state matters (notes.c calls it first). */
+void core_adapters_advice(struct core_result *res);
 
 /* notes.c */
 /* parts: what core_evaluate_parts computed (a warning about the runtime needs it). */

@@ -361,6 +361,7 @@ void core_advice(const struct core_memory *m, const struct core_state *mp, struc
 {
     const struct core_fit *fit = &res->fit;
 
+    core_adapters_advice(res);
     switch (fit->bottleneck) {
     case CORE_BOTTLENECK_STATE:
         advise_state(m, mp, res);

@@ -111,6 +111,8 @@ static const struct golden_case cases[] = {
      "model=llama3-8b&finetune=qlora&framework=torchtune&memory_gb=24&seq_len=2048&batch=2&"
      "checkpointing=full&compile=true&lora_targets=q_proj,k_proj,v_proj,output_proj,mlp",
      NULL},
+    {"fit_lora_70b_use_qlora", "GET", "/fit",
+     "model=llama3-70b&finetune=lora&framework=torchtune&seq_len=2048&checkpointing=full", NULL},
     {"fit_lora_all_linear_hf", "GET", "/fit",
      "model=mistral-7b&finetune=lora&framework=hf_trainer&lora_targets=all-linear&lora_rank=16&"
      "seq_len=4096&batch=4&checkpointing=full&flash_attention=true&mfu=predicted",

@@ -254,6 +254,46 @@ START_TEST(contradictions)
 }
 END_TEST
 
+/* Advice that knows adapters. LoRA on Llama 3 70B (70.6e9 x 2 bytes = 141 GB of frozen bf16
+ * weights) cannot fit one 80 GB GPU: the first advice is an NF4 base (70.6e9 x ~0.52 bytes for
+ * the linears, ~36 GB, plus the bf16 embeddings), which fits. With r = 4096 on every linear the
+ * adapters' own state dominates: halve the rank instead. A LoRA that fits gets neither. */
+START_TEST(adapter_advice)
+{
+    struct core_input in;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-70b");
+    in.finetune = CORE_FT_LORA;
+    in.framework = CORE_FW_TORCHTUNE;
+    in.seq_len = 2048;
+    in.checkpointing = CORE_CKPT_FULL;
+    EVAL_OK(in, res);
+    ck_assert(!res.fit.fits);
+    ck_assert_int_ge(res.advice_count, 1);
+    ck_assert_str_eq(res.advice[0].code, "use_qlora");
+    ck_assert_str_eq(res.advice[0].changes[0].input, "finetune");
+    ck_assert_str_eq(res.advice[0].changes[0].string_value, "qlora");
+    ck_assert(strstr(res.advice[0].message, "which fits") != NULL);
+
+    llama3_8b(&in, CORE_FT_LORA);
+    in.lora_rank = 4096;
+    in.lora_targets = (int)CORE_MOD_ALL_LINEAR;
+    in.memory_gb = 24;
+    in.checkpointing = CORE_CKPT_FULL;
+    EVAL_OK(in, res);
+    ck_assert_str_eq(res.advice[0].code, "reduce_lora_rank");
+    ck_assert_int_eq(res.advice[0].changes[0].int_value, 2048);
+
+    llama3_8b(&in, CORE_FT_LORA);
+    EVAL_OK(in, res);
+    ck_assert(res.fit.fits);
+    for (int i = 0; i < res.advice_count; i++)
+        ck_assert(strcmp(res.advice[i].code, "use_qlora") != 0 &&
+                  strcmp(res.advice[i].code, "reduce_lora_rank") != 0);
+}
+END_TEST
+
 /* Target names: Hugging Face, PEFT's alias, torchtune's spellings. */
 START_TEST(module_names)
 {
@@ -282,6 +322,7 @@ static Suite *suite(void)
     tcase_add_test(tc, frozen_base_step_time);
     tcase_add_test(tc, contradictions);
     tcase_add_test(tc, module_names);
+    tcase_add_test(tc, adapter_advice);
     suite_add_tcase(s, tc);
     return s;
 }

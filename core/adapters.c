@@ -35,7 +35,7 @@
 #include "perf.h"
 
 const char *const core_finetune_names[CORE_FT_COUNT] = {"full", "lora", "qlora", "dora"};
-const char *const core_base_quant_names[CORE_QUANT_COUNT] = {"none",    "nf4",        "nf4_torchao",
+const char *const core_base_quant_names[CORE_BASEQ_COUNT] = {"none",    "nf4",        "nf4_torchao",
                                                              "nf4_bnb", "nf4_bnb_dq", "int8"};
 const char *const core_state_dtype_names[2] = {"fp32", "bf16"};
 const char *const core_module_names[CORE_MOD_COUNT] = {
@@ -81,41 +81,47 @@ unsigned core_module_mask(const char *name, uint64_t len)
 #define NF4_SCALERS 256 /* torchao scaler_block_size; bitsandbytes' nested blocksize */
 #define NF4_TABLE   16  /* torchao keeps the 16 NF4 values per tensor, in the input dtype */
 
-int64_t core_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows)
+/* The training formats' layouts, derived here from the frameworks' code. core/quant.c (the
+ * serving formats table, branch serve-mem) derives the same NF4 rows; once it is on main this
+ * function should read its layouts (one declaration per fact). Two differences to settle then:
+ * torchao's quantization_factor is computed from scalers in the input dtype (bf16 under
+ * torchtune: 16 bits per 256 blocks, not 32), and the per-tensor scalars (torchao's mean and
+ * 16-entry table, bitsandbytes' offset) are counted here. */
+int64_t core_base_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows)
 {
     int64_t codes = ceil_div(n, 2), blocks = ceil_div(n, NF4_BLOCK);
     int64_t groups = ceil_div(blocks, NF4_SCALERS);
 
     switch (q) {
-    case CORE_QUANT_NONE:
+    case CORE_BASEQ_NONE:
         return 0;
-    case CORE_QUANT_NF4: /* resolved away; priced as torchao's */
-    case CORE_QUANT_NF4_TORCHAO:
+    case CORE_BASEQ_NF4: /* resolved away; priced as torchao's */
+    case CORE_BASEQ_NF4_TORCHAO:
         /* int8 scaler per block, bf16 factor per 256 scalers, bf16 mean and NF4 table. */
         return codes + blocks + 2 * groups + 2 + 2 * NF4_TABLE;
-    case CORE_QUANT_NF4_BNB: /* fp32 absmax per block */
+    case CORE_BASEQ_NF4_BNB: /* fp32 absmax per block */
         return codes + 4 * blocks;
-    case CORE_QUANT_NF4_BNB_DQ: /* uint8 absmax per block, fp32 absmax per 256, fp32 offset */
+    case CORE_BASEQ_NF4_BNB_DQ: /* uint8 absmax per block, fp32 absmax per 256, fp32 offset */
         return codes + blocks + 4 * groups + 4;
-    case CORE_QUANT_INT8: /* int8 weights, fp32 scale per output row */
+    case CORE_BASEQ_INT8: /* int8 weights, fp32 scale per output row */
         return n + 4 * out_rows;
     }
     return 0;
 }
 
-double core_quant_bytes_per_weight(enum core_base_quant q)
+double core_base_quant_bytes_per_weight(enum core_base_quant q)
 {
     switch (q) {
-    case CORE_QUANT_NONE:
+    case CORE_BASEQ_NONE:
         return 0;
-    case CORE_QUANT_NF4:
-    case CORE_QUANT_NF4_TORCHAO:
+    case CORE_BASEQ_NF4:
+    case CORE_BASEQ_NF4_TORCHAO:
         return 0.5 + 1.0 / NF4_BLOCK + 2.0 / (NF4_BLOCK * NF4_SCALERS);
-    case CORE_QUANT_NF4_BNB:
+    case CORE_BASEQ_NF4_BNB:
         return 0.5 + 4.0 / NF4_BLOCK;
-    case CORE_QUANT_NF4_BNB_DQ:
+    case CORE_BASEQ_NF4_BNB_DQ:
         return 0.5 + 1.0 / NF4_BLOCK + 4.0 / (NF4_BLOCK * NF4_SCALERS);
-    case CORE_QUANT_INT8:
+    case CORE_BASEQ_INT8:
         return 1.0 + 4.0 / 4096.0;
     }
     return 0;
@@ -140,17 +146,17 @@ enum core_status core_adapters_resolve(const struct core_input *in, struct core_
     c->optimizer_state_dtype = in->optimizer_state_dtype;
     c->torchtune = in->framework == CORE_FW_TORCHTUNE;
     c->base_quant = in->base_quant >= 0             ? (enum core_base_quant)in->base_quant
-                    : in->finetune == CORE_FT_QLORA ? CORE_QUANT_NF4
-                                                    : CORE_QUANT_NONE;
-    if (c->base_quant == CORE_QUANT_NF4)
-        c->base_quant = c->torchtune ? CORE_QUANT_NF4_TORCHAO : CORE_QUANT_NF4_BNB_DQ;
+                    : in->finetune == CORE_FT_QLORA ? CORE_BASEQ_NF4
+                                                    : CORE_BASEQ_NONE;
+    if (c->base_quant == CORE_BASEQ_NF4)
+        c->base_quant = c->torchtune ? CORE_BASEQ_NF4_TORCHAO : CORE_BASEQ_NF4_BNB_DQ;
     if (c->finetune == CORE_FT_FULL) {
-        if (in->base_quant > CORE_QUANT_NONE)
+        if (in->base_quant > CORE_BASEQ_NONE)
             core_problem_add(p, "base_quant",
                              "a quantized base is frozen: it needs finetune lora, qlora or dora");
         return p->count > before ? CORE_EINVAL : CORE_OK;
     }
-    if (c->finetune == CORE_FT_QLORA && c->base_quant == CORE_QUANT_NONE)
+    if (c->finetune == CORE_FT_QLORA && c->base_quant == CORE_BASEQ_NONE)
         core_problem_add(p, "base_quant",
                          "finetune qlora trains LoRA on a quantized base; "
                          "use finetune lora for base_quant none");
@@ -235,7 +241,7 @@ bool core_adapters_count(const struct core_resolved *r, struct core_adapter_coun
     struct linear l[8];
     int n = model_linears(&r->shape.arch, l);
     int64_t rank = cfg->rank, plain_bytes = compute_bytes(r);
-    bool quant = cfg->base_quant != CORE_QUANT_NONE;
+    bool quant = cfg->base_quant != CORE_BASEQ_NONE;
 
     memset(c, 0, sizeof *c);
     for (int i = 0; i < n; i++) {
@@ -255,7 +261,7 @@ bool core_adapters_count(const struct core_resolved *r, struct core_adapter_coun
             return false;
         if (w > c->largest)
             c->largest = w;
-        one = core_quant_tensor_bytes(cfg->base_quant, w, l[i].out);
+        one = core_base_quant_tensor_bytes(cfg->base_quant, w, l[i].out);
         if (quant && !ck_acc_mul(&c->quantized_bytes, one, l[i].count))
             return false;
     }
@@ -400,7 +406,7 @@ double core_adapters_transient(const struct core_resolved *r)
     struct core_adapter_counts c;
 
     if (r->adapters.finetune == CORE_FT_FULL ||
-        (r->adapters.base_quant == CORE_QUANT_NONE && r->adapters.finetune != CORE_FT_DORA) ||
+        (r->adapters.base_quant == CORE_BASEQ_NONE && r->adapters.finetune != CORE_FT_DORA) ||
         !core_adapters_count(r, &c))
         return 0;
     return (double)c.largest * (double)compute_bytes(r) / (double)r->tp;
@@ -410,7 +416,7 @@ double core_adapters_transient(const struct core_resolved *r)
  * every checkpointed layer input) is fp32: twice the 2-byte figure. */
 bool core_adapters_fp32_stream(const struct core_resolved *r)
 {
-    return r->adapters.finetune != CORE_FT_FULL && r->adapters.base_quant != CORE_QUANT_NONE &&
+    return r->adapters.finetune != CORE_FT_FULL && r->adapters.base_quant != CORE_BASEQ_NONE &&
            !r->adapters.torchtune && r->precision != CORE_PREC_FP32;
 }
 
@@ -515,10 +521,10 @@ static bool advise_qlora(struct core_result *res)
     const struct core_adapter_bytes *ad = &res->memory.adapters;
 
     /* Only when the frozen weights, not the adapters' own state, are what overflows. */
-    if (q.adapters.base_quant != CORE_QUANT_NONE || res->fit.bottleneck != CORE_BOTTLENECK_STATE ||
+    if (q.adapters.base_quant != CORE_BASEQ_NONE || res->fit.bottleneck != CORE_BOTTLENECK_STATE ||
         ad->frozen < ad->params + ad->grads + ad->optimizer)
         return false;
-    q.adapters.base_quant = q.adapters.torchtune ? CORE_QUANT_NF4_TORCHAO : CORE_QUANT_NF4_BNB_DQ;
+    q.adapters.base_quant = q.adapters.torchtune ? CORE_BASEQ_NF4_TORCHAO : CORE_BASEQ_NF4_BNB_DQ;
     if (!judged_bytes(&q, &judged))
         return false;
     n = core_note_add(

@@ -22,14 +22,14 @@ enum core_finetune { CORE_FT_FULL, CORE_FT_LORA, CORE_FT_QLORA, CORE_FT_DORA };
 /* How the frozen base is stored. nf4 is the framework's own layout: torchao's NF4Tensor under
  * torchtune, bitsandbytes with double quantization elsewhere (the QLoRA paper's recipe). */
 enum core_base_quant {
-    CORE_QUANT_NONE,
-    CORE_QUANT_NF4,
-    CORE_QUANT_NF4_TORCHAO,
-    CORE_QUANT_NF4_BNB,
-    CORE_QUANT_NF4_BNB_DQ,
-    CORE_QUANT_INT8,
+    CORE_BASEQ_NONE,
+    CORE_BASEQ_NF4,
+    CORE_BASEQ_NF4_TORCHAO,
+    CORE_BASEQ_NF4_BNB,
+    CORE_BASEQ_NF4_BNB_DQ,
+    CORE_BASEQ_INT8,
 };
-#define CORE_QUANT_COUNT 6
+#define CORE_BASEQ_COUNT 6
 
 /* The linears an adapter can wrap, in Hugging Face's spelling (bit i of a target mask). */
 enum core_module {
@@ -55,7 +55,7 @@ enum core_module {
 enum core_state_dtype { CORE_STATE_FP32, CORE_STATE_BF16 };
 
 extern const char *const core_finetune_names[CORE_FT_COUNT];
-extern const char *const core_base_quant_names[CORE_QUANT_COUNT];
+extern const char *const core_base_quant_names[CORE_BASEQ_COUNT];
 extern const char *const core_state_dtype_names[2];
 /* Hugging Face names, index = enum core_module. */
 extern const char *const core_module_names[CORE_MOD_COUNT];
@@ -71,17 +71,17 @@ struct core_adapters_cfg {
     int64_t rank;
     double alpha;
     unsigned targets;                /* mask of enum core_module */
-    enum core_base_quant base_quant; /* concrete: never CORE_QUANT_NF4 once resolved */
+    enum core_base_quant base_quant; /* concrete: never CORE_BASEQ_NF4 once resolved */
     int optimizer_state_dtype;       /* enum core_state_dtype, or -1 = the framework's rule */
     bool torchtune;                  /* torchtune's rules (adapters in the model dtype), else
                                         PEFT's (fp32 adapters, k-bit preparation) */
 };
 
-/* Bytes of one tensor of n weights in a quantized layout (CORE_QUANT_NONE: 0; int8 needs the
+/* Bytes of one tensor of n weights in a quantized layout (CORE_BASEQ_NONE: 0; int8 needs the
  * row count, out_rows). Exact, including per-block and per-tensor scales. */
-int64_t core_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows);
+int64_t core_base_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows);
 /* Bytes per weight of a layout for a large tensor (the limit of the above / n; int8 for rows of
  * in_features = 4096). */
-double core_quant_bytes_per_weight(enum core_base_quant q);
+double core_base_quant_bytes_per_weight(enum core_base_quant q);
 
 #endif

@@ -140,7 +140,7 @@ static void core_gen_input(struct core_gen *g, struct core_input *in)
     in->finetune = gen_pick(g, 4) == 0 ? (enum core_finetune)(1 + gen_pick(g, 3)) : CORE_FT_FULL;
     in->lora_rank = gen_pick(g, 2) ? 8 : gen_int(g, 1, CORE_LORA_RANK_MAX);
     in->lora_targets = gen_pick(g, 2) ? -1 : (int)(1 + gen_pick(g, CORE_MOD_MASK_MAX));
-    in->base_quant = gen_pick(g, 2) ? -1 : (int)gen_pick(g, CORE_QUANT_COUNT);
+    in->base_quant = gen_pick(g, 2) ? -1 : (int)gen_pick(g, CORE_BASEQ_COUNT);
     in->optimizer_state_dtype = (int)gen_pick(g, 3) - 1;
 }
 

@@ -69,14 +69,14 @@ END_TEST
  *   8,654,852; int8 16,777,216 + 4 x 4096 = 16,793,600. */
 START_TEST(nf4_bytes_per_weight)
 {
-    ck_assert(core_quant_bytes_per_weight(CORE_QUANT_NF4_TORCHAO) == 0.5157470703125);
-    ck_assert(core_quant_bytes_per_weight(CORE_QUANT_NF4_BNB) == 0.5625);
-    ck_assert(core_quant_bytes_per_weight(CORE_QUANT_NF4_BNB_DQ) == 0.515869140625);
-    ASSERT_I64(core_quant_tensor_bytes(CORE_QUANT_NF4_TORCHAO, 16777216, 4096), 8652834);
-    ASSERT_I64(core_quant_tensor_bytes(CORE_QUANT_NF4_BNB, 16777216, 4096), 9437184);
-    ASSERT_I64(core_quant_tensor_bytes(CORE_QUANT_NF4_BNB_DQ, 16777216, 4096), 8654852);
-    ASSERT_I64(core_quant_tensor_bytes(CORE_QUANT_INT8, 16777216, 4096), 16793600);
-    ASSERT_I64(core_quant_tensor_bytes(CORE_QUANT_NONE, 16777216, 4096), 0);
+    ck_assert(core_base_quant_bytes_per_weight(CORE_BASEQ_NF4_TORCHAO) == 0.5157470703125);
+    ck_assert(core_base_quant_bytes_per_weight(CORE_BASEQ_NF4_BNB) == 0.5625);
+    ck_assert(core_base_quant_bytes_per_weight(CORE_BASEQ_NF4_BNB_DQ) == 0.515869140625);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_TORCHAO, 16777216, 4096), 8652834);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_BNB, 16777216, 4096), 9437184);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_BNB_DQ, 16777216, 4096), 8654852);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_INT8, 16777216, 4096), 16793600);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NONE, 16777216, 4096), 0);
 }
 END_TEST
 
@@ -95,11 +95,11 @@ START_TEST(qlora_frozen_base)
     llama3_8b(&in, CORE_FT_QLORA);
     in.framework = CORE_FW_TORCHTUNE;
     EVAL_OK(in, res);
-    ck_assert_int_eq(res.resolved.adapters.base_quant, CORE_QUANT_NF4_TORCHAO);
+    ck_assert_int_eq(res.resolved.adapters.base_quant, CORE_BASEQ_NF4_TORCHAO);
     ASSERT_I64(res.memory.adapters.frozen, 5701451200LL);
     in.framework = CORE_FW_HF_TRAINER;
     EVAL_OK(in, res);
-    ck_assert_int_eq(res.resolved.adapters.base_quant, CORE_QUANT_NF4_BNB_DQ);
+    ck_assert_int_eq(res.resolved.adapters.base_quant, CORE_BASEQ_NF4_BNB_DQ);
     ASSERT_I64(res.memory.adapters.frozen, 7804175232LL);
 }
 END_TEST
@@ -234,11 +234,11 @@ START_TEST(contradictions)
     struct core_problems p;
 
     llama3_8b(&in, CORE_FT_QLORA);
-    in.base_quant = CORE_QUANT_NONE;
+    in.base_quant = CORE_BASEQ_NONE;
     ck_assert_int_eq(core_evaluate(&in, &res, &p), CORE_EINVAL);
     ck_assert_str_eq(p.items[0].field, "base_quant");
     llama3_8b(&in, CORE_FT_FULL);
-    in.base_quant = CORE_QUANT_NF4;
+    in.base_quant = CORE_BASEQ_NF4;
     ck_assert_int_eq(core_evaluate(&in, &res, &p), CORE_EINVAL);
     ck_assert_str_eq(p.items[0].field, "base_quant");
     core_input_init(&in);

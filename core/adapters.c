@@ -481,6 +481,11 @@ void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *i
     in->dequant_bpp =
         c.linear_weights > 0 ? (double)c.quantized_bytes / (double)c.linear_weights : 0;
     in->stored_bpp = r->params > 0 ? (double)c.frozen / (double)r->params : e;
+    /* What the GEMMs run: the architecture's active weights (a given N may differ), the
+     * adapters of one token's path (per layer r (sum in + sum out); the output layer's). */
+    in->base_params = fmin((double)r->active_params, (double)core_arch_active_params(a));
+    in->adapter_flops_params = in->lora_rank * (in->lora_in + in->lora_out) * (double)a->layers +
+                               in->lora_head * in->lora_rank * (d + (double)a->vocab);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -567,4 +572,19 @@ void core_adapters_advice(struct core_result *res)
         return;
     if (!advise_qlora(res))
         advise_rank(res);
+}
+
+void core_adapters_warnings(struct core_result *res, unsigned parts)
+{
+    const struct core_resolved *r = &res->resolved;
+
+    if (r->adapters.finetune == CORE_FT_FULL || !(parts & CORE_PART_RUNTIME) ||
+        r->count != CORE_COUNT_SIX_ND || r->mfu_predicted)
+        return;
+    core_note_add(res->warnings, &res->warning_count, "six_nd_overcounts_adapters",
+                  "with a frozen base the step runs %.3g x fewer FLOPs than 6ND counts (no weight "
+                  "gradients); count=model or mfu=predicted prices what runs",
+                  6.0 * (double)r->active_params /
+                      (res->flops.per_token.forward + res->flops.per_token.backward -
+                       res->flops.per_token.attention));
 }

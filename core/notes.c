@@ -191,6 +191,7 @@ void core_warnings(const struct core_input *in, struct core_result *res, unsigne
         warn_host(res);
     if (parts & CORE_PART_RUNTIME)
         warn_runtime(res);
+    core_adapters_warnings(res, parts);
     if ((parts & CORE_PART_FIT) && res->fit.judged_peak && !res->fit.fits)
         WARN(res, "peak_exceeds_capacity",
              "with %s the device peak is %.4g GB at %s on the %s stage, over the %.4g GB capacity",

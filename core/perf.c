@@ -584,7 +584,7 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     double att = 12.0 * x.L * x.s * x.a * x.hd;
     double model = 6.0 * in->active_params + att;
     if (in->frozen_base) /* input gradients only, plus the adapters' 6 per parameter */
-        model = 4.0 * in->active_params + 6.0 * in->adapter_params + att;
+        model = 4.0 * in->base_params + 6.0 * in->adapter_flops_params + att;
     double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
                  : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
                                                             : 0.0;

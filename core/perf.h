@@ -75,6 +75,9 @@ struct core_perf_input {
     double adapter_params, adapter_bytes, adapter_moments;
     double dequant_weights, dequant_bpp;
     double stored_bpp; /* the frozen base's stored bytes per parameter (ZeRO-3 gathers) */
+    /* Model FLOPs per token of a fine-tune: 4 base_params + 6 adapter_flops_params + attention,
+     * both as the GEMMs above execute them (the architecture's count, not a given N). */
+    double base_params, adapter_flops_params;
 };
 
 /* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */

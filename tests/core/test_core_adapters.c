@@ -15,6 +15,7 @@
 
 #include "check_main.h"
 #include "core_test_util.h"
+#include "peak.h"
 #include "perf.h"
 
 static struct core_result res;
@@ -151,6 +152,40 @@ START_TEST(lora_qv_activations)
     ASSERT_I64(res.memory.activation_layers, 1476919296LL);
     ASSERT_I64(res.memory.activation_logits, 262668288LL);
     ASSERT_I64(res.memory.activations, 1739587584LL);
+}
+END_TEST
+
+/* The same LoRA (q, v) under torchtune's profile, the PyTorch inventory of a compiled Llama block
+ * with FlashAttention, bytes per token of one layer (peak.c, pytorch_layer): norm inputs 4 h,
+ * norm outputs 4 d, attention 10 q (q, k and v repeated to 32 heads, the output and its copy),
+ * the gated MLP 6 f: 16,384 + 16,384 + 40,960 + 86,016 = 159,744. The frozen base drops the MLP
+ * norm output (2 d = 8,192: no gate/up adapter), the o_proj input copy (2 q = 8,192) and the
+ * down_proj input (2 f = 28,672); the attention norm output stays (lora_a of q and v read it,
+ * torchtune's adapters are bf16 like the model, so it is the same tensor); q and v add their
+ * r-wide intermediates (2 x 2 x 8 = 32): 159,744 - 45,056 + 32 = 114,720.
+ * End of the forward, 512 tokens: weights 16,060,522,496 + 3,407,872 x 2 = 16,067,338,240;
+ * optimizer 3,407,872 x 4 (bf16 m, v like the bf16 adapters) = 13,631,488; no gradient yet;
+ * activations 114,720 x 512 x 32 = 1,879,572,480; chunked compiled loss 2 bytes x 512 x 128,256
+ * = 131,334,144: 18,091,876,352 bytes. */
+START_TEST(lora_qv_torchtune_inventory)
+{
+    struct core_input in;
+    struct core_peak_options o;
+    struct core_peak pk;
+
+    llama3_8b(&in, CORE_FT_LORA);
+    in.framework = CORE_FW_TORCHTUNE;
+    in.compile = true;
+    in.flash_attention = true;
+    EVAL_OK(in, res);
+    core_peak_options_resolved(&res.resolved, &o);
+    core_peak_compute(&res.resolved, &o, &pk);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].weights, 16067338240.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].optimizer, 13631488.0, 1e-12);
+    ck_assert(pk.stages[0][CORE_MOMENT_FORWARD_END].grads == 0);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].activations, 1879572480.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].logits, 131334144.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].total, 18091876352.0, 1e-12);
 }
 END_TEST
 
@@ -316,6 +351,7 @@ static Suite *suite(void)
     tcase_add_test(tc, qlora_frozen_base);
     tcase_add_test(tc, frozen_base_has_no_state);
     tcase_add_test(tc, lora_qv_activations);
+    tcase_add_test(tc, lora_qv_torchtune_inventory);
     tcase_add_test(tc, bf16_states_full_training);
     tcase_add_test(tc, full_ignores_adapter_inputs);
     tcase_add_test(tc, frozen_base_flops);

@@ -471,6 +471,8 @@ void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *i
             continue;
         in->lora_in += ins[m];
         in->lora_out += outs[m];
+        if (r->adapters.finetune == CORE_FT_DORA)
+            in->dora_weights += ins[m] * outs[m];
         in->lora_elt_bytes += 3.0 * outs[m] * e + ((double)c.adapter_bytes > e ? 12.0 * ins[m] : 0);
     }
     in->lora_head = has(r, CORE_MOD_LM_HEAD) ? 1.0 : 0.0;

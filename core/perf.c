@@ -331,6 +331,9 @@ static double frozen_micro(const struct core_perf_input *in, const struct shape 
 {
     double ls = x->ls, t = x->t, rows = x->rows, r = at_least(in->lora_rank, 1);
     double ad_f = 0.0, vt = x->V / t, dq;
+    /* DoRA, once per forward: B A (a rank-r GEMM), W + s B A and its norm (4 e bytes). */
+    double dora_gemm = ls * 2.0 * (in->dora_weights / t) * r / (x->rate * sat(r, h));
+    double dora_mem = ls * 4.0 * x->e * (in->dora_weights / t) / hbm;
 
     if (in->lora_in > 0)
         ad_f = gemm(rows, r, in->lora_in / t, x->rate, h) +
@@ -338,10 +341,10 @@ static double frozen_micro(const struct core_perf_input *in, const struct shape 
     dq = in->dequant_weights / (x->L * t) * (in->dequant_bpp + x->e) / hbm * ls;
     u->fwd_compute = ls * (gemm_f + att_f + ad_f);
     u->compute = ls * (2.0 * gemm_f + 3.0 * att_f + 3.0 * ad_f) +
-                 (in->lora_head > 0 ? 3.0 : 2.0) * gemm(rows, vt, x->d, x->rate, h);
-    u->memory =
-        3.0 * ls * (mem_f + rows * in->lora_elt_bytes / hbm) + rows * vt * 12.0 / hbm + 2.0 * dq;
-    return dq;
+                 (in->lora_head > 0 ? 3.0 : 2.0) * gemm(rows, vt, x->d, x->rate, h) + dora_gemm;
+    u->memory = 3.0 * ls * (mem_f + rows * in->lora_elt_bytes / hbm) + rows * vt * 12.0 / hbm +
+                2.0 * dq + dora_mem;
+    return dq + dora_gemm + dora_mem;
 }
 
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,

@@ -78,6 +78,10 @@ struct core_perf_input {
     /* Model FLOPs per token of a fine-tune: 4 base_params + 6 adapter_flops_params + attention,
      * both as the GEMMs above execute them (the architecture's count, not a given N). */
     double base_params, adapter_flops_params;
+    /* DoRA: the wrapped weights of one layer (sum of out x in), whose adapted weight W + s B A
+     * and its row norms each forward computes (dora.py _get_weight_norm; detached: not again
+     * backward). */
+    double dora_weights;
 };
 
 /* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */

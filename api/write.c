@@ -86,6 +86,16 @@ static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
     }
 }
 
+/* An expected error (core/validation.c): null where no unseen measured run backs it (< 0). */
+static void k_error(struct api_jsonw *w, const char *key, size_t klen, double v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (v >= 0)
+        api_jsonw_double(w, v);
+    else
+        api_jsonw_null(w);
+}
+
 /* {"bytes":b,"gb":b/1e9,"gib":b/2^30} after its key: the reply's most frequent shape (20 in a
  * /fit reply), written in place with one room check. */
 static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
@@ -130,6 +140,16 @@ static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
     k_int(w, KEY("kv_lora_rank"), a->kv_lora_rank);
 }
 
+/* The attention layer types (docs/architectures.md): the window and how many layers use it. */
+static void attention_shape(struct api_jsonw *w, const struct core_arch *a)
+{
+    struct core_layer_types t;
+
+    core_arch_layer_types(a, &t);
+    k_int(w, KEY("sliding_window"), t.window);
+    k_int(w, KEY("sliding_layers"), t.layers[CORE_LAYER_SLIDING]);
+}
+
 static void shape(struct api_jsonw *w, const struct core_shape *s)
 {
     const struct core_arch *a = &s->arch;
@@ -149,6 +169,7 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     k_int(w, KEY("learned_positions"), a->learned_positions);
     k_int(w, KEY("params"), s->arch_params);
     moe_shape(w, s);
+    attention_shape(w, a);
     api_jsonw_close_object(w);
 }
 
@@ -331,6 +352,7 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_str(w, KEY("at"), m->peak.at);
     k_str(w, KEY("stage"), m->peak.stage);
     k_bytes(w, KEY("device"), m->peak.device);
+    k_error(w, KEY("expected_error"), m->peak.expected_error);
     api_jsonw_close_object(w);
     memory_moe_host(w, r);
     api_jsonw_close_object(w);
@@ -451,6 +473,6 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
     }
     api_jsonw_close_object(w);
     k_str(w, KEY("bottleneck"), p->bottleneck);
-    k_real(w, KEY("expected_error"), p->expected_error);
+    k_error(w, KEY("expected_error"), p->expected_error);
     api_jsonw_close_object(w);
 }

@@ -135,12 +135,15 @@ static void core_gen_input(struct core_gen *g, struct core_input *in)
     in->usd_per_gpu_hour = gen_pick(g, 2) ? -1 : gen_unit(g) * CORE_USD_MAX;
     in->tokens_per_second = gen_pick(g, 3) ? 0 : gen_log(g, 1e-9, CORE_TPS_MAX);
     in->global_batch_tokens = gen_pick(g, 3) ? 0 : gen_log(g, 1, CORE_TOKENS_MAX);
+    in->sliding_window = gen_pick(g, 3) ? -1 : gen_int(g, 0, CORE_SEQ_LEN_MAX);
     /* Fine-tuning with adapters (last, so older seeds keep their meaning): a quarter of the
      * inputs fine-tune, with any rank, target mask, base layout and moment dtype. */
     in->finetune = gen_pick(g, 4) == 0 ? (enum core_finetune)(1 + gen_pick(g, 3)) : CORE_FT_FULL;
     in->lora_rank = gen_pick(g, 2) ? 8 : gen_int(g, 1, CORE_LORA_RANK_MAX);
     in->lora_targets = gen_pick(g, 2) ? -1 : (int)(1 + gen_pick(g, CORE_MOD_MASK_MAX));
-    in->base_quant = gen_pick(g, 2) ? -1 : (int)gen_pick(g, CORE_BASEQ_COUNT);
+    /* A layout only for a fine-tune (with full training it is a 422, kept rare). */
+    in->base_quant =
+        gen_pick(g, 2) || in->finetune == CORE_FT_FULL ? -1 : (int)gen_pick(g, CORE_BASEQ_COUNT);
     in->optimizer_state_dtype = (int)gen_pick(g, 3) - 1;
 }
 

@@ -510,6 +510,35 @@ static void offload_terms(const struct core_perf_input *in, const struct shape *
         br->offload += x->m * 2.0 * local * x->e / pcie;
 }
 
+/* A frozen base's data-parallel traffic and optimizer step (they replace full training's):
+ * only the adapters' gradients are reduced, while ZeRO-3 still gathers the frozen base in its
+ * stored layout forward and backward; the step reads each adapter gradient and reads and writes
+ * the adapter and its moments. */
+static void frozen_step(const struct core_perf_input *in, const struct gen *k,
+                        const struct shape *x, const struct micro *u,
+                        struct core_perf_breakdown *br)
+{
+    double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm, mp = x->t * x->p;
+    double local = in->adapter_params / mp / (in->zero_stage >= 1 ? x->dp : 1.0);
+
+    if (x->dp > 1) {
+        struct link dl = group_link(in, k, x->dp, x->t * x->c);
+        double held =
+            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        double grads = in->adapter_params / mp * in->adapter_bytes;
+        double base = held / mp * in->stored_bpp;
+        double pieces = at_least(held / mp / ZERO3_BUCKET, x->ls);
+        double comm = in->zero_stage >= 3 ? x->m * pieces *
+                                                (2.0 * half_ring(base / pieces, x->dp, dl) +
+                                                 half_ring(grads / pieces, x->dp, dl))
+                                          : all_reduce(grads, x->dp, dl);
+        double window = in->zero_stage >= 3 ? br->compute + br->recompute : 2.0 * u->fwd_compute;
+        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+    }
+    br->optimizer = local * (3.0 * in->adapter_bytes + 2.0 * in->adapter_moments) / hbm;
+    offload_terms(in, x, local, br);
+}
+
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
 {
     const struct gen *k = &gens[core_gpus[in->gpu].generation];
@@ -552,18 +581,7 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
             in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
         double bytes = held / (x.t * x.p) * x.e;
         double comm, window;
-        if (in->frozen_base) {
-            /* Adapters: only their gradients are reduced; ZeRO-3 still gathers the frozen base
-             * (in its stored layout) forward and backward. */
-            double grads = in->adapter_params / (x.t * x.p) * in->adapter_bytes;
-            double base = held / (x.t * x.p) * in->stored_bpp;
-            double pieces = at_least(held / (x.t * x.p) / ZERO3_BUCKET, x.ls);
-            comm = in->zero_stage >= 3 ? x.m * pieces *
-                                             (2.0 * half_ring(base / pieces, x.dp, dl) +
-                                              half_ring(grads / pieces, x.dp, dl))
-                                       : all_reduce(grads, x.dp, dl);
-            window = in->zero_stage >= 3 ? br->compute + br->recompute : 2.0 * u.fwd_compute;
-        } else if (in->zero_stage >= 3) {
+        if (in->zero_stage >= 3) {
             /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
              * backward, reduce-scatter the gradients; each pass in pieces of at most
              * ZERO3_BUCKET parameters and at least one per layer. */
@@ -585,12 +603,10 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
         double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm;
         double local = in->params / (x.t * x.p) / (in->zero_stage >= 1 ? x.dp : 1.0);
         br->optimizer = local * optimizer_bytes(in, x.e) / hbm;
-        if (in->frozen_base) { /* read the gradient, read+write weights and moments */
-            local = in->adapter_params / (x.t * x.p) / (in->zero_stage >= 1 ? x.dp : 1.0);
-            br->optimizer = local * (3.0 * in->adapter_bytes + 2.0 * in->adapter_moments) / hbm;
-        }
         offload_terms(in, &x, local, br);
     }
+    if (in->frozen_base)
+        frozen_step(in, k, &x, &u, br);
     br->ep_comm = x.m * ep_exchange(in, k, &x);
 
     const double *terms = &br->compute;

@@ -340,15 +340,19 @@ static double wrapped_bytes(const struct core_resolved *r, bool own_copies)
     double ins[CORE_MOD_LM_HEAD] = {d, d, d, q, d, d, f};
     double outs[CORE_MOD_LM_HEAD] = {q, kv, kv, d, f, f, d};
     double sum = 0, rank = (double)r->adapters.rank;
+    /* An adapter's own copy runs in the compute dtype under autocast (mixed precision: the
+     * resolved master_weights), else in the adapters' fp32 (pure bf16 weights, no autocast:
+     * lora_A then saves the fp32 cast of its input and its fp32 output). */
+    double e = own_copies && !r->master_weights ? (double)adapter_bytes(r) : 2.0;
 
     for (int m = 0; m < CORE_MOD_LM_HEAD; m++) {
         if (!has(r, (enum core_module)m) || (m == CORE_MOD_GATE && !a->gated_mlp))
             continue;
-        sum += 2 * rank;
+        sum += e * rank;
         if (r->adapters.finetune == CORE_FT_DORA)
             sum += 4 * outs[m];
         if (own_copies)
-            sum += 2 * ins[m];
+            sum += e * ins[m];
     }
     return sum;
 }

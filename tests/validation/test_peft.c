@@ -205,6 +205,11 @@ static void row_settings(char f[FIELDS][FIELD_MAX], struct core_input *in)
         /* Both frameworks' bf16 full fine-tunes keep no fp32 master copy. */
         in->master_weights = CORE_FLAG_NO;
     } else {
+        /* fms' LoRA runs load pure bf16 weights without autocast (mixed_precision 'no'; the
+         * quote), its bitsandbytes runs train under bf16=True autocast: the adapters' dtype at
+         * work follows (docs/model.md, "Activations with a frozen base"). */
+        if (strncmp(f[C_ID], "FMS-", 4) == 0 && strcmp(f[C_METHOD], "lora") == 0)
+            in->master_weights = CORE_FLAG_NO;
         in->finetune = strcmp(f[C_METHOD], "qlora") == 0  ? CORE_FT_QLORA
                        : strcmp(f[C_METHOD], "dora") == 0 ? CORE_FT_DORA
                                                           : CORE_FT_LORA;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "internal.h"
 
 const char *const core_precision_names[4] = {"bf16", "fp16", "fp32", "fp8"};
 const char *const core_optimizer_names[7] = {"adamw",        "adam", "adamw_8bit", "sgd",
@@ -21,6 +22,17 @@ const char *const core_bottleneck_names[3] = {"none", "state", "activations"};
 const char *const core_offload_names[2] = {"none", "cpu"};
 const char *const core_shape_source_names[5] = {"preset", "architecture", "nearest_preset",
                                                 "aspect_ratio", "config"};
+const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",
+                                                         "torchtune", "deepspeed", "hf_trainer"};
+const char *const core_loss_names[CORE_LOSS_COUNT] = {"fp32_logits", "vocab_parallel_fused",
+                                                      "unfused_fp32", "compiled", "chunked"};
+const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved", "active",
+                                                                 "device"};
+const char *const core_generation_names[CORE_GEN_COUNT] = {
+    [CORE_GEN_VOLTA] = "Volta",   [CORE_GEN_AMPERE] = "Ampere",       [CORE_GEN_ADA] = "Ada",
+    [CORE_GEN_HOPPER] = "Hopper", [CORE_GEN_BLACKWELL] = "Blackwell", [CORE_GEN_CDNA3] = "CDNA3",
+    [CORE_GEN_TPU] = "TPU",
+};
 
 /* ---------------------------------------------------------------------------------------------
  * GPU catalog. Columns: bf16, fp16, fp8, tf32 dense TFLOP/s (0 = unsupported), memory GB,
@@ -460,6 +472,40 @@ const struct core_preset core_presets[] = {
       .layer_period = 2,
       .full_layers = 0x2,
       .attention_sinks = true}},
+    /* Qwen3-Next-80B-A3B: 79,674,391,296 total (Qwen: 80B; the checkpoint's multi-token-
+     * prediction layer is not counted), 3,874,929,408 active with the input embedding and head
+     * (3,252,599,552 without either; Qwen names it A3B). Hybrid: in every four layers three
+     * Gated DeltaNet layers, then one gated full-attention layer; 512 experts, top 10, one
+     * gated shared expert. */
+    {"qwen3-next-80b-a3b",
+     "Qwen3-Next-80B-A3B",
+     "Qwen Team 2025, Qwen3-Next model card; Hugging Face config",
+     80e9,
+     262144,
+     {.layers = 48,
+      .hidden = 2048,
+      .heads = 16,
+      .kv_heads = 2,
+      .head_dim = 256,
+      .ffn_hidden = 5120,
+      .vocab = 151936,
+      .gated_mlp = true,
+      .qk_norm = CORE_QK_NORM_HEAD,
+      .experts = 512,
+      .experts_per_token = 10,
+      .moe_ffn_hidden = 512,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 512,
+      .shared_expert_gate = true,
+      .layer_period = 4,
+      .full_layers = 0x8,
+      .linear_layers = 0x7,
+      .linear_key_heads = 16,
+      .linear_key_dim = 128,
+      .linear_value_heads = 32,
+      .linear_value_dim = 128,
+      .linear_conv_kernel = 4,
+      .attention_output_gate = true}},
 };
 const size_t core_preset_count = sizeof core_presets / sizeof core_presets[0];
 
@@ -481,4 +527,22 @@ int core_preset_find(const char *id)
         if (strcmp(core_presets[i].id, id) == 0)
             return (int)i;
     return -1;
+}
+
+/* Catalog peak for a precision in TFLOP/s; 0 = the GPU lacks it. fp32 trains on tf32 units. */
+double core_catalog_peak_tflops(int gpu, enum core_precision precision)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    switch (precision) {
+    case CORE_PREC_FP16:
+        return g->fp16_tflops;
+    case CORE_PREC_FP32:
+        return g->tf32_tflops;
+    case CORE_PREC_FP8:
+        return g->fp8_tflops;
+    case CORE_PREC_BF16:
+    default:
+        return g->bf16_tflops;
+    }
 }

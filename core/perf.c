@@ -170,17 +170,12 @@ static double exposed(double comm, double window, double overlap)
 }
 
 /* Optimizer-step HBM bytes per parameter: read the gradient, read+write master weights and
- * moments, write the working weights. Moment bytes as memory.c's table. */
+ * moments, write the working weights. Moment bytes from the memory ledger's table. */
 static double optimizer_bytes(const struct core_perf_input *in, double e)
 {
-    static const double moments[] = {
-        [CORE_OPT_ADAMW] = 8,     [CORE_OPT_ADAM] = 8,         [CORE_OPT_ADAMW_8BIT] = 2,
-        [CORE_OPT_SGD] = 0,       [CORE_OPT_SGD_MOMENTUM] = 4, [CORE_OPT_LION] = 4,
-        [CORE_OPT_ADAFACTOR] = 0,
-    };
     double master = in->master_weights ? 4.0 : 0.0;
-    unsigned o = (unsigned)in->optimizer;
-    double m = o < 7 ? moments[o] : 8.0;
+
+    double m = (double)core_moment_bytes(in->optimizer);
 
     if (in->bf16_states && in->optimizer != CORE_OPT_ADAMW_8BIT)
         m /= 2.0;
@@ -228,6 +223,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
         core_arch_layer_types(a, &lt);
         in->sliding_layers = lt.layers[CORE_LAYER_SLIDING];
         in->sliding_window = lt.window;
+        in->linear_layers = lt.layers[CORE_LAYER_LINEAR];
     }
     in->optimizer = r->optimizer;
     in->master_weights = r->master_weights;
@@ -327,6 +323,38 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     return passes * (double)in->moe_layers / x->p * one;
 }
 
+static double clamp_layers(double n, double max)
+{
+    return n < 0.0 ? 0.0 : n > max ? max : n;
+}
+
+/* Keys a fused attention kernel processes per query, averaged over the layers: s/2 causal (the
+ * masked half skipped), s with a full mask; a sliding layer's kernel skips the blocks outside
+ * its window too, min(t, w) keys for query t (core_attention_mean_keys); a linear-attention
+ * layer has none (its chunked delta rule is linear in s and not priced). Materialized attention
+ * computes the whole s x s matrix and masks it, window or not. */
+static double flash_keys(const struct core_perf_input *in, const struct shape *x)
+{
+    bool causal = !in->full_mask;
+    double linear = clamp_layers((double)in->linear_layers, x->L);
+    double sliding = in->sliding_window > 0 ? (double)in->sliding_layers : 0.0;
+    double full = x->s * (causal ? 0.5 : 1.0);
+
+    if (sliding <= 0.0 && linear <= 0.0)
+        return full;
+    sliding = clamp_layers(sliding, x->L - linear);
+    return ((x->L - linear - sliding) * full +
+            sliding * core_attention_mean_keys((int64_t)x->s, in->sliding_window, causal)) /
+           x->L;
+}
+
+/* Of the layers, the share that runs softmax attention at all (not linear attention). */
+static double attention_share(const struct core_perf_input *in, const struct shape *x)
+{
+    return in->linear_layers > 0 ? (x->L - clamp_layers((double)in->linear_layers, x->L)) / x->L
+                                 : 1.0;
+}
+
 /* A frozen base (fine-tuning with adapters): the layers' weight GEMMs run forward and once more
  * for the input gradients (no weight gradients: 2 passes instead of 3), attention still three
  * times; the adapters' thin GEMMs (rank r: their efficiency falls with r through sat()) forward
@@ -352,24 +380,6 @@ static double frozen_micro(const struct core_perf_input *in, const struct shape 
     u->memory = 3.0 * ls * (mem_f + rows * in->lora_elt_bytes / hbm) + rows * vt * 12.0 / hbm +
                 2.0 * dq + dora_mem;
     return dq + dora_gemm + dora_mem;
-}
-
-/* Keys a fused attention kernel processes per query, averaged over the layers: s/2 causal (the
- * masked half skipped), s with a full mask; a sliding layer's kernel skips the blocks outside
- * its window too, min(t, w) keys for query t (core_attention_mean_keys). Materialized attention
- * computes the whole s x s matrix and masks it, window or not. */
-static double flash_keys(const struct core_perf_input *in, const struct shape *x)
-{
-    bool causal = !in->full_mask;
-    double sliding = in->sliding_window > 0 ? (double)in->sliding_layers : 0.0;
-    double full = x->s * (causal ? 0.5 : 1.0);
-
-    if (sliding <= 0.0)
-        return full;
-    sliding = sliding < x->L ? sliding : x->L;
-    return ((x->L - sliding) * full +
-            sliding * core_attention_mean_keys((int64_t)x->s, in->sliding_window, causal)) /
-           x->L;
 }
 
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
@@ -399,6 +409,10 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     } else {
         att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
         score_mem_f = heads * sq * x->s * 13.0 / hbm;
+        if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
+            att_f *= attention_share(in, x);
+            score_mem_f *= attention_share(in, x);
+        }
     }
 
     /* Element-wise forward bytes per token: two norms (read+write d each), two residual adds
@@ -510,6 +524,58 @@ static void offload_terms(const struct core_perf_input *in, const struct shape *
         br->offload += x->m * 2.0 * local * x->e / pcie;
 }
 
+/* Pipeline: fill and drain cost (pp - 1) / v micro-batch times (interleaved 1F1B); each
+ * micro-batch crosses each stage boundary forward and backward, v times when interleaved.
+ * Megatron splits the sent activation over the tp ranks (scatter/gather). Neighbouring stages
+ * are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. */
+static void pipeline_terms(const struct core_perf_input *in, const struct gen *k,
+                           const struct shape *x, const struct micro *u,
+                           struct core_perf_breakdown *br)
+{
+    if (x->p > 1) {
+        double one = u->compute + u->memory + u->recompute + u->tp + u->cp;
+        br->pp_bubble = (x->p - 1.0) / x->v * one;
+        bool cross = x->t * x->c * x->dp >= (double)in->gpus_per_node;
+        double bw = cross ? at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net
+                          : at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up;
+        double lat = k->lat_base + (cross ? k->hop_net : k->hop_up);
+        double send = lat + x->rows * x->d * x->e / x->t / bw;
+        br->pp_comm = x->m * 2.0 * x->v * send;
+    }
+}
+
+/* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients and
+ * gathered weights in the 16-bit type (4 bytes for fp32 training). */
+static void dp_terms(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
+                     const struct micro *u, struct core_perf_breakdown *br)
+{
+    if (x->dp > 1) {
+        struct link dl = group_link(in, k, x->dp, x->t * x->c);
+        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
+         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
+        double held =
+            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        double bytes = held / (x->t * x->p) * x->e;
+        double comm, window;
+        if (in->zero_stage >= 3) {
+            /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
+             * backward, reduce-scatter the gradients; each pass in pieces of at most
+             * ZERO3_BUCKET parameters and at least one per layer. */
+            double pieces = at_least(held / (x->t * x->p) / ZERO3_BUCKET, x->ls);
+            comm = x->m * 3.0 * pieces * half_ring(bytes / pieces, x->dp, dl);
+            window = br->compute + br->recompute;
+        } else {
+            /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
+             * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
+             * backward can hide it. */
+            comm = all_reduce(bytes, x->dp, dl);
+            window = 2.0 * u->fwd_compute;
+        }
+        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+    }
+}
+
+/* MFU, HFU and throughput of a step of `step` seconds. */
 /* A frozen base's data-parallel traffic and optimizer step (they replace full training's):
  * only the adapters' gradients are reduced, while ZeRO-3 still gathers the frozen base in its
  * stored layout forward and backward; the step reads each adapter gradient and reads and writes
@@ -539,6 +605,26 @@ static void frozen_step(const struct core_perf_input *in, const struct gen *k,
     offload_terms(in, x, local, br);
 }
 
+static void step_rates(const struct core_perf_input *in, const struct shape *x, double step,
+                       struct core_perf *out)
+{
+    /* Model FLOPs as core's "model" count: 6 N_active + 12 L s a h_d per token (full
+     * attention); hardware adds the recompute (full: a forward, selective: attention). */
+    double tokens = in->global_batch * x->s, g = at_least((double)in->gpus, 1);
+    double att = 12.0 * x->L * x->s * x->a * x->hd;
+    double model = 6.0 * in->active_params + att;
+    if (in->frozen_base) /* input gradients only, plus the adapters' 6 per parameter */
+        model = 4.0 * in->base_params + 6.0 * in->adapter_flops_params + att;
+    double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
+                 : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
+                                                            : 0.0;
+    out->tokens_per_second_per_gpu = tokens / step / g;
+    out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;
+    out->mfu = out->tokens_per_second_per_gpu * model / x->peak;
+    out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x->peak;
+    out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
+}
+
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
 {
     const struct gen *k = &gens[core_gpus[in->gpu].generation];
@@ -556,47 +642,8 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     br->tp_comm = x.m * u.tp;
     br->cp_comm = x.m * u.cp;
 
-    /* Pipeline: fill and drain cost (pp - 1) / v micro-batch times (interleaved 1F1B); each
-     * micro-batch crosses each stage boundary forward and backward, v times when interleaved.
-     * Megatron splits the sent activation over the tp ranks (scatter/gather). Neighbouring
-     * stages are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. */
-    if (x.p > 1) {
-        double one = u.compute + u.memory + u.recompute + u.tp + u.cp;
-        br->pp_bubble = (x.p - 1.0) / x.v * one;
-        bool cross = x.t * x.c * x.dp >= (double)in->gpus_per_node;
-        double bw = cross ? at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net
-                          : at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up;
-        double lat = k->lat_base + (cross ? k->hop_net : k->hop_up);
-        double send = lat + x.rows * x.d * x.e / x.t / bw;
-        br->pp_comm = x.m * 2.0 * x.v * send;
-    }
-
-    /* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients
-     * and gathered weights in the 16-bit type (4 bytes for fp32 training). */
-    if (x.dp > 1) {
-        struct link dl = group_link(in, k, x.dp, x.t * x.c);
-        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
-         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
-        double held =
-            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
-        double bytes = held / (x.t * x.p) * x.e;
-        double comm, window;
-        if (in->zero_stage >= 3) {
-            /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
-             * backward, reduce-scatter the gradients; each pass in pieces of at most
-             * ZERO3_BUCKET parameters and at least one per layer. */
-            double pieces = at_least(held / (x.t * x.p) / ZERO3_BUCKET, x.ls);
-            comm = x.m * 3.0 * pieces * half_ring(bytes / pieces, x.dp, dl);
-            window = br->compute + br->recompute;
-        } else {
-            /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
-             * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
-             * backward can hide it. */
-            comm = all_reduce(bytes, x.dp, dl);
-            window = 2.0 * u.fwd_compute;
-        }
-        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
-    }
+    pipeline_terms(in, k, &x, &u, br);
+    dp_terms(in, k, &x, &u, br);
 
     /* Optimizer: memory-bound over the local shard (divided by dp from ZeRO 1 on). */
     {
@@ -621,19 +668,5 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     }
     out->step_seconds = step;
 
-    /* Model FLOPs as core's "model" count: 6 N_active + 12 L s a h_d per token (full
-     * attention); hardware adds the recompute (full: a forward, selective: attention). */
-    double tokens = in->global_batch * x.s, g = at_least((double)in->gpus, 1);
-    double att = 12.0 * x.L * x.s * x.a * x.hd;
-    double model = 6.0 * in->active_params + att;
-    if (in->frozen_base) /* input gradients only, plus the adapters' 6 per parameter */
-        model = 4.0 * in->base_params + 6.0 * in->adapter_flops_params + att;
-    double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
-                 : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
-                                                            : 0.0;
-    out->tokens_per_second_per_gpu = tokens / step / g;
-    out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;
-    out->mfu = out->tokens_per_second_per_gpu * model / x.peak;
-    out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x.peak;
-    out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
+    step_rates(in, &x, step, out);
 }

@@ -20,7 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "inputs.h" /* the input table: bounds, defaults, units */
+#include "adapters.h" /* fine-tuning with adapters: LoRA, QLoRA, DoRA */
+#include "inputs.h"   /* the input table: bounds, defaults, units */
 
 /* ---------------------------------------------------------------------------------------------
  * Status, problems, enumerations
@@ -109,7 +110,6 @@ enum core_recompute_module {
 };
 #define CORE_RC_COUNT 7
 extern const char *const core_recompute_module_names[CORE_RC_COUNT]; /* bit i's name */
-extern const char *const core_moment_precision_names[2];             /* "fp32", "bf16" */
 
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
@@ -464,7 +464,13 @@ struct core_input {
     int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
     char pipeline_layout[CORE_TEXT_MAX];   /* Megatron's --pipeline-model-parallel-layout; "" */
     char recompute_modules[CORE_TEXT_MAX]; /* Megatron's --recompute-modules; "" = core_attn */
-    int optimizer_moments; /* 0 fp32 (default), 1 bf16 (core_moment_precision_names) */
+    /* Fine-tuning with adapters (adapters.h, docs/model.md "Fine-tuning with adapters"). */
+    enum core_finetune finetune; /* default full: every figure as without these rows */
+    int64_t lora_rank;           /* r, default 8 */
+    double lora_alpha;           /* accepted and echoed; costs nothing */
+    int lora_targets;            /* mask of enum core_module; -1 = PEFT's default (q, v) */
+    int base_quant;              /* enum core_base_quant; -1 = none, nf4 under qlora */
+    int optimizer_state_dtype;   /* enum core_state_dtype; -1 = the framework's rule */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -532,12 +538,12 @@ struct core_resolved {
     int64_t stage_layers;       /* decoder layers (+ MTP) of the heaviest pipeline rank */
     struct core_layout layout;  /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
     unsigned recompute_modules; /* enum core_recompute_module bits (selective recompute) */
-    int optimizer_moments;      /* 0 fp32, 1 bf16: the moments' bytes halve */
     /* What the reply echoes for these inputs: the experts' tensor-parallel size in use, the
      * modules as a comma-separated list, the layout as given ("" = none). */
     int64_t etp_used;
     char recompute_text[CORE_TEXT_MAX];
     char layout_text[CORE_TEXT_MAX];
+    struct core_adapters_cfg adapters; /* finetune full: the rest is unused */
 };
 
 struct core_flops {
@@ -586,6 +592,11 @@ struct core_memory {
     struct core_host_bytes {
         int64_t params, grads, optimizer, total;
     } host, host_node;
+    /* Fine-tuning with adapters: the adapters' share of params, grads and optimizer above (all
+     * 0 under finetune full), their parameter count and the frozen base's resident bytes. */
+    struct core_adapter_bytes {
+        int64_t params, grads, optimizer, trainable, frozen;
+    } adapters;
 };
 
 struct core_fit {

@@ -79,7 +79,6 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
         r->grad_precision = in->precision == CORE_PREC_FP8 ? CORE_PREC_BF16 : in->precision;
     r->master_weights = flag_or(in->master_weights, !fp32);
     r->optimizer = in->optimizer;
-    r->optimizer_moments = in->optimizer_moments == 1 ? 1 : 0;
     r->checkpointing = in->checkpointing;
     if (!core_recompute_parse(in->recompute_modules, strnlen(in->recompute_modules, CORE_TEXT_MAX),
                               &r->recompute_modules))
@@ -432,6 +431,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
     check_moe(in, r, st == CORE_OK, p);
+    core_adapters_resolve(in, r, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);
         check_measured(r, &out->flops, p);

@@ -214,6 +214,9 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_int(w, KEY("ep"), in->ep);
     k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
     k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
+    k_str(w, KEY("moe_dispatcher"), core_moe_dispatcher_names[in->moe_dispatcher]);
+    k_bool(w, KEY("moe_comm_overlap"), in->moe_comm_overlap);
+    k_real(w, KEY("moe_load_imbalance"), in->moe_load_imbalance);
     shape(w, &in->shape);
     api_jsonw_close_object(w);
 }

@@ -72,6 +72,13 @@ enum core_shape_source {
 /* Where ZeRO-Offload / ZeRO-Infinity keep a piece of the training state. */
 enum core_offload { CORE_OFFLOAD_NONE, CORE_OFFLOAD_CPU };
 
+/* How a MoE layer's tokens travel to their experts (Megatron-Core --moe-token-dispatcher-type
+ * and --moe-flex-dispatcher-backend; docs/model.md, "Mixture of experts"): NCCL all-to-all sends
+ * one copy per chosen expert; DeepEP and HybridEP send a token once per remote node that holds
+ * any of its experts and forward it over NVLink there. */
+enum core_moe_dispatcher { CORE_MOE_ALLTOALL, CORE_MOE_DEEPEP, CORE_MOE_HYBRIDEP };
+#define CORE_MOE_DISPATCHER_COUNT 3
+
 enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLENECK_ACTIVATIONS };
 
 /* Tri-state for booleans that have a derived default. */
@@ -126,6 +133,8 @@ extern const char *const core_bottleneck_names[3]; /* "none", "state", "activati
 /* "preset", "architecture", "nearest_preset", "aspect_ratio", "config" */
 extern const char *const core_shape_source_names[5];
 extern const char *const core_offload_names[2]; /* "none", "cpu" */
+/* "alltoall", "deepep", "hybridep" */
+extern const char *const core_moe_dispatcher_names[CORE_MOE_DISPATCHER_COUNT];
 
 /* ---------------------------------------------------------------------------------------------
  * Tables: GPU catalog and model presets (model.md)
@@ -334,6 +343,10 @@ struct core_input {
     int64_t dense_layers;         /* leading dense layers; -1 = not given */
     int64_t ep;                   /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
+    /* Expert time (perf.c, docs/model.md "Mixture of experts"). */
+    enum core_moe_dispatcher moe_dispatcher; /* default alltoall (Megatron-Core's default) */
+    bool moe_comm_overlap;                   /* --overlap-moe-expert-parallel-comm; default false */
+    double moe_load_imbalance; /* tokens on the busiest expert rank / the mean; default 1 */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -387,6 +400,9 @@ struct core_resolved {
     int64_t expert_params; /* routed experts' weights within params (what ep divides) */
     int64_t ep;            /* expert-parallel degree; experts' ZeRO group is dp*cp/ep */
     enum core_offload offload_optimizer, offload_params;
+    enum core_moe_dispatcher moe_dispatcher;
+    bool moe_comm_overlap;
+    double moe_load_imbalance;
 };
 
 struct core_flops {

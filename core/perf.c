@@ -95,6 +95,16 @@ static const struct gen gens[CORE_GEN_COUNT] = {
  * (DeepSpeed's stage3_prefetch_bucket_size default, 5e7; FSDP wraps one block per unit). */
 #define ZERO3_BUCKET 5e7
 
+/* Host time exposed per MoE layer per pass (forward; backward counted twice, as every per-layer
+ * term): the dropless grouped GEMM takes its per-expert token counts as a host list
+ * (Megatron-Core experts.py, TEGroupedMLP: tokens_per_expert.tolist() for Transformer Engine's
+ * GroupedLinear m_splits), a device-to-host sync every MoE layer, after which the GPU waits while
+ * the host issues the layer's remaining eager-mode kernels (permute, per-expert quantize and
+ * GEMM, activation, unpermute, combine). Fitted: 1.4 ms is the value that minimises the MAPE over
+ * the Megatron-Bridge 26.04.01 rows of tests/validation/moe-measured.csv (tuning set); the 25.11
+ * rows and the DeepSeek-V3 write-up rows are the hold-out (docs/model.md, "Mixture of experts"). */
+#define MOE_HOST_S 1.4e-3
+
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
@@ -441,6 +451,27 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     return in->moe_comm_overlap ? exposed(comm, window, k->overlap) : comm;
 }
 
+/* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
+ * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). Multi-token
+ * prediction (DeepSeek-V3; Megatron-Core's --mtp-num-layers puts the modules on the last stage):
+ * each adds one more transformer layer (`layer_f` forward seconds, `mem_f`, `tp_f`) and one more
+ * output layer and loss there (its 2d -> d projection and norms left out). */
+static void last_stage(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
+                       struct micro *u, double layer_f, double mem_f, double tp_f)
+{
+    double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm, vt = x->V / x->t;
+    double logits = gemm(x->rows, vt, x->d, x->rate, k->half_dim);
+    double n = in->mtp_layers > 0 ? (double)in->mtp_layers : 0.0;
+
+    u->compute += 3.0 * logits;
+    u->memory += x->rows * vt * 12.0 / hbm;
+    if (n > 0) {
+        u->compute += 3.0 * n * (layer_f + logits);
+        u->memory += n * (3.0 * mem_f + x->rows * vt * 12.0 / hbm);
+        u->tp += 3.0 * n * tp_f;
+    }
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -475,6 +506,8 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     }
 
     double mem_f = rows * elementwise_bytes(in, x, f_in, fp8) / hbm + score_mem_f + k->launch;
+    if (in->moe_layers > 0)
+        mem_f += MOE_HOST_S * (double)in->moe_layers / x->L;
 
     /* Tensor parallelism: two all-reduces of the (b s/cp d) activations forward, two backward
      * (reduce-scatter + all-gather pairs under sequence parallelism move the same bytes). */
@@ -499,11 +532,7 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     u->tp = 3.0 * ls * tp_f;
     u->cp = 3.0 * ls * cp_f;
 
-    /* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
-     * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). */
-    double vt = x->V / t;
-    u->compute += 3.0 * gemm(rows, vt, x->d, x->rate, h);
-    u->memory += rows * vt * 12.0 / hbm;
+    last_stage(in, k, x, u, gemm_f + att_f, mem_f, tp_f);
 
     switch (in->checkpointing) {
     case CORE_CKPT_FULL:

@@ -201,7 +201,11 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
         return;
     }
     if (row->store != CORE_STORE_DOUBLE) {
-        api_jsonw_int(w, echo_int(row, at));
+        int64_t v = echo_int(row, at);
+        if (row->nullable && (double)v == row->dflt)
+            api_jsonw_null(w); /* still "not given" */
+        else
+            api_jsonw_int(w, v);
         return;
     }
     memcpy(&d, at, sizeof d);

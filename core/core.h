@@ -81,6 +81,14 @@ enum core_moe_dispatcher { CORE_MOE_ALLTOALL, CORE_MOE_DEEPEP, CORE_MOE_HYBRIDEP
 
 enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLENECK_ACTIVATIONS };
 
+/* How the layers fall on the pipeline's pp x virtual_stages stages (core/layout.c). */
+enum core_split {
+    CORE_SPLIT_EVEN,       /* L / (pp v) each */
+    CORE_SPLIT_FIRST_LAST, /* Megatron's decoder_first/last_pipeline_num_layers */
+    CORE_SPLIT_ACCOUNTED,  /* Megatron's account_for_embedding/loss_in_pipeline_split */
+    CORE_SPLIT_BALANCED,   /* torchtitan's split: L + 2 units, the remainder on the first stages */
+};
+
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
 
@@ -347,6 +355,14 @@ struct core_input {
     enum core_moe_dispatcher moe_dispatcher; /* default alltoall (Megatron-Core's default) */
     bool moe_comm_overlap;                   /* --overlap-moe-expert-parallel-comm; default false */
     double moe_load_imbalance; /* tokens on the busiest expert rank / the mean; default 1 */
+    /* MoE parallel folding and uneven pipeline stages (core/layout.c; docs/model.md, "MoE
+     * layout" and "Pipeline split"): Megatron-Core's names. 0 = not given. */
+    int64_t etp;                /* expert tensor-parallel size; 0 = tp (Megatron's default) */
+    int64_t first_stage_layers; /* decoder_first_pipeline_num_layers; 0 = not given */
+    int64_t last_stage_layers;  /* decoder_last_pipeline_num_layers; 0 = not given */
+    bool embedding_in_split;    /* account_for_embedding_in_pipeline_split */
+    bool loss_in_split;         /* account_for_loss_in_pipeline_split */
+    int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -398,11 +414,24 @@ struct core_resolved {
     enum core_memory_metric memory_metric;
     /* Mixture of experts and offload (the MoE architecture itself is in shape.arch). */
     int64_t expert_params; /* routed experts' weights within params (what ep divides) */
-    int64_t ep;            /* expert-parallel degree; experts' ZeRO group is dp*cp/ep */
+    int64_t ep;            /* expert-parallel degree */
     enum core_offload offload_optimizer, offload_params;
     enum core_moe_dispatcher moe_dispatcher;
     bool moe_comm_overlap;
     double moe_load_imbalance;
+    /* MoE parallel folding (Megatron-Core parallel_state.py): the experts' own layout,
+     * etp x ep x edp = tp x cp x dp; the experts' gradients and optimizer state are sharded over
+     * the expert data-parallel group of edp ranks. */
+    int64_t etp;      /* as given; 0 = tp (core_etp() reads the effective one) */
+    int64_t etp_echo; /* core_etp() at evaluation: what `inputs.etp` shows */
+    int64_t edp;      /* gpus / (etp ep pp) */
+    /* The pipeline split (core/layout.c): how the layers fall on the pp x virtual_stages stages. */
+    enum core_split split;
+    int64_t first_stage_layers, last_stage_layers; /* 0 = not given */
+    bool embedding_in_split, loss_in_split;
+    int64_t mtp_layers;   /* on the last pipeline rank */
+    int64_t mtp_params;   /* within params: the MTP layers' weights (0 without) */
+    int64_t stage_layers; /* decoder layers (+ MTP) of the heaviest pipeline rank */
 };
 
 struct core_flops {

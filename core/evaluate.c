@@ -172,25 +172,15 @@ static enum core_status resolve(const struct core_input *in, struct core_resolve
     r->moe_dispatcher = in->moe_dispatcher;
     r->moe_comm_overlap = in->moe_comm_overlap;
     r->moe_load_imbalance = in->moe_load_imbalance;
+    core_layout_resolve(in, st == CORE_OK, r);
     return st;
 }
 
-/* Expert parallelism splits the routed experts over ep ranks of the data-parallel group
- * (Megatron-LM: the expert data-parallel group is world / (ep tp pp)); ZeRO-Infinity offloads
- * parameters only under stage 3. */
+/* The experts' layout and the pipeline split are layout.c's (Megatron-Core's rules); ZeRO-Infinity
+ * offloads parameters only under stage 3. */
 static void check_moe(const struct core_resolved *r, bool shaped, struct core_problems *p)
 {
-    int64_t experts = r->shape.arch.experts, ranks = r->dp * r->cp;
-
-    if (shaped && r->ep > 1 && experts == 0)
-        core_problem_add(p, "ep", "ep = %lld needs a mixture-of-experts model (experts > 0)",
-                         (long long)r->ep);
-    else if (shaped && experts > 0 && experts % r->ep != 0)
-        core_problem_add(p, "ep", "ep = %lld does not divide the %lld experts", (long long)r->ep,
-                         (long long)experts);
-    if (r->ep > 1 && ranks % r->ep != 0)
-        core_problem_add(p, "ep", "ep = %lld does not divide gpus/(tp*pp) = %lld", (long long)r->ep,
-                         (long long)ranks);
+    core_layout_check(r, shaped, p);
     if (r->offload_params == CORE_OFFLOAD_CPU && r->zero_stage < 3)
         core_problem_add(p, "offload_params",
                          "parameter offload needs zero_stage 3 (ZeRO-Infinity); zero_stage is %d",
@@ -235,20 +225,13 @@ static void check_cluster(const struct core_resolved *r, struct core_problems *p
                          r->reserve_gb, r->memory_gb);
 }
 
-/* Interleaving splits each rank's layers into virtual_stages chunks; a step's micro-batches
- * must fill whole micro-batches on every data-parallel rank, and two batch sizes must agree. */
-static void check_schedule(const struct core_input *in, const struct core_resolved *r, bool shaped,
+/* A step's micro-batches must fill whole micro-batches on every data-parallel rank, and two
+ * batch sizes must agree (the pipeline split is layout.c's). */
+static void check_schedule(const struct core_input *in, const struct core_resolved *r,
                            struct core_problems *p)
 {
-    int64_t layers = r->shape.arch.layers, chunks = r->pp * r->virtual_stages;
     double per_step = (double)r->batch * (double)r->dp;
 
-    if (r->virtual_stages > 1 && r->pp == 1)
-        core_problem_add(p, "virtual_stages", "interleaving needs pipeline parallelism (pp > 1)");
-    else if (shaped && r->virtual_stages > 1 && layers % chunks != 0)
-        core_problem_add(p, "virtual_stages",
-                         "pp*virtual_stages = %lld does not divide the %lld layers",
-                         (long long)chunks, (long long)layers);
     if (in->global_batch > 0 && fmod(in->global_batch, per_step) != 0)
         core_problem_add(p, "global_batch", "%.15g sequences is not a multiple of batch*dp = %.15g",
                          in->global_batch, per_step);
@@ -434,7 +417,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
         return CORE_EINVAL;
     st = resolve(in, r, p);
     check_cluster(r, p);
-    check_schedule(in, r, st == CORE_OK, p);
+    check_schedule(in, r, p);
     check_training(in, r, p);
     check_moe(r, st == CORE_OK, p);
     if (st == CORE_OK) {

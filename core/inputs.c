@@ -120,8 +120,15 @@ const struct core_input_spec core_inputs[] = {
             IN_SHAPE),
     {"ep", CORE_KIND_INT, CORE_STORE_I64, AT(ep), 1, CORE_PARALLEL_MAX, false, 1, false, false,
      false, false, NO_CHOICES, "GPUs", NULL,
-     "expert-parallel size: routed experts split over ep ranks; divides experts and gpus/(tp*pp)",
+     "expert-parallel size: routed experts split over ep ranks; divides experts, and etp*ep*pp "
+     "divides gpus (MoE parallel folding: ep may exceed the dense dp)",
      ECHO(ep)},
+    INT_ROW("etp", etp, 1, CORE_PARALLEL_MAX, 0, true, "GPUs", "tp (Megatron-LM's default)",
+            "expert tensor-parallel size: each routed expert split over etp ranks; the experts' "
+            "grid etp*ep*edp = tp*cp*dp", ECHO(etp_echo)),
+    INT_ROW("mtp_layers", mtp_layers, 0, CORE_LAYERS_MAX, 0, false, "layers", NULL,
+            "multi-token prediction layers (DeepSeek-V3: 1) on the last pipeline stage: their "
+            "weights, FLOPs and activations", ECHO(mtp_layers)),
     CHOICE_ROW("moe_dispatcher", moe_dispatcher, core_moe_dispatcher_names, CORE_MOE_ALLTOALL,
                false, NULL,
                "how MoE tokens reach their experts: alltoall (NCCL, one copy per expert), deepep "
@@ -186,6 +193,21 @@ const struct core_input_spec core_inputs[] = {
      1, false, false, false, true, NO_CHOICES, "stages", NULL,
      "interleaved 1F1B stages per pipeline rank (1 = plain 1F1B); must divide the layers per stage",
      ECHO(virtual_stages)},
+    {"decoder_first_pipeline_num_layers", CORE_KIND_INT, CORE_STORE_I64, AT(first_stage_layers), 1,
+     CORE_LAYERS_MAX, false, 0, true, true, false, false, NO_CHOICES, "layers", "an even split",
+     "layers on the first pipeline rank (Megatron-LM); the rest split evenly over the "
+     "middle ranks; a multiple of virtual_stages", ECHO(first_stage_layers)},
+    {"decoder_last_pipeline_num_layers", CORE_KIND_INT, CORE_STORE_I64, AT(last_stage_layers), 1,
+     CORE_LAYERS_MAX, false, 0, true, true, false, false, NO_CHOICES, "layers", "an even split",
+     "layers on the last pipeline rank (Megatron-LM); a multiple of virtual_stages",
+     ECHO(last_stage_layers)},
+    {"account_for_embedding_in_pipeline_split", CORE_KIND_BOOL, CORE_STORE_BOOL,
+     AT(embedding_in_split), 0, 0, false, 0, false, false, false, false, NO_CHOICES, "", NULL,
+     "the embedding counts as one layer of the pipeline split (Megatron-LM)",
+     ECHO(embedding_in_split)},
+    {"account_for_loss_in_pipeline_split", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(loss_in_split), 0,
+     0, false, 0, false, false, false, false, NO_CHOICES, "", NULL,
+     "the loss counts as one layer of the pipeline split (Megatron-LM)", ECHO(loss_in_split)},
     {"sequence_parallel", CORE_KIND_FLAG, CORE_STORE_INT, AT(sequence_parallel), 0, 0, false,
      CORE_FLAG_AUTO, true, false, false, true, NO_CHOICES, "", "true when tp > 1",
      "Megatron sequence parallelism (activations divided by t)", ECHO(sequence_parallel)},

@@ -60,20 +60,32 @@ static bool piece(int64_t n, int bpp, int64_t mp, int64_t *out)
     return true;
 }
 
-/* Megatron-LM's accounting for a mixture of experts: the routed experts' weights are split
- * over ep x tp x pp ranks, everything else over tp x pp. */
+/* Megatron-Core's accounting for a mixture of experts (MoE parallel folding, parallel_state.py):
+ * the routed experts' weights are split over etp x ep x pp ranks, everything else over tp x pp.
+ * An uneven pipeline split prices the heaviest rank: its share of the layers (layout.c). */
 bool core_state_model_parallel(const struct core_resolved *r, const struct core_bytes_per_param *b,
                                struct core_state *mp)
 {
-    int64_t ways = r->tp * r->pp, ep = r->ep > 1 ? r->ep : 1, ex_ways;
+    int64_t ep = r->ep > 1 ? r->ep : 1, etp = core_etp(r), pp = r->pp, ways, ex_ways;
     int64_t experts = r->expert_params > 0 && r->expert_params <= r->params ? r->expert_params : 0;
     int64_t rest = r->params - experts;
 
+    /* Uneven: N x (heaviest rank's layers / L) per tp rank, an exact rational in whole bytes. */
+    if (r->split != CORE_SPLIT_EVEN && r->pp > 1 && r->stage_layers > 0 &&
+        r->stage_layers * r->pp != r->shape.arch.layers) {
+        int64_t L = r->shape.arch.layers + r->mtp_layers;
+        if (!ck_mul(rest, r->stage_layers, &rest) || !ck_mul(experts, r->stage_layers, &experts))
+            return false;
+        pp = L;
+    }
     mp->ep = ep;
+    mp->ex_tp = r->tp;
+    mp->ex_fold = etp * ep;
+    ways = r->tp * pp;
     mp->off_weights = r->offload_params == CORE_OFFLOAD_CPU;
     mp->off_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     mp->host_weights = mp->host_optimizer = 0;
-    return ck_mul(ways, ep, &ex_ways) && piece(rest, b->weights, ways, &mp->weights) &&
+    return ck_mul(etp * pp, ep, &ex_ways) && piece(rest, b->weights, ways, &mp->weights) &&
            piece(rest, b->grads, ways, &mp->grads) &&
            piece(rest, b->master + b->moments, ways, &mp->optimizer) &&
            piece(experts, b->weights, ex_ways, &mp->ex_weights) &&
@@ -81,13 +93,16 @@ bool core_state_model_parallel(const struct core_resolved *r, const struct core_
            piece(experts, b->master + b->moments, ex_ways, &mp->ex_optimizer);
 }
 
-/* The expert data-parallel group: the dp ranks of one model replica's ep slice (dp / ep,
- * at least 1 while a search tries a dp that ep does not divide). */
+/* The expert data-parallel group (parallel_state.py: world / (etp ep pp)): of dp dense
+ * data-parallel ranks (dp x cp), dp x tp / (etp x ep); at least 1 while a search tries a dp
+ * the experts' grid does not divide. */
 static int64_t expert_dp(const struct core_state *mp, int64_t dp)
 {
-    int64_t ep = mp->ep > 1 ? mp->ep : 1;
+    int64_t fold = mp->ex_fold > 1 ? mp->ex_fold : 1, tp = mp->ex_tp > 1 ? mp->ex_tp : 1, n;
 
-    return dp / ep > 0 ? dp / ep : 1;
+    if (!ck_mul(dp, tp, &n))
+        return dp;
+    return n / fold > 0 ? n / fold : 1;
 }
 
 bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct core_state *out,
@@ -97,6 +112,8 @@ bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct
     int64_t edp = expert_dp(mp, dp);
 
     out->ep = mp->ep;
+    out->ex_tp = mp->ex_tp;
+    out->ex_fold = mp->ex_fold;
     out->off_weights = mp->off_weights;
     out->off_optimizer = mp->off_optimizer;
     out->ex_weights = s[0] ? ceil_div(mp->ex_weights, edp) : mp->ex_weights;
@@ -140,7 +157,8 @@ struct act_terms {
     int64_t t;
     bool sp;
     struct layer_bytes dense, moe; /* per-token bytes of a dense and of a MoE layer */
-    int64_t moe_layers;            /* of the L layers, those with a routed MLP */
+    int64_t layers;                /* layers' worth of activations held (L for an even split) */
+    int64_t moe_layers;            /* of them, those with a routed MLP */
 };
 
 /* Multi-latent attention (DeepSeek-V2) keeps, instead of Korthikanti's 8 d split attention
@@ -185,8 +203,7 @@ static bool layer_bytes_init(const struct core_arch *a, struct act_terms *x)
     if (a->kv_lora_rank > 0 && !mla_bytes(a, &x->dense))
         return false;
     x->moe = x->dense;
-    x->moe_layers = core_arch_moe_layers(a);
-    return x->moe_layers == 0 || moe_bytes(a, &x->moe);
+    return core_arch_moe_layers(a) == 0 || moe_bytes(a, &x->moe);
 }
 
 /* One layer's activations with nothing recomputed (or the score term dropped). */
@@ -218,6 +235,7 @@ static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t
 
     x->t = r->tp;
     x->sp = r->sequence_parallel;
+    core_layout_activation_layers(r, &x->layers, &x->moe_layers);
     return layer_bytes_init(a, x) && ck_mul(local, batch, &x->sb) &&
            ck_mul(x->sb, a->hidden, &x->sbd) && ck_mul(x->sb, seq_len, &x->scores) &&
            ck_mul(x->scores, a->heads, &x->scores) && ck_mul(x->scores, 5, &x->scores);
@@ -226,7 +244,7 @@ static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t
 static bool layers_bytes(const struct core_resolved *r, const struct act_terms *x,
                          enum core_checkpointing ckpt, int64_t *out)
 {
-    int64_t layers = r->shape.arch.layers, one, moe_one = 0, kept, dense = layers - x->moe_layers;
+    int64_t layers = x->layers, one, moe_one = 0, kept, dense = layers - x->moe_layers;
     bool scores = ckpt == CORE_CKPT_NONE && !r->flash_attention;
     const struct layer_bytes *widest = x->moe_layers > 0 ? &x->moe : &x->dense;
 

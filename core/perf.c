@@ -257,7 +257,8 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     }
     in->ep = r->ep;
     in->expert_params = (double)r->expert_params;
-    in->etp = r->tp; /* Megatron-Core's default: --expert-tensor-parallel-size = tp */
+    in->etp = core_etp(r); /* as given, else tp (Megatron-Core's default) */
+    in->mtp_layers = r->mtp_layers;
     in->moe_dispatcher = r->moe_dispatcher;
     in->moe_comm_overlap = r->moe_comm_overlap;
     in->moe_load_imbalance = r->moe_load_imbalance;
@@ -269,6 +270,9 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->offload_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
+    /* The pipeline split (layout.c): an uneven one, or MTP layers on the last rank. */
+    in->stage_layers =
+        r->split == CORE_SPLIT_EVEN && r->mtp_layers == 0 ? 0.0 : (double)core_layout_heaviest(r);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -447,29 +451,26 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
 
     if (in->moe_layers <= 0 || ep <= 1)
         return 0.0;
-    double comm = passes * (double)in->moe_layers / x->p * ep_all_to_all(in, k);
+    /* MoE layers on the pipeline's slowest stage: its x->ls layers in the model's MoE share. */
+    double comm = passes * x->ls * (double)in->moe_layers / x->L * ep_all_to_all(in, k);
     return in->moe_comm_overlap ? exposed(comm, window, k->overlap) : comm;
 }
 
 /* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
  * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). Multi-token
  * prediction (DeepSeek-V3; Megatron-Core's --mtp-num-layers puts the modules on the last stage):
- * each adds one more transformer layer (`layer_f` forward seconds, `mem_f`, `tp_f`) and one more
- * output layer and loss there (its 2d -> d projection and norms left out). */
+ * each module's transformer layer is one of stage_layers (layout.c counts it on the last rank);
+ * here each adds its pass through the shared output layer and loss (its 2d -> d projection and
+ * norms left out). */
 static void last_stage(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
-                       struct micro *u, double layer_f, double mem_f, double tp_f)
+                       struct micro *u)
 {
     double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm, vt = x->V / x->t;
     double logits = gemm(x->rows, vt, x->d, x->rate, k->half_dim);
-    double n = in->mtp_layers > 0 ? (double)in->mtp_layers : 0.0;
+    double n = 1.0 + (in->mtp_layers > 0 ? (double)in->mtp_layers : 0.0);
 
-    u->compute += 3.0 * logits;
-    u->memory += x->rows * vt * 12.0 / hbm;
-    if (n > 0) {
-        u->compute += 3.0 * n * (layer_f + logits);
-        u->memory += n * (3.0 * mem_f + x->rows * vt * 12.0 / hbm);
-        u->tp += 3.0 * n * tp_f;
-    }
+    u->compute += 3.0 * n * logits;
+    u->memory += n * x->rows * vt * 12.0 / hbm;
 }
 
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
@@ -532,7 +533,7 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     u->tp = 3.0 * ls * tp_f;
     u->cp = 3.0 * ls * cp_f;
 
-    last_stage(in, k, x, u, gemm_f + att_f, mem_f, tp_f);
+    last_stage(in, k, x, u);
 
     switch (in->checkpointing) {
     case CORE_CKPT_FULL:
@@ -566,7 +567,8 @@ static void shape_init(const struct core_perf_input *in, const struct gen *k, st
     x->v = x->p > 1 ? at_least((double)in->virtual_stages, 1) : 1.0;
     x->dp = at_least((double)in->dp, 1);
     x->m = at_least(in->global_batch / (x->b * x->dp), 1);
-    x->ls = x->L / x->p;
+    /* Uneven split (layout.c): the heaviest rank's layers set every stage's pace. */
+    x->ls = in->stage_layers > 0 ? in->stage_layers : x->L / x->p;
     x->rows = x->b * x->s / x->c;
     x->e = in->precision == CORE_PREC_FP32 ? 4.0 : 2.0;
     x->peak = at_least(in->peak_tflops, 1e-3) * 1e12;

@@ -69,12 +69,16 @@ struct core_perf_input {
     /* Multi-latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 prices the attention GEMMs as
      * the MLA projections (q down/up, kv down/up, output) instead of Q, K, V and O. */
     int64_t q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
-    /* Multi-token-prediction modules on the last stage (DeepSeek-V3: 1); 0 = none. */
+    /* Multi-token-prediction modules on the last stage (DeepSeek-V3: 1); 0 = none. Their layers
+     * are counted in stage_layers; this adds their output-layer passes. */
     int64_t mtp_layers;
     /* Offload: the optimizer step on the CPU, the 16-bit weights fetched from host memory;
      * pcie_gbs the host link per GPU per direction (catalog). */
     bool offload_optimizer, offload_params;
     double pcie_gbs;
+    /* Pipeline split (core/layout.c): the layers of the heaviest pipeline rank, which sets the
+     * pipeline's pace; 0 = an even split, layers / pp. */
+    double stage_layers;
 };
 
 /* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */

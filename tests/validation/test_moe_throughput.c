@@ -189,7 +189,8 @@ static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
     in->qk_nope_head_dim = a.qk_nope_head_dim;
     in->qk_rope_head_dim = a.qk_rope_head_dim;
     in->v_head_dim = a.v_head_dim;
-    /* The 25.11 table names the MTP variant in the model column ("w/ MTP"): one module. */
+    /* The 25.11 table names the MTP variant in the model column ("w/ MTP"): one module, on the
+     * last stage with its layer (Megatron-Core), which then holds L/pp + 1 layers. */
     in->mtp_layers = strstr(f[3], "w/ MTP") != NULL ? 1 : 0;
 }
 
@@ -230,6 +231,7 @@ static void set_layout(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
     in->cp = csv_whole(f[25], 1);
     in->virtual_stages = csv_whole(f[27], 1);
     in->gpus = csv_whole(f[5], 0);
+    in->stage_layers = in->mtp_layers > 0 ? (double)in->layers / (double)in->pp + 1.0 : 0.0;
     in->etp = csv_whole(f[26], st->etp > 0 ? st->etp : in->tp);
     in->moe_dispatcher = st->dispatcher;
     in->moe_comm_overlap = st->overlap;

@@ -426,7 +426,7 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
         p->breakdown.compute, p->breakdown.memory_bound, p->breakdown.recompute,
         p->breakdown.tp_comm, p->breakdown.cp_comm,      p->breakdown.pp_bubble,
         p->breakdown.pp_comm, p->breakdown.dp_comm,      p->breakdown.optimizer,
-        p->breakdown.ep_comm, p->breakdown.offload,
+        p->breakdown.ep_comm, p->breakdown.offload,      p->breakdown.moe_host,
     };
 
     k_open(w, KEY("performance"));

@@ -586,6 +586,7 @@ struct core_perf_breakdown {
     double optimizer;    /* the optimizer step over the local shard, memory-bound */
     double ep_comm;      /* MoE token all-to-alls (dispatch, combine) over the ep group */
     double offload;      /* PCIe traffic of offloaded state and the CPU optimizer step */
+    double moe_host;     /* host time a MoE layer's device-to-host sync exposes (perf.c) */
 };
 
 struct core_perf {
@@ -605,7 +606,7 @@ struct core_perf {
 #define CORE_PERF_EXPECTED_ERROR 0.115
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
-#define CORE_PERF_TERMS 11
+#define CORE_PERF_TERMS 12
 extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 
 #define CORE_MAX_NOTES   12

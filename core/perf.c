@@ -20,7 +20,7 @@
 
 const char *const core_perf_term_names[CORE_PERF_TERMS] = {
     "compute", "memory_bound", "recompute", "tp_comm", "cp_comm", "pp_bubble",
-    "pp_comm", "dp_comm",      "optimizer", "ep_comm", "offload"};
+    "pp_comm", "dp_comm",      "optimizer", "ep_comm", "offload", "moe_host"};
 
 /* ---------------------------------------------------------------------------------------------
  * Constants per generation. Sources in docs/model.md, "Step time" / "Constants".
@@ -288,6 +288,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
 /* Per micro-batch, per pipeline stage: the pieces one micro-batch costs one GPU. */
 struct micro {
     double compute, memory, recompute, tp, cp;
+    double host;        /* MoE host time (MOE_HOST_S per MoE layer per pass) */
     double fwd_compute; /* forward GEMM + attention time: the window backward comm can hide in */
 };
 
@@ -530,8 +531,6 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     }
 
     double mem_f = rows * elementwise_bytes(in, x, f_in, fp8) / hbm + score_mem_f + k->launch;
-    if (in->moe_layers > 0)
-        mem_f += MOE_HOST_S * (double)in->moe_layers / x->L;
 
     /* Tensor parallelism: two all-reduces of the (b s/cp d) activations forward, two backward
      * (reduce-scatter + all-gather pairs under sequence parallelism move the same bytes). */
@@ -550,6 +549,8 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     }
 
     double ls = x->ls;
+    double host_f = in->moe_layers > 0 ? MOE_HOST_S * (double)in->moe_layers / x->L : 0.0;
+    u->host = (in->checkpointing == CORE_CKPT_FULL ? 4.0 : 3.0) * ls * host_f;
     u->fwd_compute = ls * (gemm_f + att_f);
     u->compute = 3.0 * u->fwd_compute;
     u->memory = 3.0 * ls * mem_f;
@@ -648,7 +649,7 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
      * Megatron splits the sent activation over the tp ranks (scatter/gather). Neighbouring
      * stages are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. */
     if (x.p > 1) {
-        double one = u.compute + u.memory + u.recompute + u.tp + u.cp;
+        double one = u.compute + u.memory + u.recompute + u.tp + u.cp + u.host;
         br->pp_bubble = (x.p - 1.0) / x.v * one;
         bool cross = x.t * x.c * x.dp >= (double)in->gpus_per_node;
         double bw = cross ? at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net
@@ -693,6 +694,7 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
         offload_terms(in, &x, local, br);
     }
     br->ep_comm = x.m * ep_exchange(in, k, &x, u.compute);
+    br->moe_host = x.m * u.host;
 
     const double *terms = &br->compute;
     double step = 0.0, worst = -1.0;

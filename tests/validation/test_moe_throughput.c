@@ -189,6 +189,12 @@ static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
     in->qk_nope_head_dim = a.qk_nope_head_dim;
     in->qk_rope_head_dim = a.qk_rope_head_dim;
     in->v_head_dim = a.v_head_dim;
+    /* GPT-OSS (its config.json, quoted in the row): a 128-token sliding window on every other
+     * layer. */
+    if (strncmp(f[3], "GPT-OSS", 7) == 0) {
+        in->sliding_layers = a.layers / 2;
+        in->sliding_window = 128;
+    }
     /* The 25.11 table names the MTP variant in the model column ("w/ MTP"): one module, on the
      * last stage with its layer (Megatron-Core), which then holds L/pp + 1 layers. */
     in->mtp_layers = strstr(f[3], "w/ MTP") != NULL ? 1 : 0;

@@ -663,10 +663,12 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
      * and gathered weights in the 16-bit type (4 bytes for fp32 training). */
     if (x.dp > 1) {
         struct link dl = group_link(in, k, x.dp, x.t * x.c);
-        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
-         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
-        double held =
-            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        /* A MoE rank holds the non-expert weights split by tp and its experts' split by ep*etp
+         * (MoE parallel folding), and reduces the latter over the expert data-parallel group:
+         * about the same bytes per rank, counted here over dp. Scaled to the tp split below. */
+        double etp = at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
+        double held = in->params - in->expert_params +
+                      in->expert_params * x.t / (at_least((double)in->ep, 1) * etp);
         double bytes = held / (x.t * x.p) * x.e;
         double comm, window;
         if (in->zero_stage >= 3) {

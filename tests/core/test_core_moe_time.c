@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -226,6 +227,74 @@ START_TEST(test_dense_unmoved)
 }
 END_TEST
 
+/* A seeded LCG (no libc rand: the same sequence everywhere). */
+static uint64_t lcg_state = 0x9E3779B97F4A7C15ull;
+
+static double uniform(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(lcg_state >> 11) / 9007199254740992.0;
+}
+
+static int64_t pick(const int64_t *v, int n)
+{
+    int i = (int)(uniform() * n);
+    return v[i < n ? i : n - 1];
+}
+
+/* Random MoE layouts on random GPUs: every term finite and >= 0, the terms sum to the step, and
+ * more network bandwidth, the overlap, or balanced routing never make a step slower. */
+START_TEST(test_moe_properties)
+{
+    static const int64_t pow2[] = {1, 2, 4, 8, 16, 32, 64};
+    static const int64_t experts[] = {8, 16, 64, 128, 256, 384};
+    static const char *const gpus[] = {"h100-sxm", "b200", "gb200", "a100-sxm-80gb", "mi300x"};
+
+    for (int trial = 0; trial < 5000; trial++) {
+        struct core_perf_input in;
+        qwen3_30b(&in);
+        in.precision = uniform() < 0.5 ? CORE_PREC_BF16 : CORE_PREC_FP8;
+        core_perf_input_hardware(&in, core_gpu_find(gpus[(int)(uniform() * 5) % 5]), in.precision);
+        in.experts = pick(experts, 6);
+        in.experts_per_token = 1 + (int64_t)(uniform() * 8);
+        in.tp = pick(pow2, 4);
+        in.etp = uniform() < 0.5 ? 0 : pick(pow2, 4);
+        in.ep = pick(pow2, 7);
+        in.pp = pick(pow2, 4);
+        in.virtual_stages = in.pp > 1 ? pick(pow2, 3) : 1;
+        in.micro_batch = pick(pow2, 3);
+        in.dp = in.ep * pick(pow2, 3);
+        in.gpus = in.tp * in.pp * in.dp;
+        in.global_batch = (double)(in.micro_batch * in.dp * pick(pow2, 6));
+        in.moe_dispatcher = (enum core_moe_dispatcher)((int)(uniform() * 3) % 3);
+        in.checkpointing = uniform() < 0.3 ? CORE_CKPT_FULL : CORE_CKPT_NONE;
+        in.mtp_layers = uniform() < 0.2 ? 1 : 0;
+        in.moe_load_imbalance = 1.0 + 3.0 * uniform();
+        struct core_perf p = run(&in);
+        const double *t = &p.breakdown.compute;
+        double sum = 0;
+        for (int i = 0; i < CORE_PERF_TERMS; i++) {
+            ck_assert_msg(isfinite(t[i]) && t[i] >= 0, "trial %d: %s = %g", trial,
+                          core_perf_term_names[i], t[i]);
+            sum += t[i];
+        }
+        NEAR(p.step_seconds, sum, 1e-12);
+        ck_assert(isfinite(p.tokens_per_second_per_gpu) && p.tokens_per_second_per_gpu > 0);
+
+        struct core_perf_input more = in;
+        more.inter_node_gbs *= 2;
+        more.intra_node_gbs *= 2;
+        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+        more = in;
+        more.moe_comm_overlap = true;
+        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+        more = in;
+        more.moe_load_imbalance = 1.0;
+        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+    }
+}
+END_TEST
+
 static Suite *moe_time_suite(void)
 {
     Suite *s = suite_create("core_moe_time");
@@ -237,6 +306,7 @@ static Suite *moe_time_suite(void)
     tcase_add_test(tc, test_ep_comm_by_hand);
     tcase_add_test(tc, test_moe_inputs_effects);
     tcase_add_test(tc, test_dense_unmoved);
+    tcase_add_test(tc, test_moe_properties);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -86,6 +86,16 @@ static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
     }
 }
 
+/* An expected error (core/validation.c): null where no unseen measured run backs it (< 0). */
+static void k_error(struct api_jsonw *w, const char *key, size_t klen, double v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (v >= 0)
+        api_jsonw_double(w, v);
+    else
+        api_jsonw_null(w);
+}
+
 /* {"bytes":b,"gb":b/1e9,"gib":b/2^30} after its key: the reply's most frequent shape (20 in a
  * /fit reply), written in place with one room check. */
 static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
@@ -327,6 +337,7 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_str(w, KEY("at"), m->peak.at);
     k_str(w, KEY("stage"), m->peak.stage);
     k_bytes(w, KEY("device"), m->peak.device);
+    k_error(w, KEY("expected_error"), m->peak.expected_error);
     api_jsonw_close_object(w);
     memory_moe_host(w, r);
     api_jsonw_close_object(w);
@@ -447,6 +458,6 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
     }
     api_jsonw_close_object(w);
     k_str(w, KEY("bottleneck"), p->bottleneck);
-    k_real(w, KEY("expected_error"), p->expected_error);
+    k_error(w, KEY("expected_error"), p->expected_error);
     api_jsonw_close_object(w);
 }

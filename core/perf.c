@@ -724,4 +724,6 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     out->mfu = out->tokens_per_second_per_gpu * model / x.peak;
     out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x.peak;
     out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
+    if (in->moe_layers > 0 && in->experts > 0) /* MoE layouts have their own figure */
+        out->expected_error = core_perf_moe_validation.expected_error;
 }

@@ -227,6 +227,50 @@ START_TEST(test_dense_unmoved)
 }
 END_TEST
 
+/*
+ * The same layout asked through core_evaluate (the API's path): the qwen3-30b-a3b preset on 16
+ * H100, ep 16, etp 1, global batch 1024 of 4096 tokens, predicted MFU. The inputs must reach the
+ * time model: ep_comm is the hand figure of test_ep_comm_by_hand, 18.817 s (the preset's d 2048,
+ * 48 MoE layers, top 8 of 128, bf16); moe_host is 64 micro-batches x 3 passes x 48 layers x
+ * 1.4 ms = 12.9024 s; with the overlap ep_comm shrinks, with hybridep to the deduplicated bytes
+ * (16,725,276 network bytes per dispatch at 45 GB/s + 40 us: 0.41167 ms, x 4 x 48 x 64).
+ */
+START_TEST(test_evaluate_path)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems probs;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.gpu = core_gpu_find("h100-sxm");
+    in.gpus = 16;
+    in.ep = 16;
+    in.etp = 1;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.global_batch = 1024;
+    in.flash_attention = true;
+    in.mfu = CORE_MFU_PREDICTED;
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    double one = 10e-6 + 15 * 2e-6 + 67108864.0 / (50e9 * 0.90);
+    NEAR(r.performance.breakdown.ep_comm, one * 4 * 48 * 64, 1e-9);
+    NEAR(r.performance.breakdown.moe_host, 64 * 3 * 48 * 1.4e-3, 1e-9);
+    ck_assert_str_eq(r.performance.bottleneck, "ep_comm");
+
+    in.moe_dispatcher = CORE_MOE_HYBRIDEP;
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    double dedup = 10e-6 + 15 * 2e-6 + 16725276.016 / (50e9 * 0.90);
+    NEAR(r.performance.breakdown.ep_comm, dedup * 4 * 48 * 64, 1e-6);
+
+    in.moe_dispatcher = CORE_MOE_ALLTOALL;
+    in.moe_comm_overlap = true;
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    ck_assert(r.performance.breakdown.ep_comm < one * 4 * 48 * 64);
+}
+END_TEST
+
 /* A seeded LCG (no libc rand: the same sequence everywhere). */
 static uint64_t lcg_state = 0x9E3779B97F4A7C15ull;
 
@@ -307,6 +351,7 @@ static Suite *moe_time_suite(void)
     tcase_add_test(tc, test_moe_inputs_effects);
     tcase_add_test(tc, test_dense_unmoved);
     tcase_add_test(tc, test_moe_properties);
+    tcase_add_test(tc, test_evaluate_path);
     suite_add_tcase(s, tc);
     return s;
 }

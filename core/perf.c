@@ -628,6 +628,37 @@ static void offload_terms(const struct core_perf_input *in, const struct shape *
         br->offload += x->m * 2.0 * local * x->e / pcie;
 }
 
+/* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients and
+ * gathered weights in the 16-bit type (4 bytes for fp32 training). */
+static double dp_term(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
+                      const struct micro *u, const struct core_perf_breakdown *br)
+{
+    struct link dl = group_link(in, k, x->dp, x->t * x->c);
+    /* A MoE rank holds the non-expert weights split by tp and its experts' split by ep*etp
+     * (MoE parallel folding), and reduces the latter over the expert data-parallel group:
+     * about the same bytes per rank, counted here over dp. Scaled to the tp split below. */
+    double etp = at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
+    double held = in->params - in->expert_params +
+                  in->expert_params * x->t / (at_least((double)in->ep, 1) * etp);
+    double bytes = held / (x->t * x->p) * x->e;
+    double comm, window;
+    if (in->zero_stage >= 3) {
+        /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
+         * backward, reduce-scatter the gradients; each pass in pieces of at most
+         * ZERO3_BUCKET parameters and at least one per layer. */
+        double pieces = at_least(held / (x->t * x->p) / ZERO3_BUCKET, x->ls);
+        comm = x->m * 3.0 * pieces * half_ring(bytes / pieces, x->dp, dl);
+        window = br->compute + br->recompute;
+    } else {
+        /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
+         * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
+         * backward can hide it. */
+        comm = all_reduce(bytes, x->dp, dl);
+        window = 2.0 * u->fwd_compute;
+    }
+    return in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+}
+
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
 {
     const struct gen *k = &gens[core_gpus[in->gpu].generation];
@@ -660,34 +691,8 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
         br->pp_comm = x.m * 2.0 * x.v * send;
     }
 
-    /* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients
-     * and gathered weights in the 16-bit type (4 bytes for fp32 training). */
-    if (x.dp > 1) {
-        struct link dl = group_link(in, k, x.dp, x.t * x.c);
-        /* A MoE rank holds the non-expert weights split by tp and its experts' split by ep*etp
-         * (MoE parallel folding), and reduces the latter over the expert data-parallel group:
-         * about the same bytes per rank, counted here over dp. Scaled to the tp split below. */
-        double etp = at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
-        double held = in->params - in->expert_params +
-                      in->expert_params * x.t / (at_least((double)in->ep, 1) * etp);
-        double bytes = held / (x.t * x.p) * x.e;
-        double comm, window;
-        if (in->zero_stage >= 3) {
-            /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
-             * backward, reduce-scatter the gradients; each pass in pieces of at most
-             * ZERO3_BUCKET parameters and at least one per layer. */
-            double pieces = at_least(held / (x.t * x.p) / ZERO3_BUCKET, x.ls);
-            comm = x.m * 3.0 * pieces * half_ring(bytes / pieces, x.dp, dl);
-            window = br->compute + br->recompute;
-        } else {
-            /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
-             * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
-             * backward can hide it. */
-            comm = all_reduce(bytes, x.dp, dl);
-            window = 2.0 * u.fwd_compute;
-        }
-        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
-    }
+    if (x.dp > 1)
+        br->dp_comm = dp_term(in, k, &x, &u, br);
 
     /* Optimizer: memory-bound over the local shard (divided by dp from ZeRO 1 on). */
     {

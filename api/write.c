@@ -148,6 +148,7 @@ static void attention_shape(struct api_jsonw *w, const struct core_arch *a)
     core_arch_layer_types(a, &t);
     k_int(w, KEY("sliding_window"), t.window);
     k_int(w, KEY("sliding_layers"), t.layers[CORE_LAYER_SLIDING]);
+    k_int(w, KEY("linear_layers"), t.layers[CORE_LAYER_LINEAR]);
 }
 
 static void shape(struct api_jsonw *w, const struct core_shape *s)
@@ -213,6 +214,9 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
     case CORE_KIND_FLAG:
         memcpy(&b, at, sizeof b);
         api_jsonw_bool(w, b);
+        return;
+    case CORE_KIND_TEXT: /* a NUL-terminated char[CORE_TEXT_MAX]; "" = not given */
+        api_jsonw_string(w, at[0] != '\0' ? at : NULL);
         return;
     default:
         break;

@@ -87,7 +87,36 @@ enum core_split {
     CORE_SPLIT_FIRST_LAST, /* Megatron's decoder_first/last_pipeline_num_layers */
     CORE_SPLIT_ACCOUNTED,  /* Megatron's account_for_embedding/loss_in_pipeline_split */
     CORE_SPLIT_BALANCED,   /* torchtitan's split: L + 2 units, the remainder on the first stages */
+    CORE_SPLIT_LAYOUT,     /* Megatron's pipeline_model_parallel_layout, stage by stage */
 };
+
+/* A parsed pipeline_model_parallel_layout (core/layout.c): per virtual stage in Megatron's order,
+ * its decoder layers; where the embedding, the loss and the MTP layers sit. */
+#define CORE_LAYOUT_STAGES_MAX 512
+struct core_layout {
+    int stages;                            /* 0 = none */
+    int embedding, loss;                   /* their (first) stage; -1 = absent */
+    int embeddings, losses, decoders, mtp; /* totals over the stages */
+    int mtp_stage;                         /* the (last) stage holding MTP layers; -1 = none */
+    bool mtp_split;                        /* MTP layers in more than one stage */
+    bool mtp_before_decoder;               /* a decoder layer after an MTP layer */
+    unsigned char layers[CORE_LAYOUT_STAGES_MAX]; /* decoder layers per stage (<= 255) */
+};
+
+/* Megatron-Core's --recompute-modules (transformer_config.py), a bit each; what selective
+ * recompute recomputes (default core_attn). */
+enum core_recompute_module {
+    CORE_RC_CORE_ATTN = 1 << 0,
+    CORE_RC_MOE_ACT = 1 << 1,
+    CORE_RC_LAYERNORM = 1 << 2,
+    CORE_RC_MLA_UP_PROJ = 1 << 3,
+    CORE_RC_MLP = 1 << 4,
+    CORE_RC_MOE = 1 << 5,
+    CORE_RC_SHARED_EXPERTS = 1 << 6,
+};
+#define CORE_RC_COUNT 7
+extern const char *const core_recompute_module_names[CORE_RC_COUNT]; /* bit i's name */
+extern const char *const core_moment_precision_names[2];             /* "fp32", "bf16" */
 
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
@@ -243,6 +272,16 @@ struct core_arch {
     int64_t layer_period;   /* P in 0..CORE_LAYER_PERIOD_MAX; 0 = 1 */
     uint64_t full_layers;   /* bit j: layers i with i mod P = j are full attention */
     bool attention_sinks;   /* a learned logit per head per layer (GPT-OSS): + a per layer */
+    /* Hybrid models (Qwen3-Next): bit j of linear_layers makes the layers i with i mod P = j
+     * linear-attention layers (a Gated DeltaNet token mixer in place of attention: no KV cache,
+     * no quadratic term), whatever sliding_window says; a bit may not be in full_layers too.
+     * Their weights follow the linear_* sizes: H_k key heads of d_k and H_v value heads of d_v,
+     * a causal depthwise convolution of linear_conv_kernel taps (docs/architectures.md). */
+    uint64_t linear_layers;
+    int64_t linear_key_heads, linear_key_dim, linear_value_heads, linear_value_dim;
+    int64_t linear_conv_kernel;
+    bool attention_output_gate; /* the attention layers' q projection carries a sigmoid output
+                                   gate as wide as Q (Qwen3-Next): + d a h_d per layer */
 };
 
 /* The longest pattern of layer types an architecture can state (bits of full_layers). */
@@ -299,9 +338,9 @@ double core_arch_attention_width(const struct core_arch *arch);
 
 /* ---- Attention layer types (layers.c; docs/architectures.md) ------------------------------ */
 
-/* What a layer's token mixer is. Linear attention / state-space layers (Qwen3-Next, Jamba) keep
- * no per-token KV cache and no quadratic term; no architecture states them yet, so their count
- * is always 0 today (the kind is reserved so callers can switch over it). */
+/* What a layer's token mixer is. Linear-attention layers (Qwen3-Next's Gated DeltaNet) keep no
+ * per-token KV cache and no quadratic term, only a fixed state per sequence
+ * (core_arch_linear_state_elements). State-space layers (Jamba, Nemotron-H) are not stated. */
 enum core_layer_kind { CORE_LAYER_FULL, CORE_LAYER_SLIDING, CORE_LAYER_LINEAR };
 #define CORE_LAYER_KINDS 3
 /* As Hugging Face's layer_types spells them: "full_attention", "sliding_attention",
@@ -328,6 +367,11 @@ int64_t core_arch_kv_positions(const struct core_arch *arch, enum core_layer_kin
 /* The sum of that over all layers: what the KV cache of one sequence holds, in layer-positions
  * (L x seq_len without windows); -1 on overflow. */
 int64_t core_arch_kv_positions_total(const struct core_arch *arch, int64_t seq_len);
+/* Elements one linear-attention layer keeps per sequence, whatever its length: the
+ * convolution's last K - 1 inputs over the 2 H_k d_k + H_v d_v channels and the H_v d_k x d_v
+ * recurrent state (vLLM's conv and temporal state shapes, before tensor parallelism divides the
+ * channels and heads); 0 for an architecture without linear layers. */
+int64_t core_arch_linear_state_elements(const struct core_arch *arch);
 /* Keys one query attends, averaged over the T = seq_len queries of a sequence, in a layer with
  * window w (0 = full attention). causal: T/2 for full attention or T <= w, else w - w^2/(2T)
  * (the mean of min(t, w) over t in (0, T], taken continuously as the T/2 of full attention is).
@@ -403,18 +447,20 @@ struct core_input {
     /* A model the user brings (docs/model.md, "Mixture of experts", "Offload"). The api fills
      * config_arch from the `config` member (a Hugging Face config.json); the MoE rows override
      * the preset's, config's or explicit architecture's. Sentinels: -1 / 0 = not given. */
-    bool config_given;            /* config_arch holds a decoded config */
-    struct core_arch config_arch; /* the config's architecture (CORE_SHAPE_CONFIG) */
-    int64_t config_context;       /* the config's max positions; 0 = none */
-    int64_t experts;              /* E; -1 = not given (0 makes the model dense) */
-    int64_t experts_per_token;    /* top-k; 0 = not given */
-    int64_t shared_experts;       /* -1 = not given */
-    int64_t moe_ffn_hidden;       /* one routed expert's width; 0 = not given */
-    int64_t dense_layers;         /* leading dense layers; -1 = not given */
-    int64_t sliding_window;       /* -1 = not given (the architecture's); 0 = every layer full
-                                     attention; w > 0: the window of the sliding layers (every
-                                     layer when the architecture has no pattern) */
-    int64_t ep;                   /* expert-parallel degree, default 1 */
+    bool config_given;              /* config_arch holds a decoded config */
+    struct core_arch config_arch;   /* the config's architecture (CORE_SHAPE_CONFIG) */
+    int64_t config_context;         /* the config's max positions; 0 = none */
+    int64_t experts;                /* E; -1 = not given (0 makes the model dense) */
+    int64_t experts_per_token;      /* top-k; 0 = not given */
+    int64_t shared_experts;         /* -1 = not given */
+    int64_t moe_ffn_hidden;         /* one routed expert's width; 0 = not given */
+    int64_t dense_layers;           /* leading dense layers; -1 = not given */
+    int64_t sliding_window;         /* -1 = not given (the architecture's); 0 = every layer full
+                                       attention; w > 0: the window of the sliding layers (every
+                                       layer when the architecture has no pattern) */
+    int64_t sliding_window_pattern; /* -1 = not given; P >= 1: layer i full when (i + 1) mod P
+                                       = 0, the rest sliding; 0 = every layer sliding */
+    int64_t ep;                     /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
     /* Expert time (perf.c, docs/model.md "Mixture of experts"). */
     enum core_moe_dispatcher moe_dispatcher; /* default alltoall (Megatron-Core's default) */
@@ -428,6 +474,9 @@ struct core_input {
     bool embedding_in_split;    /* account_for_embedding_in_pipeline_split */
     bool loss_in_split;         /* account_for_loss_in_pipeline_split */
     int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
+    char pipeline_layout[CORE_TEXT_MAX];   /* Megatron's --pipeline-model-parallel-layout; "" */
+    char recompute_modules[CORE_TEXT_MAX]; /* Megatron's --recompute-modules; "" = core_attn */
+    int optimizer_moments; /* 0 fp32 (default), 1 bf16 (core_moment_precision_names) */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -488,15 +537,22 @@ struct core_resolved {
      * etp x ep x edp = tp x cp x dp; the experts' gradients and optimizer state are sharded over
      * the expert data-parallel group of edp ranks. */
     int64_t etp;      /* as given; 0 = tp (core_etp() reads the effective one) */
-    int64_t etp_echo; /* core_etp() at evaluation: what `inputs.etp` shows */
     int64_t edp;      /* gpus / (etp ep pp) */
     /* The pipeline split (core/layout.c): how the layers fall on the pp x virtual_stages stages. */
     enum core_split split;
     int64_t first_stage_layers, last_stage_layers; /* 0 = not given */
     bool embedding_in_split, loss_in_split;
-    int64_t mtp_layers;   /* on the last pipeline rank */
-    int64_t mtp_params;   /* within params: the MTP layers' weights (0 without) */
-    int64_t stage_layers; /* decoder layers (+ MTP) of the heaviest pipeline rank */
+    int64_t mtp_layers;         /* on the last pipeline rank */
+    int64_t mtp_params;         /* within params: the MTP layers' weights (0 without) */
+    int64_t stage_layers;       /* decoder layers (+ MTP) of the heaviest pipeline rank */
+    struct core_layout layout;  /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
+    unsigned recompute_modules; /* enum core_recompute_module bits (selective recompute) */
+    int optimizer_moments;      /* 0 fp32, 1 bf16: the moments' bytes halve */
+    /* What the reply echoes for these inputs: the experts' tensor-parallel size in use, the
+     * modules as a comma-separated list, the layout as given ("" = none). */
+    int64_t etp_used;
+    char recompute_text[CORE_TEXT_MAX];
+    char layout_text[CORE_TEXT_MAX];
 };
 
 struct core_flops {
@@ -685,6 +741,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */
 #define CORE_PLAN_GPUS_DEFAULT  4096    /* gpus_max when not given */
 #define CORE_PLAN_PP_MAX        64      /* pipeline stages searched: divisors of L up to this */
+#define CORE_PLAN_EP_MAX        256     /* expert parallelism searched: powers of 2 dividing E */
 #define CORE_PLAN_NODE_GPUS     8       /* G steps by whole 8-GPU nodes beyond one node */
 #define CORE_PLAN_CROSS_NODE_TP 0.7     /* assumed-MFU model: factor when a tp group spans nodes */
 #define CORE_PLAN_CP_MAX        32      /* predicted model: context parallelism searched up to */
@@ -720,6 +777,7 @@ void core_plan_input_init(struct core_plan_input *in);
 struct core_plan {
     int gpu; /* catalog index */
     int64_t gpus, tp, pp, cp, dp, batch;
+    int64_t ep, etp; /* the experts' grid (MoE parallel folding); 1 and tp for a dense model */
     int64_t virtual_stages; /* interleaved 1F1B stages per rank (1 = plain 1F1B) */
     int zero_stage;
     enum core_checkpointing checkpointing;

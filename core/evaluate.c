@@ -67,14 +67,24 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
     r->seq_len = in->seq_len;
     r->tokens = in->tokens;
     r->precision = in->precision;
-    /* Gradients follow the weights; fp8 runs keep bf16 gradients. */
+    /* Gradients follow the weights; fp8 runs keep bf16 gradients. Megatron-LM accumulates and
+     * reduces bf16 (and fp8) runs' gradients in fp32 (arguments.py: "accumulate and all-reduce
+     * gradients in fp32 for bfloat16 data type", main_grads_dtype fp32 by default). */
     if (in->grad_precision >= 0)
         r->grad_precision = (enum core_precision)in->grad_precision;
+    else if (in->framework == CORE_FW_MEGATRON &&
+             (in->precision == CORE_PREC_BF16 || in->precision == CORE_PREC_FP8))
+        r->grad_precision = CORE_PREC_FP32;
     else
         r->grad_precision = in->precision == CORE_PREC_FP8 ? CORE_PREC_BF16 : in->precision;
     r->master_weights = flag_or(in->master_weights, !fp32);
     r->optimizer = in->optimizer;
+    r->optimizer_moments = in->optimizer_moments == 1 ? 1 : 0;
     r->checkpointing = in->checkpointing;
+    if (!core_recompute_parse(in->recompute_modules, strnlen(in->recompute_modules, CORE_TEXT_MAX),
+                              &r->recompute_modules))
+        r->recompute_modules = CORE_RC_CORE_ATTN; /* refused by the row check first */
+    core_recompute_text(r->recompute_modules, r->recompute_text);
     r->flash_attention = in->flash_attention;
     r->attention_flops = in->attention_flops;
     r->count = in->count;
@@ -180,9 +190,10 @@ static enum core_status resolve(const struct core_input *in, struct core_resolve
 
 /* The experts' layout and the pipeline split are layout.c's (Megatron-Core's rules); ZeRO-Infinity
  * offloads parameters only under stage 3. */
-static void check_moe(const struct core_resolved *r, bool shaped, struct core_problems *p)
+static void check_moe(const struct core_input *in, const struct core_resolved *r, bool shaped,
+                      struct core_problems *p)
 {
-    core_layout_check(r, shaped, p);
+    core_layout_check(in, r, shaped, p);
     if (r->offload_params == CORE_OFFLOAD_CPU && r->zero_stage < 3)
         core_problem_add(p, "offload_params",
                          "parameter offload needs zero_stage 3 (ZeRO-Infinity); zero_stage is %d",
@@ -247,6 +258,11 @@ static void check_schedule(const struct core_input *in, const struct core_resolv
 static void check_training(const struct core_input *in, const struct core_resolved *r,
                            struct core_problems *p)
 {
+    /* transformer_config.py: "mla_up_proj in recompute_modules is only supported with
+     * multi-latent attention". */
+    if ((r->recompute_modules & CORE_RC_MLA_UP_PROJ) && r->shape.arch.kv_lora_rank == 0)
+        core_problem_add(p, "recompute_modules",
+                         "mla_up_proj needs multi-latent attention (kv_lora_rank > 0)");
     if (r->precision == CORE_PREC_FP32 && in->master_weights == CORE_FLAG_YES)
         core_problem_add(p, "master_weights", "fp32 training has no separate master copy");
     /* An architecture can imply more parameters than params itself may be given as. */
@@ -423,7 +439,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     check_schedule(in, r, p);
     core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
-    check_moe(r, st == CORE_OK, p);
+    check_moe(in, r, st == CORE_OK, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);
         check_measured(r, &out->flops, p);

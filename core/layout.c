@@ -22,6 +22,8 @@
  *               divide evenly.
  * Every function is a closed form per stage; a rank sums its v chunks.
  */
+#include <string.h>
+
 #include "internal.h"
 
 /* Routed-MoE layers among layers [0, n) of the architecture (core_arch_moe_layers on a prefix). */
@@ -65,7 +67,9 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
     int64_t ways, total, active, experts;
 
     r->etp = in->etp; /* 0 = tp, read through core_etp(): the planner varies tp */
-    r->etp_echo = core_etp(r);
+    r->etp_used = core_etp(r);
+    memcpy(r->layout_text, in->pipeline_layout, CORE_TEXT_MAX);
+    r->layout_text[CORE_TEXT_MAX - 1] = '\0';
     ways = core_etp(r) * r->ep * r->pp; /* each <= 1e6, ep <= 1e6: may reach 1e18, no overflow */
     r->edp = r->gpus / ways > 0 ? r->gpus / ways : 1;
     r->first_stage_layers = in->first_stage_layers;
@@ -74,7 +78,16 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
     r->loss_in_split = in->loss_in_split;
     r->mtp_layers = in->mtp_layers;
     r->mtp_params = 0;
-    if (in->first_stage_layers > 0 || in->last_stage_layers > 0)
+    if (in->pipeline_layout[0] != '\0' &&
+        core_layout_parse(in->pipeline_layout, strnlen(in->pipeline_layout, CORE_TEXT_MAX),
+                          &r->layout) == NULL) {
+        r->split = CORE_SPLIT_LAYOUT;
+        /* The layout sets the virtual stages (arguments.py: stages / pp) and the MTP depth. */
+        if (r->layout.stages % r->pp == 0 && in->virtual_stages == 1)
+            r->virtual_stages = r->layout.stages / r->pp;
+        if (in->mtp_layers == 0)
+            r->mtp_layers = r->layout.mtp;
+    } else if (in->first_stage_layers > 0 || in->last_stage_layers > 0)
         r->split = CORE_SPLIT_FIRST_LAST;
     else if (in->embedding_in_split || in->loss_in_split)
         r->split = CORE_SPLIT_ACCOUNTED;
@@ -122,6 +135,8 @@ int64_t core_stage_decoders(const struct core_resolved *r, int64_t g)
         int64_t units = L + 2, n = units / S + (g < units % S);
         return S == 1 ? L : n - (g == 0) - (g == S - 1);
     }
+    case CORE_SPLIT_LAYOUT:
+        return g < r->layout.stages ? r->layout.layers[g] : 0;
     case CORE_SPLIT_EVEN:
         break;
     }
@@ -151,10 +166,22 @@ static int64_t stage_offset(const struct core_resolved *r, int64_t g)
         int64_t units = L + 2, extra = units % S;
         return S == 1 ? 0 : g * (units / S) + (g < extra ? g : extra) - (g > 0);
     }
+    case CORE_SPLIT_LAYOUT:
+        for (int64_t k = 0; k < g && k < r->layout.stages; k++)
+            before += r->layout.layers[k];
+        return before;
     case CORE_SPLIT_EVEN:
         break;
     }
     return g * (L / S);
+}
+
+void core_chunk_layers(const struct core_resolved *r, int64_t g, int64_t *layers, int64_t *moe)
+{
+    int64_t off = stage_offset(r, g);
+
+    *layers = core_stage_decoders(r, g);
+    *moe = moe_below(&r->shape.arch, off + *layers) - moe_below(&r->shape.arch, off);
 }
 
 void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *layers, int64_t *moe)
@@ -172,6 +199,8 @@ void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *laye
 /* A split worth walking: at most L + 2 stages (every valid split of every rule). */
 static bool walkable(const struct core_resolved *r)
 {
+    if (r->split == CORE_SPLIT_LAYOUT)
+        return r->pp > 1 && r->pp * r->virtual_stages == r->layout.stages;
     return r->pp > 1 && r->pp * r->virtual_stages <= r->shape.arch.layers + 2;
 }
 
@@ -254,12 +283,52 @@ static void check_balanced(const struct core_resolved *r, struct core_problems *
                          (long long)S, (long long)r->shape.arch.layers);
 }
 
+/* Megatron-Core's checks of a flexible layout (arguments.py; transformer_config.py;
+ * pipeline_parallel_layer_layout.py, validate_layer_layout). */
+static void check_layout(const struct core_input *in, const struct core_resolved *r,
+                         struct core_problems *p)
+{
+    const struct core_layout *l = &r->layout;
+    const char *f = "pipeline_model_parallel_layout";
+
+    if (in->first_stage_layers > 0 || in->last_stage_layers > 0 || r->embedding_in_split ||
+        r->loss_in_split)
+        core_problem_add(p, f,
+                         "cannot be set with the first/last stage layer counts or the "
+                         "embedding/loss counted in the split");
+    if (l->stages % r->pp != 0)
+        core_problem_add(p, f, "%d stages are not divisible by pp = %lld", l->stages,
+                         (long long)r->pp);
+    else if (in->virtual_stages > 1 && in->virtual_stages != l->stages / r->pp)
+        core_problem_add(p, "virtual_stages",
+                         "virtual_stages = %lld conflicts with the layout's %d",
+                         (long long)in->virtual_stages, l->stages / (int)r->pp);
+    if (l->embeddings != 1 || l->embedding != 0 || l->losses != 1 || l->loss != l->stages - 1)
+        core_problem_add(p, f,
+                         "the embedding E must open the first stage and the loss L close the "
+                         "last, once each");
+    if (l->decoders != r->shape.arch.layers)
+        core_problem_add(p, f, "%d decoder layers t, the model has %lld", l->decoders,
+                         (long long)r->shape.arch.layers);
+    if (l->mtp != r->mtp_layers)
+        core_problem_add(p, f, "%d MTP layers m, mtp_layers is %lld", l->mtp,
+                         (long long)r->mtp_layers);
+    if (l->mtp_before_decoder || l->mtp_split ||
+        (l->mtp_stage >= 0 && l->stages % r->pp == 0 &&
+         l->mtp_stage / r->pp != l->stages / r->pp - 1))
+        core_problem_add(p, f,
+                         "the MTP layers must follow every decoder layer, together, in the "
+                         "last virtual stage of their rank");
+}
+
 static void check_pipeline(const struct core_resolved *r, struct core_problems *p)
 {
     if (r->virtual_stages > 1 && r->pp == 1) {
         core_problem_add(p, "virtual_stages", "interleaving needs pipeline parallelism (pp > 1)");
         return;
     }
+    if (r->split == CORE_SPLIT_LAYOUT)
+        return; /* check_layout */
     if (r->split != CORE_SPLIT_EVEN && r->pp == 1)
         core_problem_add(p, "pp", "an uneven pipeline split needs pp > 1");
     else if (r->split == CORE_SPLIT_FIRST_LAST)
@@ -293,8 +362,13 @@ static void check_experts(const struct core_resolved *r, struct core_problems *p
                          (long long)r->gpus, (long long)ways);
 }
 
-void core_layout_check(const struct core_resolved *r, bool shaped, struct core_problems *p)
+void core_layout_check(const struct core_input *in, const struct core_resolved *r, bool shaped,
+                       struct core_problems *p)
 {
+    if (in->pipeline_layout[0] != '\0' && r->split != CORE_SPLIT_LAYOUT)
+        core_problem_add(p, "pipeline_model_parallel_layout", "not a valid layout");
+    if (shaped && r->split == CORE_SPLIT_LAYOUT)
+        check_layout(in, r, p);
     if (!shaped) {
         if (r->virtual_stages > 1 && r->pp == 1)
             core_problem_add(p, "virtual_stages",
@@ -366,4 +440,141 @@ bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense
         *experts += (double)(hi.experts - lo.experts);
     }
     return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Megatron-Core's flexible layout (transformer/pipeline_parallel_layer_layout.py,
+ * parse_str_to_list): commas are cosmetic, "(...)*n" then "x*n" repeat, "|" ends a stage;
+ * E embedding, t decoder layer, m MTP layer, L loss. Expanded here into bounded buffers.
+ * ------------------------------------------------------------------------------------------- */
+
+#define LAYOUT_EXPANDED_MAX 16384
+
+/* Append n copies of s[0..len) to out (*at of cap); false when it would not fit. */
+static bool repeat(char *out, size_t *at, size_t cap, const char *s, size_t len, long n)
+{
+    for (long k = 0; k < n; k++) {
+        if (*at + len >= cap)
+            return false;
+        for (size_t j = 0; j < len; j++)
+            out[(*at)++] = s[j];
+    }
+    return true;
+}
+
+/* "*digits" at s[*i]: the count (at most 100000), *i past it; -1 when absent or too large. */
+static long repeat_count(const char *s, size_t len, size_t *i)
+{
+    long n = 0;
+    size_t j = *i + 1;
+
+    if (*i >= len || s[*i] != '*' || j >= len || s[j] < '0' || s[j] > '9')
+        return -1;
+    for (; j < len && s[j] >= '0' && s[j] <= '9'; j++) {
+        n = n * 10 + (s[j] - '0');
+        if (n > 100000)
+            return -1;
+    }
+    *i = j;
+    return n;
+}
+
+/* Pass 1: drop commas and blanks; unroll "(...)*n" (no nesting, as Megatron's pattern). */
+static const char *unroll_groups(const char *s, size_t len, char *out, size_t *n)
+{
+    *n = 0;
+    for (size_t i = 0; i < len;) {
+        if (s[i] == ',' || s[i] == ' ') {
+            i++;
+        } else if (s[i] == '(') {
+            size_t close = i + 1, start = i + 1;
+            char group[CORE_TEXT_MAX];
+            size_t g = 0;
+            long count;
+            while (close < len && s[close] != ')')
+                close++;
+            if (close >= len || close == start)
+                return "a '(' without its ')' or an empty group";
+            for (size_t j = start; j < close; j++)
+                if (s[j] != ',' && s[j] != ' ')
+                    group[g++] = s[j];
+            i = close + 1;
+            count = repeat_count(s, len, &i);
+            if (count < 0)
+                return "a group (...) must be followed by *n (n <= 100000)";
+            if (!repeat(out, n, LAYOUT_EXPANDED_MAX, group, g, count))
+                return "the layout expands to more than 16384 characters";
+        } else {
+            if (*n + 1 >= LAYOUT_EXPANDED_MAX)
+                return "the layout expands to more than 16384 characters";
+            out[(*n)++] = s[i++];
+        }
+    }
+    return NULL;
+}
+
+/* One character of the expanded layout into the stage being read. */
+static const char *layout_char(char c, struct core_layout *out)
+{
+    int g = out->stages - 1;
+
+    switch (c) {
+    case '|':
+        if (out->stages >= CORE_LAYOUT_STAGES_MAX)
+            return "more than 512 stages";
+        out->layers[out->stages++] = 0;
+        return NULL;
+    case 't':
+        if (out->layers[g] == 255)
+            return "more than 255 layers in one stage";
+        out->layers[g]++;
+        out->decoders++;
+        out->mtp_before_decoder |= out->mtp > 0;
+        return NULL;
+    case 'm':
+        out->mtp_split |= out->mtp_stage >= 0 && out->mtp_stage != g;
+        out->mtp_stage = g;
+        out->mtp++;
+        return NULL;
+    case 'E':
+        out->embedding = out->embeddings++ == 0 ? g : out->embedding;
+        return NULL;
+    case 'L':
+        out->loss = out->losses++ == 0 ? g : out->loss;
+        return NULL;
+    default:
+        return "unknown layer character: use E, t, m, L, |, (...)*n and x*n";
+    }
+}
+
+const char *core_layout_parse(const char *s, size_t len, struct core_layout *out)
+{
+    char a[LAYOUT_EXPANDED_MAX];
+    size_t n = 0;
+    const char *why;
+
+    *out = (struct core_layout){.stages = 1, .embedding = -1, .loss = -1, .mtp_stage = -1};
+    out->layers[0] = 0;
+    if (len >= CORE_TEXT_MAX)
+        return "longer than 255 characters";
+    why = unroll_groups(s, len, a, &n);
+    for (size_t i = 0; why == NULL && i < n; i++) {
+        size_t j = i + 1;
+        long count = repeat_count(a, n, &j);
+        if (count < 0) {
+            why = layout_char(a[i], out);
+            continue;
+        }
+        for (long k = 0; why == NULL && k < count; k++)
+            why = layout_char(a[i], out);
+        i = j - 1;
+    }
+    return why;
+}
+
+const char *core_layout_text_check(const char *s, size_t len)
+{
+    struct core_layout l;
+
+    return core_layout_parse(s, len, &l);
 }

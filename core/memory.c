@@ -40,6 +40,10 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->master = r->master_weights ? 4 : 0;
     b->grads = r->grad_precision == CORE_PREC_FP32 ? 4 : 2;
     b->moments = moment_bytes[r->optimizer];
+    /* Megatron-LM's precision-aware optimizer keeps fp32 moments as bf16 (--exp-avg-dtype,
+     * --exp-avg-sq-dtype; optimizer/distrib_optimizer.py); 8-bit moments stay as they are. */
+    if (r->optimizer_moments == 1 && r->optimizer != CORE_OPT_ADAMW_8BIT)
+        b->moments /= 2;
     b->total = b->weights + b->master + b->moments + b->grads;
 }
 
@@ -165,45 +169,71 @@ struct act_terms {
  * bytes (Q, K, V and the projection input at 2 bytes each): queries and keys of a (n + r),
  * values and the projection input of a v, 2 bytes each, split by tp; and the compressed
  * latents every rank computes whole: the query latent r_q and the K/V latent r_kv plus the
- * shared rotary key r, 2 bytes each. */
-static bool mla_bytes(const struct core_arch *a, struct layer_bytes *l)
+ * shared rotary key r, 2 bytes each. Recomputing the up projections (mla_up_proj, an
+ * output-discarding checkpoint) drops Q, K and V: the projection input stays. */
+static bool mla_bytes(const struct core_arch *a, bool up_proj, struct layer_bytes *l)
 {
     int64_t qk = a->qk_nope_head_dim + a->qk_rope_head_dim, lat = 0, att = 0;
 
-    if (!acc_term(&att, 4 * a->heads, qk) || !acc_term(&att, 4 * a->heads, a->v_head_dim) ||
-        !acc_term(&lat, 2, a->q_lora_rank + a->kv_lora_rank + a->qk_rope_head_dim))
+    if (up_proj
+            ? !acc_term(&att, 2 * a->heads, a->v_head_dim)
+            : (!acc_term(&att, 4 * a->heads, qk) || !acc_term(&att, 4 * a->heads, a->v_head_dim)))
+        return false;
+    if (!acc_term(&lat, 2, a->q_lora_rank + a->kv_lora_rank + a->qk_rope_head_dim))
         return false;
     return ck_add(l->rep, lat, &l->rep) && ck_add(l->split - 8 * a->hidden, att, &l->split);
 }
 
 /* A MoE layer replaces the dense MLP's 16 d split bytes (Korthikanti's two 4d-wide tensors)
- * with: each token's k dispatched copies of its input (2 d each) and k expert hidden states,
- * plus the shared experts' hidden states, where an MLP of width f keeps 4 f bytes (two f-wide
- * tensors) or 6 f when gated (gate, up and their product); and, kept whole, the router's fp32
- * probabilities over E experts and its k int64 choices. */
-static bool moe_bytes(const struct core_arch *a, struct layer_bytes *l)
+ * with (Megatron-Core's dropless token dispatcher, transformer/moe/): each token's k routed
+ * copies, each keeping its dispatched input (2 d, the grouped fc1's input), the expert output
+ * that unpermute multiplies by the routing probability (2 d, saved for the probability's
+ * gradient: moe_utils.unpermute), and the expert's hidden states, where an MLP of width f keeps
+ * 4 f bytes (two f-wide tensors) or 6 f when gated (gate, up and their product); the shared
+ * experts' hidden states; and, kept whole, the router's fp32 probabilities over E experts and
+ * its k int64 choices. --recompute-modules (transformer_config.py) drops: moe_act the routed
+ * experts' activation output (2 f per copy), shared_experts the shared experts' bytes, moe the
+ * whole block (its input, the norm's output, is already counted). */
+static bool moe_bytes(const struct core_arch *a, unsigned modules, struct layer_bytes *l)
 {
     int64_t f = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
     int64_t fs = a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : f, c = a->gated_mlp ? 6 : 4;
     int64_t k = a->experts_per_token, routed = 0, router = 0, split = l->split - 16 * a->hidden;
+    int64_t cs = c, shared = a->shared_experts;
 
-    if (!acc_term(&routed, 2, a->hidden) || !acc_term(&routed, c, f) ||
+    if (modules & CORE_RC_MOE) {
+        l->split = split;
+        return true;
+    }
+    if (modules & CORE_RC_MOE_ACT)
+        c -= 2;
+    if (modules & CORE_RC_SHARED_EXPERTS)
+        shared = 0;
+    if (!acc_term(&routed, 4, a->hidden) || !acc_term(&routed, c, f) ||
         !ck_mul(routed, k, &routed) || !ck_add(split, routed, &split) ||
-        !acc_term(&split, c * a->shared_experts, fs) || !acc_term(&router, 4, a->experts) ||
+        !acc_term(&split, cs * shared, fs) || !acc_term(&router, 4, a->experts) ||
         !acc_term(&router, 8, k))
         return false;
     l->split = split;
     return ck_add(l->rep, router, &l->rep);
 }
 
-static bool layer_bytes_init(const struct core_arch *a, struct act_terms *x)
+/* Per-token bytes of a dense and of a MoE layer. Under selective recompute, Megatron-Core's
+ * --recompute-modules (default core_attn: the score term, dropped by the caller) also drop:
+ * layernorm the two norms' outputs (4 d of the replicated bytes, output-discarding), mlp a
+ * dense layer's MLP (16 d), and the MLA and MoE pieces above. */
+static bool layer_bytes_init(const struct core_arch *a, unsigned modules, struct act_terms *x)
 {
     x->dense.rep = 10 * a->hidden; /* d <= 1e6: no overflow */
     x->dense.split = 24 * a->hidden;
-    if (a->kv_lora_rank > 0 && !mla_bytes(a, &x->dense))
+    if (modules & CORE_RC_LAYERNORM)
+        x->dense.rep -= 4 * a->hidden;
+    if (a->kv_lora_rank > 0 && !mla_bytes(a, (modules & CORE_RC_MLA_UP_PROJ) != 0, &x->dense))
         return false;
     x->moe = x->dense;
-    return core_arch_moe_layers(a) == 0 || moe_bytes(a, &x->moe);
+    if (modules & CORE_RC_MLP)
+        x->dense.split -= 16 * a->hidden;
+    return core_arch_moe_layers(a) == 0 || moe_bytes(a, modules, &x->moe);
 }
 
 /* One layer's activations with nothing recomputed (or the score term dropped). */
@@ -228,15 +258,16 @@ static bool layer_working_set(const struct act_terms *x, const struct layer_byte
 /* With context parallelism each rank holds s/cp of the sequence (its queries, and the
  * activations of its tokens), while its score matrix spans its queries against all s keys. */
 static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t seq_len,
-                           struct act_terms *x)
+                           enum core_checkpointing ckpt, struct act_terms *x)
 {
+    unsigned modules = ckpt == CORE_CKPT_SELECTIVE ? r->recompute_modules : 0;
     const struct core_arch *a = &r->shape.arch;
     int64_t local = ceil_div(seq_len, r->cp);
 
     x->t = r->tp;
     x->sp = r->sequence_parallel;
     core_layout_activation_layers(r, &x->layers, &x->moe_layers);
-    return layer_bytes_init(a, x) && ck_mul(local, batch, &x->sb) &&
+    return layer_bytes_init(a, modules, x) && ck_mul(local, batch, &x->sb) &&
            ck_mul(x->sb, a->hidden, &x->sbd) && ck_mul(x->sb, seq_len, &x->scores) &&
            ck_mul(x->scores, a->heads, &x->scores) && ck_mul(x->scores, 5, &x->scores);
 }
@@ -270,7 +301,7 @@ bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t
 {
     struct act_terms x;
 
-    if (!act_terms_init(r, batch, seq_len, &x) || !layers_bytes(r, &x, ckpt, layers))
+    if (!act_terms_init(r, batch, seq_len, ckpt, &x) || !layers_bytes(r, &x, ckpt, layers))
         return false;
     /* Table 2 assumes 2-byte activations; fp32 training stores 4. */
     if (r->precision == CORE_PREC_FP32 && !ck_mul(*layers, 2, layers))

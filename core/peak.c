@@ -253,6 +253,7 @@ struct stage_shape {
     double layers;     /* layers on the stage (the last stage's MTP layers included) */
     double moe_layers; /* of them, layers with a routed MLP */
     double in_flight;  /* micro-batches whose activations it holds */
+    double flight_dense, flight_moe; /* layer-micro-batches in flight: dense and MoE layers */
     bool last;
 };
 
@@ -290,6 +291,29 @@ static void stage_layers(const struct core_resolved *r, int64_t i, double scale,
     *dense = d, *experts = x;
 }
 
+/* Uneven interleaved chunks: which chunks the in-flight forwards ran. Megatron's interleaved
+ * schedule (pipeline_parallel/schedules.py, get_model_chunk_id) runs forward k on chunk
+ * (k mod pp v) div pp, so of the first K forwards chunk c ran n_c; the layers in flight are
+ * sum_c n_c x layers(c), the MTP layers riding on the last rank's last chunk. */
+static void flight_chunks(const struct core_resolved *r, int64_t i, double forwards,
+                          struct stage_shape *s)
+{
+    int64_t pp = r->pp, v = r->virtual_stages, K = (int64_t)llround(forwards), group = pp * v;
+    int64_t mtp_moe = r->mtp_layers > 0 && core_arch_moe_layers(&r->shape.arch) > 0;
+
+    s->flight_dense = s->flight_moe = 0;
+    for (int64_t c = 0; c < v; c++) {
+        /* forwards k < K with (k mod group) in [c pp, c pp + pp) */
+        int64_t n = K / group * pp, rest = K % group - c * pp, layers, moe;
+        n += rest <= 0 ? 0 : rest < pp ? rest : pp;
+        core_chunk_layers(r, c * pp + i, &layers, &moe);
+        if (i == pp - 1 && c == v - 1)
+            layers += r->mtp_layers, moe += mtp_moe * r->mtp_layers;
+        s->flight_moe += (double)(n * moe);
+        s->flight_dense += (double)(n * (layers - moe));
+    }
+}
+
 /* Parameters per GPU of stage i: its share of the layers, the embedding on the first stage, the
  * output layer on the last (a second copy of a tied embedding when they differ). */
 static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_shape *s)
@@ -318,6 +342,10 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
             dense += (double)c.embedding * scale;
         if (s->last)
             dense += out_layer * scale;
+        /* The MTP layers embed the shifted tokens on their own rank: Megatron-Core's GPTModel
+         * builds the embedding there too (gpt_model.py: pre_process or mtp_process). */
+        if (s->last && r->mtp_layers > 0)
+            dense += (double)c.embedding * scale;
     }
     s->experts = experts / xt;
     s->params = dense / t + s->experts;
@@ -329,6 +357,10 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
         double chunks = (pp - (double)i - 1) * 2 + (v - 1) * pp + 1;
         s->in_flight = fmin(chunks, m * v) / v;
     }
+    s->flight_moe = s->in_flight * s->moe_layers;
+    s->flight_dense = s->in_flight * s->layers - s->flight_moe;
+    if (r->virtual_stages > 1 && r->split != CORE_SPLIT_EVEN && r->pp > 1)
+        flight_chunks(r, i, s->in_flight * v, s);
 }
 
 /* Stored bytes per parameter of the profile: weights, gradients, optimizer (master + moments). */
@@ -388,7 +420,7 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     double edp =
         fmax(1, floor(dpc * (double)r->tp / (double)(core_etp(r) * (r->ep > 1 ? r->ep : 1))));
     double saved, grads_start, grads_end, grads_fwd, mb_saved, temp, fixed, casts, step_temp;
-    double unsharded_grads = 0, accum;
+    double unsharded_grads = 0, accum, dense_saved = 0;
     bool zero3 = r->zero_stage >= 3;
 
     stage_shape(r, i, &s);
@@ -401,6 +433,7 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
         if (s.moe_layers > 0)
             korthikanti_layer(r, true, &la);
         mb_saved = dense.saved * (s.layers - s.moe_layers) + la.saved * s.moe_layers;
+        dense_saved = dense.saved;
     } else {
         pytorch_layer(r, o->compile, &la);
         mb_saved = la.saved * s.layers;
@@ -416,7 +449,12 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     opt = sharded(&s, sb.optimizer, r->zero_stage >= 1, dpc, edp);
 
     /* Activations: every in-flight micro-batch's saved tensors; offloading keeps one layer's. */
-    saved = o->activation_offload ? la.saved : mb_saved * s.in_flight;
+    /* In flight: each layer-micro-batch at its own bytes (the chunks of an uneven split). */
+    if (pf->korthikanti)
+        saved = dense_saved * s.flight_dense + la.saved * s.flight_moe;
+    else
+        saved = la.saved * (s.flight_dense + s.flight_moe);
+    saved = o->activation_offload ? la.saved : saved;
 
     /* Gradients alive: a persistent buffer always; otherwise (set_to_none) none at the first
      * forward, the output layer's at the start of the backward, all at its end, and all during

@@ -92,7 +92,7 @@ START_TEST(layout_contradictions_are_422)
     in.framework = CORE_FW_MEGATRON; /* Megatron-LM: (32 / 4) % 3 != 0 (transformer_block.py) */
     ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
     in.framework = CORE_FW_GENERIC; /* torchtitan's split: priced, not refused */
-    in.global_batch = 4;            /* interleaving needs m a multiple of pp (schedules.py) */
+    in.global_batch = 4;            /* m = 4, a multiple of pp (schedules.py) */
     {
         struct core_result r;
         EVAL_OK(in, r);
@@ -101,7 +101,8 @@ START_TEST(layout_contradictions_are_422)
          * 1, 5, 9 = 9 layers, the heaviest (rank 0: 2+3+3, rank 2: 3+3+2, rank 3: 3+3+1). */
         ck_assert_int_eq(r.resolved.stage_layers, 9);
     }
-    in.global_batch = 0;   /* back to batch * dp = 1 micro-batch */
+    in.framework = CORE_FW_MEGATRON;
+    in.global_batch = 0;
     in.virtual_stages = 2; /* 8 divides 32, but one micro-batch is no multiple of pp = 4 */
     ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
     /* Megatron-LM's interleaved schedule (schedules.py) needs m a multiple of pp: with b 1 and

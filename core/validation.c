@@ -43,7 +43,7 @@ const struct core_validation core_perf_validation[CORE_GEN_COUNT] = {
  * absolute step-time error over the rows no constant was chosen on - Megatron-Bridge's 25.11
  * table (6) and the DeepSeek-V3 GB200 write-up (3); the 26.04.01 rows set MOE_HOST_S (perf.c). */
 const struct core_validation core_perf_moe_validation = {
-    .expected_error = 0.149,
+    .expected_error = 0.169,
     .unseen_runs = 9,
     .tuning_runs = 6,
     .unseen = "MB-2511, MLM-BLOG",

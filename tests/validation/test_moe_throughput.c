@@ -25,6 +25,7 @@
 
 #include "check_main.h"
 #include "csv.h"
+#include "internal.h" /* core_layout_parse, core_layout_heaviest: the pipeline split */
 #include "perf.h"
 #include "validation.h"
 
@@ -33,7 +34,7 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 23.0 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 24.2 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
 #define MAPE_LIMIT 0.25
 /* ... and above this over the hold-out rows (no constant was chosen on them). */
@@ -110,11 +111,39 @@ static const struct setting settings[] = {
     {.prefix = "", .dispatcher = CORE_MOE_ALLTOALL},
 };
 
+/* The pipeline split each row ran with, as the recipes state it: moe-layout's settings table in
+ * test_moe.c, which cites each (Megatron-Bridge's DeepSeek-V3 / Kimi-K2 recipe layouts and MTP
+ * layer, its Qwen3 recipes' account_for_embedding/loss_in_pipeline_split; the write-up's
+ * --pipeline-model-parallel-layout). The slowest rank's decoder layers (plus MTP) set the
+ * pipeline's pace (core_layout_heaviest). Rows not named split evenly. */
+struct split {
+    const char *id;
+    const char *layout; /* pipeline_model_parallel_layout, or NULL */
+    bool accounted;     /* account_for_embedding/loss_in_pipeline_split */
+    int mtp;            /* mtp_layers */
+};
+
+static const struct split splits[] = {
+    {.id = "MB-26041-DSV3-B200", .layout = "Et*4|(t*4|)*14tmL", .mtp = 1},
+    {.id = "MB-26041-Q235-H100", .accounted = true},
+    {.id = "MB-26041-Q235-B200", .accounted = true},
+    {.id = "MB-2511-DSV3-GB200-BF16", .layout = "Et*4|(t*4|)*14tL"},
+    {.id = "MB-2511-DSV3-GB200-FP8", .layout = "Et|(tt|)*30L"},
+    {.id = "MB-2511-DSV3-B200-MTP", .layout = "Et*4|(t*4|)*14tmL", .mtp = 1},
+    {.id = "MB-2511-Q235-H100", .accounted = true},
+    {.id = "MLM-BLOG-DSV3-GB200-base", .layout = "Et|(tt|)*30L"},
+    {.id = "MLM-BLOG-DSV3-GB200-final", .layout = "Et|(tt|)*30L"},
+    {.id = "MLM-BLOG-DSV3-GB200-deepep", .layout = "Et|(tt|)*30L"},
+};
+
 /* Rows the issue's table quoted with memwall's old answers (issue 17): looked at while the
  * faults were found, so reported apart from the rest. */
 static const char *const seen_rows[] = {"MB-2511-Q235-H100", "MB-2511-DSV3-GB200-FP8",
                                         "MB-2511-OSS-H100", "MB-26041-OSS-B200",
                                         "MB-26041-Q30-H100"};
+
+/* The row being read (set_split's key). */
+static const char *in_id = "";
 
 static const struct setting *setting_of(const char *id)
 {
@@ -148,7 +177,7 @@ static int gpu_of(const char *name)
 /* The architecture and N: SwiGLU experts, untied embeddings (all of these models), and the MLA
  * ranks DeepSeek-V2/V3 and Kimi-K2 share (q_lora 1536, kv_lora 512, nope 128, rope 64, v 128;
  * their config.json). */
-static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
+static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in, struct core_arch *arch)
 {
     bool mla = strcmp(f[18], "true") == 0;
     struct core_arch a = {.layers = csv_whole(f[6], 1),
@@ -200,9 +229,7 @@ static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
         in->sliding_layers = a.layers / 2;
         in->sliding_window = 128;
     }
-    /* The 25.11 table names the MTP variant in the model column ("w/ MTP"): one module, on the
-     * last stage with its layer (Megatron-Core), which then holds L/pp + 1 layers. */
-    in->mtp_layers = strstr(f[3], "w/ MTP") != NULL ? 1 : 0;
+    *arch = a;
 }
 
 /* Why a row cannot be scored, or NULL. */
@@ -242,7 +269,6 @@ static void set_layout(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
     in->cp = csv_whole(f[25], 1);
     in->virtual_stages = csv_whole(f[27], 1);
     in->gpus = csv_whole(f[5], 0);
-    in->stage_layers = in->mtp_layers > 0 ? (double)in->layers / (double)in->pp + 1.0 : 0.0;
     in->etp = csv_whole(f[26], st->etp > 0 ? st->etp : in->tp);
     in->moe_dispatcher = st->dispatcher;
     in->moe_comm_overlap = st->overlap;
@@ -255,6 +281,36 @@ static void set_layout(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
     in->master_weights = true;
     in->tp_comm_overlap = in->tp > 1;
     in->dp_comm_overlap = true;
+}
+
+/* The slowest pipeline rank's layers under the row's split (splits[] above), as the API path
+ * computes them (layout.c); 0 = an even split. */
+static void set_split(const struct core_arch *a, struct core_perf_input *in)
+{
+    static struct core_resolved r; /* large: kept off the stack */
+
+    for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) {
+        const struct split *sp = &splits[i];
+        if (strcmp(sp->id, in_id) != 0)
+            continue;
+        memset(&r, 0, sizeof r);
+        r.shape.arch = *a;
+        r.pp = in->pp;
+        r.virtual_stages = in->virtual_stages;
+        r.mtp_layers = sp->mtp;
+        if (sp->layout != NULL) {
+            NEED(core_layout_parse(sp->layout, strlen(sp->layout), &r.layout) == NULL,
+                 "%s: layout %s", in_id, sp->layout);
+            r.split = CORE_SPLIT_LAYOUT;
+            r.virtual_stages = r.layout.stages / (in->pp > 0 ? in->pp : 1);
+        } else {
+            r.split = CORE_SPLIT_ACCOUNTED;
+            r.embedding_in_split = r.loss_in_split = sp->accounted;
+        }
+        in->virtual_stages = r.virtual_stages;
+        in->mtp_layers = sp->mtp;
+        in->stage_layers = (double)core_layout_heaviest(&r);
+    }
 }
 
 static void set_dp(struct core_perf_input *in)
@@ -299,8 +355,11 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     r->measured = row_measured(f, &r->use);
     r->in.precision = precision_of(f[30]);
     core_perf_input_hardware(&r->in, gpu, r->in.precision);
-    set_arch(f, &r->in);
+    struct core_arch arch;
+    set_arch(f, &r->in, &arch);
     set_layout(f, &r->in);
+    in_id = r->id;
+    set_split(&arch, &r->in);
     set_dp(&r->in);
 }
 

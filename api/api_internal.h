@@ -120,6 +120,9 @@ void api_write_fit(struct api_jsonw *w, const struct core_result *r);
 void api_write_advice(struct api_jsonw *w, const struct core_result *r);
 void api_write_runtime(struct api_jsonw *w, const struct core_result *r);
 void api_write_performance(struct api_jsonw *w, const struct core_result *r);
+/* performance's members for a bare struct core_perf (t NULL: no whole-run figures). */
+void api_write_performance_members(struct api_jsonw *w, const struct core_perf *p,
+                                   const struct core_runtime *t);
 
 /* ---- jansson encoders of the other replies; each returns a new reference or NULL when out of
  * memory: /plan (plan_reply.c), /gpus and /models (catalog_reply.c) ---- */

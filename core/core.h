@@ -188,6 +188,7 @@ enum core_gpu_generation {
     CORE_GEN_TPU,
 };
 #define CORE_GEN_COUNT 7
+extern const char *const core_generation_names[CORE_GEN_COUNT]; /* "Volta", "Ampere", ... */
 
 struct core_gpu {
     const char *id;     /* "h100-sxm" */

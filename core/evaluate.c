@@ -204,11 +204,6 @@ static void check_moe(const struct core_input *in, const struct core_resolved *r
  * Combinations: each input is in range but together they are impossible.
  * ------------------------------------------------------------------------------------------- */
 
-int64_t core_capacity_bytes(const struct core_resolved *r)
-{
-    return (int64_t)llround(r->memory_gb * 1e9) - (int64_t)llround(r->reserve_gb * 1e9);
-}
-
 /* "tp*pp" or, with context parallelism, "tp*pp*cp" (the words of the 422). */
 static const char *ways_name(const struct core_resolved *r)
 {

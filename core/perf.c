@@ -180,18 +180,12 @@ static double exposed(double comm, double window, double overlap)
 }
 
 /* Optimizer-step HBM bytes per parameter: read the gradient, read+write master weights and
- * moments, write the working weights. Moment bytes as memory.c's table. */
+ * moments, write the working weights. Moment bytes from the memory ledger's table. */
 static double optimizer_bytes(const struct core_perf_input *in, double e)
 {
-    static const double moments[] = {
-        [CORE_OPT_ADAMW] = 8,     [CORE_OPT_ADAM] = 8,         [CORE_OPT_ADAMW_8BIT] = 2,
-        [CORE_OPT_SGD] = 0,       [CORE_OPT_SGD_MOMENTUM] = 4, [CORE_OPT_LION] = 4,
-        [CORE_OPT_ADAFACTOR] = 0,
-    };
     double master = in->master_weights ? 4.0 : 0.0;
-    unsigned o = (unsigned)in->optimizer;
 
-    return e + e + 2.0 * (master + (o < 7 ? moments[o] : 8.0));
+    return e + e + 2.0 * (master + (double)core_moment_bytes(in->optimizer));
 }
 
 void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_precision precision)

@@ -542,6 +542,37 @@ static double frozen_micro(const struct core_perf_input *in, const struct shape 
     return dq + dora_gemm + dora_mem;
 }
 
+/* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.
+ * Fused kernels skip the causally masked half; materialized attention computes the whole
+ * s x s score matrix with two batched GEMMs (K = h_d is thin) and streams it through HBM:
+ * write 2, softmax read+write 4, dropout read+write+mask 5, read by AV 2 = 13 bytes per
+ * score forward. */
+static void attention_forward(const struct core_perf_input *in, const struct gen *k,
+                              const struct shape *x, double hbm, double *att_f, double *score_mem_f)
+{
+    double t = x->t, h = k->half_dim;
+    double heads = x->b * x->a / t, sq = x->s / x->c;
+    double hq = x->hd, hv = x->hd; /* MLA: QK^T over nope + rope dims, AV over the v dims */
+
+    if (in->kv_lora_rank > 0) {
+        hq = (double)(in->qk_nope_head_dim + in->qk_rope_head_dim);
+        hv = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
+    }
+    *score_mem_f = 0.0;
+    if (in->flash_attention) {
+        double keys = flash_keys(in, x);
+        *att_f = in->kv_lora_rank > 0 ? 2.0 * heads * sq * keys * (hq + hv) / (x->peak16 * k->flash)
+                                      : 4.0 * heads * sq * keys * x->hd / (x->peak16 * k->flash);
+        return;
+    }
+    *att_f = heads * (gemm(sq, x->s, hq, x->rate16, h) + gemm(sq, hv, x->s, x->rate16, h));
+    *score_mem_f = heads * sq * x->s * 13.0 / hbm;
+    if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
+        *att_f *= attention_share(in, x);
+        *score_mem_f *= attention_share(in, x);
+    }
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -553,30 +584,9 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     /* Forward GEMMs of one layer: QKV, attention output, MLP in (2f wide when gated), out. */
     double gemm_f = layer_gemms(in, k, x, f_in);
 
-    /* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.
-     * Fused kernels skip the causally masked half; materialized attention computes the whole
-     * s x s score matrix with two batched GEMMs (K = h_d is thin) and streams it through HBM:
-     * write 2, softmax read+write 4, dropout read+write+mask 5, read by AV 2 = 13 bytes per
-     * score forward. MLA: QK^T over nope + rope dims, AV over the v dims. */
-    double heads = x->b * x->a / t, sq = x->s / x->c;
-    double hq = x->hd, hv = x->hd;
-    if (in->kv_lora_rank > 0) {
-        hq = (double)(in->qk_nope_head_dim + in->qk_rope_head_dim);
-        hv = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
-    }
-    double att_f, score_mem_f = 0.0;
-    if (in->flash_attention) {
-        double keys = flash_keys(in, x);
-        att_f = in->kv_lora_rank > 0 ? 2.0 * heads * sq * keys * (hq + hv) / (x->peak16 * k->flash)
-                                     : 4.0 * heads * sq * keys * x->hd / (x->peak16 * k->flash);
-    } else {
-        att_f = heads * (gemm(sq, x->s, hq, x->rate16, h) + gemm(sq, hv, x->s, x->rate16, h));
-        score_mem_f = heads * sq * x->s * 13.0 / hbm;
-        if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
-            att_f *= attention_share(in, x);
-            score_mem_f *= attention_share(in, x);
-        }
-    }
+    double sq = x->s / x->c;
+    double att_f, score_mem_f;
+    attention_forward(in, k, x, hbm, &att_f, &score_mem_f);
 
     double mem_f = rows * elementwise_bytes(in, x, f_in, fp8) / hbm + score_mem_f + k->launch;
 

@@ -60,8 +60,8 @@ enum core_input_kind {
     CORE_KIND_GPUS,    /* /plan: one catalog id or a list of them */
     CORE_KIND_PRICES,  /* /plan: one price, or prices by GPU id */
     CORE_KIND_OBJECT,  /* a JSON object the api decodes itself (`config`); stored as "given" */
-    CORE_KIND_TEXT,    /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
     CORE_KIND_MODULES, /* a list of module names (lora_targets), stored as a mask (adapters.h) */
+    CORE_KIND_TEXT,    /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
     CORE_KIND_COUNT
 };
 

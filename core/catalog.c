@@ -7,6 +7,7 @@
  * the source publishes and the citation; core_arch_params() re-derives each count, and the
  * derived-vs-published table is in docs/model.md.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core.h"
@@ -118,6 +119,15 @@ const struct core_gpu core_gpus[] = {
      64, 50, 8, CORE_GEN_BLACKWELL, 64, 1007.6, 94.97, USABLE_SMI("97,887 MiB")},
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
+
+int64_t core_gpu_usable_bytes(int gpu)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    if (g->usable_gib > 0)
+        return (int64_t)llround(g->usable_gib * 1073741824.0);
+    return (int64_t)llround(g->memory_gb * 1e9);
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Presets. Arch fields: L, d, a, k, h_d, f, V, gated, tied, learned_positions, rel. pos. proj.

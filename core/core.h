@@ -238,6 +238,9 @@ struct core_preset {
 extern const struct core_preset core_presets[];
 extern const size_t core_preset_count;
 
+/* Catalog row gpu's usable memory in bytes: usable_gib when the row has it, else memory_gb. */
+int64_t core_gpu_usable_bytes(int gpu);
+
 /* Index of the catalog row / preset with this id, or -1. */
 int core_gpu_find(const char *id);
 int core_preset_find(const char *id);
@@ -383,6 +386,9 @@ struct core_resolved {
     double micro_batches; /* m = global_batch / (batch dp) per pipeline */
     bool mfu_predicted;   /* mfu was "predicted": the runtime comes from the time model */
     double memory_gb, peak_tflops, reserve_gb, mfu;
+    /* The device's memory as the driver reports it (core_gpu_usable_bytes; memory_gb when given):
+     * what a device peak is judged against (a framework profile's /fit, /inference). */
+    int64_t usable_bytes;
     enum core_count count;
     double usd_per_gpu_hour;  /* < 0 = not given */
     double tokens_per_second; /* 0 = not given */

@@ -48,11 +48,7 @@ const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT] = {"auto", "fp8", "fp
 
 int64_t core_serve_usable_bytes(int gpu)
 {
-    const struct core_gpu *g = &core_gpus[gpu];
-
-    if (g->usable_gib > 0)
-        return (int64_t)llround(g->usable_gib * GIB);
-    return (int64_t)llround(g->memory_gb * 1e9);
+    return core_gpu_usable_bytes(gpu);
 }
 
 void core_serve_input_init(struct core_serve_input *in)

@@ -233,6 +233,30 @@ START_TEST(sglang_default_fraction)
 }
 END_TEST
 
+/* The generic ledger is judged against the marketed 80 GB (80e9 bytes); a framework profile's
+ * device peak against what the driver reports: round(79.19 x 2^30) = 85,029,615,043 bytes on an
+ * 80 GB H100 (so a device peak of 84.1e9 fits, as published 80 GB runs of it did); memory_gb
+ * overrides both. */
+START_TEST(framework_profile_judged_against_usable_memory)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems p = {0};
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.gpus = 8;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(80000000000));
+    in.framework = CORE_FW_MEGATRON;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(85029615043));
+    in.memory_gb = 80;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(80000000000));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve");
@@ -245,6 +269,7 @@ static Suite *suite(void)
     tcase_add_test(t, vllm_v1_budget);
     tcase_add_test(t, contradictions_name_the_field);
     tcase_add_test(t, sglang_default_fraction);
+    tcase_add_test(t, framework_profile_judged_against_usable_memory);
     suite_add_tcase(s, t);
     return s;
 }

@@ -77,6 +77,7 @@ static void attention_shape(struct api_jsonw *w, const struct core_arch *a)
     core_arch_layer_types(a, &t);
     k_int(w, KEY("sliding_window"), t.window);
     k_int(w, KEY("sliding_layers"), t.layers[CORE_LAYER_SLIDING]);
+    k_int(w, KEY("linear_layers"), t.layers[CORE_LAYER_LINEAR]);
 }
 
 void api_write_shape(struct api_jsonw *w, const struct core_shape *s)

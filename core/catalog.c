@@ -505,6 +505,40 @@ const struct core_preset core_presets[] = {
       .layer_period = 2,
       .full_layers = 0x2,
       .attention_sinks = true}},
+    /* Qwen3-Next-80B-A3B: 79,674,391,296 total (Qwen: 80B; the checkpoint's multi-token-
+     * prediction layer is not counted), 3,874,929,408 active with the input embedding and head
+     * (3,252,599,552 without either; Qwen names it A3B). Hybrid: in every four layers three
+     * Gated DeltaNet layers, then one gated full-attention layer; 512 experts, top 10, one
+     * gated shared expert. */
+    {"qwen3-next-80b-a3b",
+     "Qwen3-Next-80B-A3B",
+     "Qwen Team 2025, Qwen3-Next model card; Hugging Face config",
+     80e9,
+     262144,
+     {.layers = 48,
+      .hidden = 2048,
+      .heads = 16,
+      .kv_heads = 2,
+      .head_dim = 256,
+      .ffn_hidden = 5120,
+      .vocab = 151936,
+      .gated_mlp = true,
+      .qk_norm = CORE_QK_NORM_HEAD,
+      .experts = 512,
+      .experts_per_token = 10,
+      .moe_ffn_hidden = 512,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 512,
+      .shared_expert_gate = true,
+      .layer_period = 4,
+      .full_layers = 0x8,
+      .linear_layers = 0x7,
+      .linear_key_heads = 16,
+      .linear_key_dim = 128,
+      .linear_value_heads = 32,
+      .linear_value_dim = 128,
+      .linear_conv_kernel = 4,
+      .attention_output_gate = true}},
 };
 const size_t core_preset_count = sizeof core_presets / sizeof core_presets[0];
 

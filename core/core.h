@@ -235,6 +235,16 @@ struct core_arch {
     int64_t layer_period;   /* P in 0..CORE_LAYER_PERIOD_MAX; 0 = 1 */
     uint64_t full_layers;   /* bit j: layers i with i mod P = j are full attention */
     bool attention_sinks;   /* a learned logit per head per layer (GPT-OSS): + a per layer */
+    /* Hybrid models (Qwen3-Next): bit j of linear_layers makes the layers i with i mod P = j
+     * linear-attention layers (a Gated DeltaNet token mixer in place of attention: no KV cache,
+     * no quadratic term), whatever sliding_window says; a bit may not be in full_layers too.
+     * Their weights follow the linear_* sizes: H_k key heads of d_k and H_v value heads of d_v,
+     * a causal depthwise convolution of linear_conv_kernel taps (docs/architectures.md). */
+    uint64_t linear_layers;
+    int64_t linear_key_heads, linear_key_dim, linear_value_heads, linear_value_dim;
+    int64_t linear_conv_kernel;
+    bool attention_output_gate; /* the attention layers' q projection carries a sigmoid output
+                                   gate as wide as Q (Qwen3-Next): + d a h_d per layer */
 };
 
 /* The longest pattern of layer types an architecture can state (bits of full_layers). */
@@ -294,9 +304,9 @@ double core_arch_attention_width(const struct core_arch *arch);
 
 /* ---- Attention layer types (layers.c; docs/architectures.md) ------------------------------ */
 
-/* What a layer's token mixer is. Linear attention / state-space layers (Qwen3-Next, Jamba) keep
- * no per-token KV cache and no quadratic term; no architecture states them yet, so their count
- * is always 0 today (the kind is reserved so callers can switch over it). */
+/* What a layer's token mixer is. Linear-attention layers (Qwen3-Next's Gated DeltaNet) keep no
+ * per-token KV cache and no quadratic term, only a fixed state per sequence
+ * (core_arch_linear_state_elements). State-space layers (Jamba, Nemotron-H) are not stated. */
 enum core_layer_kind { CORE_LAYER_FULL, CORE_LAYER_SLIDING, CORE_LAYER_LINEAR };
 #define CORE_LAYER_KINDS 3
 /* As Hugging Face's layer_types spells them: "full_attention", "sliding_attention",
@@ -323,6 +333,11 @@ int64_t core_arch_kv_positions(const struct core_arch *arch, enum core_layer_kin
 /* The sum of that over all layers: what the KV cache of one sequence holds, in layer-positions
  * (L x seq_len without windows); -1 on overflow. */
 int64_t core_arch_kv_positions_total(const struct core_arch *arch, int64_t seq_len);
+/* Elements one linear-attention layer keeps per sequence, whatever its length: the
+ * convolution's last K - 1 inputs over the 2 H_k d_k + H_v d_v channels and the H_v d_k x d_v
+ * recurrent state (vLLM's conv and temporal state shapes, before tensor parallelism divides the
+ * channels and heads); 0 for an architecture without linear layers. */
+int64_t core_arch_linear_state_elements(const struct core_arch *arch);
 /* Keys one query attends, averaged over the T = seq_len queries of a sequence, in a layer with
  * window w (0 = full attention). causal: T/2 for full attention or T <= w, else w - w^2/(2T)
  * (the mean of min(t, w) over t in (0, T], taken continuously as the T/2 of full attention is).

@@ -142,6 +142,7 @@ enum core_gpu_generation {
     CORE_GEN_TPU,
 };
 #define CORE_GEN_COUNT 7
+extern const char *const core_generation_names[CORE_GEN_COUNT]; /* "Volta", "Ampere", ... */
 
 struct core_gpu {
     const char *id;     /* "h100-sxm" */
@@ -413,18 +414,20 @@ struct core_input {
     /* A model the user brings (docs/model.md, "Mixture of experts", "Offload"). The api fills
      * config_arch from the `config` member (a Hugging Face config.json); the MoE rows override
      * the preset's, config's or explicit architecture's. Sentinels: -1 / 0 = not given. */
-    bool config_given;            /* config_arch holds a decoded config */
-    struct core_arch config_arch; /* the config's architecture (CORE_SHAPE_CONFIG) */
-    int64_t config_context;       /* the config's max positions; 0 = none */
-    int64_t experts;              /* E; -1 = not given (0 makes the model dense) */
-    int64_t experts_per_token;    /* top-k; 0 = not given */
-    int64_t shared_experts;       /* -1 = not given */
-    int64_t moe_ffn_hidden;       /* one routed expert's width; 0 = not given */
-    int64_t dense_layers;         /* leading dense layers; -1 = not given */
-    int64_t sliding_window;       /* -1 = not given (the architecture's); 0 = every layer full
-                                     attention; w > 0: the window of the sliding layers (every
-                                     layer when the architecture has no pattern) */
-    int64_t ep;                   /* expert-parallel degree, default 1 */
+    bool config_given;              /* config_arch holds a decoded config */
+    struct core_arch config_arch;   /* the config's architecture (CORE_SHAPE_CONFIG) */
+    int64_t config_context;         /* the config's max positions; 0 = none */
+    int64_t experts;                /* E; -1 = not given (0 makes the model dense) */
+    int64_t experts_per_token;      /* top-k; 0 = not given */
+    int64_t shared_experts;         /* -1 = not given */
+    int64_t moe_ffn_hidden;         /* one routed expert's width; 0 = not given */
+    int64_t dense_layers;           /* leading dense layers; -1 = not given */
+    int64_t sliding_window;         /* -1 = not given (the architecture's); 0 = every layer full
+                                       attention; w > 0: the window of the sliding layers (every
+                                       layer when the architecture has no pattern) */
+    int64_t sliding_window_pattern; /* -1 = not given; P >= 1: layer i full when (i + 1) mod P
+                                       = 0, the rest sliding; 0 = every layer sliding */
+    int64_t ep;                     /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
 };
 
@@ -510,6 +513,9 @@ struct core_memory_peak {
     const char *stage;              /* pipeline stage: "only", "first", "last" */
     int64_t device;                 /* as nvidia-smi shows it: what /fit judges with a profile */
     const char *device_at, *device_stage;
+    /* Mean absolute relative error of the profile's peaks on measured runs that informed none
+     * of its terms (core_peak_validation, validation.h); < 0 = none: null. */
+    double expected_error;
 };
 
 struct core_memory {
@@ -581,13 +587,10 @@ struct core_perf {
     double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
     struct core_perf_breakdown breakdown;
     const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
-    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
+    /* Mean absolute relative error of step_seconds on measured runs of this GPU generation that
+     * informed no constant (core_perf_validation, validation.h); < 0 = none measured: null. */
+    double expected_error;
 };
-
-/* The error to expect on a run the model was not tuned on: the mean absolute percentage error
- * over the 28 independent hold-out runs (tests/validation/throughput-holdout.csv), as a fraction.
- * The calibration rows it was tuned on give 10.1 %. */
-#define CORE_PERF_EXPECTED_ERROR 0.115
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
 #define CORE_PERF_TERMS 11

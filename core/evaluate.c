@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rules.h"
+#include "validation.h"
 #include "peak.h"
 
 void core_input_init(struct core_input *in)
@@ -200,17 +202,6 @@ static void check_moe(const struct core_resolved *r, bool shaped, struct core_pr
  * Combinations: each input is in range but together they are impossible.
  * ------------------------------------------------------------------------------------------- */
 
-/* The generic ledger keeps the lesson's marketed capacity (80 GB = 80e9 bytes); a framework
- * profile's device peak is what nvidia-smi shows, so it is judged against what the driver
- * reports (79.19 GiB = 85.03e9 bytes on an 80 GB H100; docs/serving.md, "GPU catalog"). */
-int64_t core_capacity_bytes(const struct core_resolved *r)
-{
-    int64_t device =
-        r->framework != CORE_FW_GENERIC ? r->usable_bytes : (int64_t)llround(r->memory_gb * 1e9);
-
-    return device - (int64_t)llround(r->reserve_gb * 1e9);
-}
-
 /* "tp*pp" or, with context parallelism, "tp*pp*cp" (the words of the 422). */
 static const char *ways_name(const struct core_resolved *r)
 {
@@ -384,6 +375,7 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
     enum core_status st = peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
+    out->expected_error = core_peak_validation[r->framework].expected_error;
     if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
         out->device = out->bytes;
         out->device_at = out->at;
@@ -440,6 +432,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     st = resolve(in, r, p);
     check_cluster(r, p);
     check_schedule(in, r, st == CORE_OK, p);
+    core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
     check_moe(r, st == CORE_OK, p);
     if (st == CORE_OK) {

@@ -107,6 +107,24 @@ struct choices {
     int nv;
 };
 
+/* A predicted plan of layout L before its batch, ZeRO stage and schedule are chosen. */
+static void layout_candidate(const struct layout *L, struct core_plan *c)
+{
+    memset(c, 0, sizeof *c);
+    c->predicted = true;
+    c->gpu = L->g->index;
+    c->gpus = L->gpus;
+    c->tp = L->tp;
+    c->pp = L->pp;
+    c->cp = L->cp;
+    c->dp = L->dp;
+    c->virtual_stages = 1;
+    c->batch = 1;
+    c->sequence_parallel = L->tp > 1;
+    c->capacity = L->g->capacity;
+    c->usd_per_gpu_hour = L->g->price;
+}
+
 /* Every (checkpointing, micro-batch, ZeRO stage, virtual stages) of one layout; its fastest
  * candidate that meets the deadline and the budget goes to the front and the group. */
 static void search_layout(struct search *s, const struct layout *L, const struct choices *ch,
@@ -119,19 +137,7 @@ static void search_layout(struct search *s, const struct layout *L, const struct
     struct core_perf_input pi;
     bool have = false;
 
-    memset(&c, 0, sizeof c);
-    c.predicted = true;
-    c.gpu = L->g->index;
-    c.gpus = L->gpus;
-    c.tp = L->tp;
-    c.pp = L->pp;
-    c.cp = L->cp;
-    c.dp = L->dp;
-    c.virtual_stages = 1;
-    c.batch = 1;
-    c.sequence_parallel = L->tp > 1;
-    c.capacity = L->g->capacity;
-    c.usd_per_gpu_hour = L->g->price;
+    layout_candidate(L, &c);
     /* Once per layout; a candidate then changes only the fields core_perf_input_resolved
      * copies from the batch, ZeRO, checkpointing and schedule inputs. */
     resolve_plan(s, &c, &r);
@@ -176,7 +182,9 @@ static void search_layout(struct search *s, const struct layout *L, const struct
                 pi.zero_stage = zeros[zi];
                 pi.global_batch = c.global_batch;
                 if (!have_v) {
-                    best_virtual(s, &pi, ch->vs, ch->nv, &perf);
+                    /* Interleaving only where Megatron-LM runs it: m a multiple of pp. */
+                    int nv = core_rule_interleave(L->pp, 2, (double)c.micro_batches) ? ch->nv : 1;
+                    best_virtual(s, &pi, ch->vs, nv, &perf);
                     have_v = true;
                 } else {
                     core_perf_predict(&pi, &perf);
@@ -217,8 +225,9 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
     L.g = g;
     for (size_t t = 0; t < sizeof tp_choices / sizeof tp_choices[0]; t++) {
         for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
-            if (layers % pp != 0 || tp_choices[t] * pp > gmax)
-                continue;
+            if (layers % pp != 0 || tp_choices[t] * pp > gmax ||
+                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads, tp_choices[t]))
+                continue; /* a layout Megatron-LM refuses (rules.h) */
             L.tp = tp_choices[t];
             L.pp = pp;
             s->r.tp = L.tp;
@@ -230,7 +239,8 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
             for (int64_t cp = 1; cp <= CORE_PLAN_CP_MAX; cp *= 2) {
                 int64_t ways = L.tp * pp * cp;
 
-                if (seq % cp != 0 || (cp > 1 && seq / cp < CORE_PLAN_CP_MIN_TOKENS) || ways > gmax)
+                if (!core_rule_cp_seq(seq, cp) || seq % cp != 0 ||
+                    (cp > 1 && seq / cp < CORE_PLAN_CP_MIN_TOKENS) || ways > gmax)
                     break; /* a larger cp splits the sequence finer still */
                 L.cp = cp;
                 s->r.cp = cp;

@@ -801,6 +801,8 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     assert.equal(Number(await cur.getAttribute('data-len')), 4096);
     assert.ok(Math.abs(Number(await cur.getAttribute('data-concurrency')) -
         reply.inference.kv_cache.max_concurrency) < 1e-9);
+    /* The address carries the serving knob too, and a reload restores it. */
+    assert.equal(new URL(page.url()).searchParams.get('max_model_len'), '4096');
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */
     await set(page, 'max_model_len', '9000');
     assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);

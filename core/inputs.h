@@ -42,20 +42,23 @@
 #define CORE_GLOBAL_BATCH_MAX 1e12   /* sequences */
 #define CORE_MFU_PREDICTED    0.0    /* the stored mfu of the word "predicted" */
 #define CORE_MOE_EXPERTS_MAX  100000 /* = CORE_EXPERTS_MAX (core.h) */
+#define CORE_LORA_RANK_MAX    65536  /* adapter rank r */
+#define CORE_LORA_ALPHA_MAX   1e6
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
-    CORE_KIND_INT,    /* integral number */
-    CORE_KIND_SIZE,   /* number; the api also takes an SI suffix ("7B", "1.4T") */
-    CORE_KIND_REAL,   /* number */
-    CORE_KIND_BOOL,   /* boolean */
-    CORE_KIND_FLAG,   /* boolean whose default is derived (stored as enum core_flag) */
-    CORE_KIND_CHOICE, /* one of choices[] (stored as its index) */
-    CORE_KIND_GPU,    /* a GPU catalog id (stored as its index) */
-    CORE_KIND_PRESET, /* a model preset id (stored as its index) */
-    CORE_KIND_GPUS,   /* /plan: one catalog id or a list of them */
-    CORE_KIND_PRICES, /* /plan: one price, or prices by GPU id */
-    CORE_KIND_OBJECT, /* a JSON object the api decodes itself (`config`); stored as "given" */
+    CORE_KIND_INT,     /* integral number */
+    CORE_KIND_SIZE,    /* number; the api also takes an SI suffix ("7B", "1.4T") */
+    CORE_KIND_REAL,    /* number */
+    CORE_KIND_BOOL,    /* boolean */
+    CORE_KIND_FLAG,    /* boolean whose default is derived (stored as enum core_flag) */
+    CORE_KIND_CHOICE,  /* one of choices[] (stored as its index) */
+    CORE_KIND_GPU,     /* a GPU catalog id (stored as its index) */
+    CORE_KIND_PRESET,  /* a model preset id (stored as its index) */
+    CORE_KIND_GPUS,    /* /plan: one catalog id or a list of them */
+    CORE_KIND_PRICES,  /* /plan: one price, or prices by GPU id */
+    CORE_KIND_OBJECT,  /* a JSON object the api decodes itself (`config`); stored as "given" */
+    CORE_KIND_MODULES, /* a list of module names (lora_targets), stored as a mask (adapters.h) */
     CORE_KIND_COUNT
 };
 

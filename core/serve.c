@@ -226,6 +226,7 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
     s->context = context;
     s->enforce_eager = in->enforce_eager || in->engine == CORE_ENGINE_LLAMACPP;
     s->hbm_tbps = in->hbm_tbps > 0 ? in->hbm_tbps : core_gpus[m->gpu].hbm_tbps;
+    s->memory_gb = in->base.memory_gb;
     s->tp = m->tp;
     s->pp = m->pp;
     s->ep = in->base.ep;

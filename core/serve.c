@@ -359,7 +359,10 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
     struct core_serve_memory *g = &out->per_gpu;
     int db = dtype_bytes(out->model.precision);
     int64_t comm = s->tp * s->pp > 1 ? NON_TORCH_PARALLEL : NON_TORCH_SINGLE, sum;
-    int64_t seqs = s->engine == CORE_ENGINE_LLAMACPP ? 0 : s->max_num_seqs;
+    /* vLLM's and SGLang's profile runs their sampler over max_num_seqs rows; TensorRT-LLM's
+     * logits live in its runtime and decoder buffers (added below), llama.cpp's in the ubatch. */
+    bool sampler = s->engine != CORE_ENGINE_LLAMACPP && s->engine != CORE_ENGINE_TRTLLM;
+    int64_t seqs = sampler ? s->max_num_seqs : 0;
 
     memset(g, 0, sizeof *g);
     g->capacity =

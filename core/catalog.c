@@ -574,6 +574,29 @@ const struct core_preset core_presets[] = {
       .experts = 128,
       .experts_per_token = 8,
       .moe_ffn_hidden = 1536}},
+    /* Qwen2-57B-A14B: 57,408,658,944 total (Qwen2 report: 57.4B, 56.3B without embeddings),
+     * 14,249,270,784 active (A14B): 64 experts of 2560, top 8, one gated shared expert of
+     * 20480, q/k/v biases; 64k context (Qwen2 announcement; the config states 131072). */
+    {"qwen2-57b-a14b",
+     "Qwen2-57B-A14B",
+     "Qwen Team 2024, Qwen2 Technical Report, Table 1; Hugging Face config",
+     57.4e9,
+     65536,
+     {.layers = 28,
+      .hidden = 3584,
+      .heads = 28,
+      .kv_heads = 4,
+      .head_dim = 128,
+      .ffn_hidden = 18944,
+      .vocab = 151936,
+      .gated_mlp = true,
+      .qkv_bias = true,
+      .experts = 64,
+      .experts_per_token = 8,
+      .moe_ffn_hidden = 2560,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 20480,
+      .shared_expert_gate = true}},
     /* Kimi K2: the DeepSeek-V3 architecture with 64 heads, 384 routed experts (top 8), 1 shared,
      * only layer 0 dense, vocab 163840; no multi-token-prediction layer in the release
      * (num_nextn_predict_layers 0). 1,026.41B total, 32.86B active (31.69B without the input
@@ -607,12 +630,12 @@ const struct core_preset core_presets[] = {
     {"phi-4", "Phi-4",
      "Abdin et al. 2024, Phi-4 Technical Report, Section 3; Hugging Face config (14.7B)", 14.7e9,
      16384, ARCH(40, 5120, 40, 10, 128, 17920, 100352, true, false, 0, false)},
-    /* Mistral NeMo 12B: 32 heads of 128 (a h_d = 4096 < d 5120), 128k context, untied
-     * (Hugging Face count 12.2B). */
+    /* Mistral NeMo 12B: 32 heads of 128 (a h_d = 4096 < d 5120), untied, context 128000 (the
+     * Base-2407 config's max_position_embeddings; Hugging Face count 12.2B). */
     {"mistral-nemo-12b", "Mistral NeMo 12B",
      "Mistral AI 2024, Mistral NeMo announcement; Hugging Face config (Mistral-Nemo-Base-2407, "
      "12.2B)",
-     12.2e9, 131072, ARCH(40, 5120, 32, 8, 128, 14336, 131072, true, false, 0, false)},
+     12.2e9, 128000, ARCH(40, 5120, 32, 8, 128, 14336, 131072, true, false, 0, false)},
 };
 const size_t core_preset_count = sizeof core_presets / sizeof core_presets[0];
 

@@ -1,8 +1,8 @@
 /*
- * test_presets.c - the everyday presets (Llama 3.1/3.2, Qwen2.5, Qwen3, Qwen3-235B-A22B, Kimi
- * K2, Phi-4, Mistral NeMo): each count derived by hand below, each row equal to what its
- * Hugging Face config.json decodes to, each published figure met, and none of them a stand-in
- * for a bare parameter count.
+ * test_presets.c - the everyday presets (Llama 3.1/3.2, Qwen2.5, Qwen3, Qwen3-235B-A22B,
+ * Qwen2-57B-A14B, Kimi K2, Phi-4, Mistral NeMo): each count derived by hand below, each row equal
+ * to what its Hugging Face config.json decodes to, each published figure met, and none of them a
+ * stand-in for a bare parameter count.
  *
  * Counting rules (docs/architectures.md): per layer, Q d*a*h_d, K and V d*k*h_d each, O a*h_d*d;
  * Qwen2.5 adds q/k/v biases (a + 2k)*h_d; Qwen3 adds QK-norm 2*h_d; gated MLP 3*d*f; two RMSNorms
@@ -14,7 +14,9 @@
  * Configs: the architecture keys of the published config.json files. Qwen3-8B, Qwen3-32B,
  * Qwen3-235B-A22B, Kimi-K2-Instruct, Meta-Llama-3.1-8B and -70B as stored in
  * ai-dynamo/aiconfigurator (aic-core/src/aiconfigurator_core/model_configs, commit 095f58a5, the
- * copy moe-measured.csv cites); the others as their Hugging Face model repositories publish them.
+ * copy moe-measured.csv cites); Qwen2-57B-A14B as TensorRT-LLM's Qwen2-MoE unit test copies it;
+ * the others' architecture keys as their Hugging Face repositories state them (this machine
+ * cannot reach the Hub; each shape agrees with public copies of those configs).
  */
 #include <check.h>
 #include <math.h>
@@ -141,6 +143,21 @@ static const struct preset_case cases[] = {
      "\"mlp_only_layers\":[],\"moe_intermediate_size\":1536,\"num_attention_heads\":64,"
      "\"num_experts\":128,\"num_experts_per_tok\":8,\"num_hidden_layers\":94,"
      "\"num_key_value_heads\":4,\"tie_word_embeddings\":false,\"vocab_size\":151936}"},
+    /* Qwen2-57B-A14B (L28 d3584 a28 k4 h_d128, 64 experts of 2560, top 8, shared expert 20480
+     * with a d -> 1 gate, q/k/v biases, V151936): attention Q,O 2*3584^2 = 25,690,112 + K,V
+     * 2*3584*512 = 3,670,016 + biases (28 + 8)*128 = 4,608 = 29,364,736; router 3584*64 =
+     * 229,376; one expert 3*3584*2560 = 27,525,120; shared 3*3584*20480 + 3,584 = 220,204,544;
+     * norms 7,168. Per layer 29,364,736 + 229,376 + 64*27,525,120 (1,761,607,680) +
+     * 220,204,544 + 7,168 = 2,011,413,504; x28 = 56,319,578,112; + 3,584 + 2*151936*3584
+     * (1,089,077,248) = 57,408,658,944. Active per layer with 8 experts (220,200,960):
+     * 470,006,784 x28 = 13,160,189,952; + 1,089,080,832 = 14,249,270,784. */
+    {"qwen2-57b-a14b", INT64_C(57408658944), INT64_C(14249270784), 14e9, 65536,
+     "{\"model_type\":\"qwen2_moe\",\"decoder_sparse_step\":1,\"hidden_size\":3584,"
+     "\"intermediate_size\":18944,\"max_position_embeddings\":131072,"
+     "\"moe_intermediate_size\":2560,\"num_attention_heads\":28,\"num_experts\":64,"
+     "\"num_experts_per_tok\":8,\"num_hidden_layers\":28,\"num_key_value_heads\":4,"
+     "\"shared_expert_intermediate_size\":20480,\"tie_word_embeddings\":false,"
+     "\"vocab_size\":151936}"},
     /* Kimi K2 (DeepSeek-V3 layout: L61 d7168 a64, q_r 1536, c 512, n 128, r 64, v 128; layer 0
      * dense f18432, then 384 experts of 2048, top 8, 1 shared; V163840). Attention: q_a
      * 7168*1536 = 11,010,048 + 1,536; q_b 1536*64*192 = 18,874,368; kv_a 7168*576 = 4,128,768
@@ -171,11 +188,11 @@ static const struct preset_case cases[] = {
      * K,V 2*5120*1024 = 10,485,760; MLP 3*5120*14336 = 220,200,960; norms 10,240; per layer
      * 272,640,000; x40 = 10,905,600,000; + 5,120 + 2*131072*5120 (1,342,177,280) =
      * 12,247,782,400. */
-    {"mistral-nemo-12b", INT64_C(12247782400), INT64_C(12247782400), 0, 131072,
+    {"mistral-nemo-12b", INT64_C(12247782400), INT64_C(12247782400), 0, 128000,
      "{\"model_type\":\"mistral\",\"head_dim\":128,\"hidden_size\":5120,"
      "\"intermediate_size\":14336,\"num_hidden_layers\":40,\"num_attention_heads\":32,"
      "\"num_key_value_heads\":8,\"vocab_size\":131072,\"tie_word_embeddings\":false,"
-     "\"max_position_embeddings\":1024000,\"sliding_window\":null}"},
+     "\"max_position_embeddings\":128000,\"sliding_window\":null}"},
 };
 
 /* Decode a config given as JSON text; require success. */

@@ -73,6 +73,13 @@ enum core_shape_source {
 /* Where ZeRO-Offload / ZeRO-Infinity keep a piece of the training state. */
 enum core_offload { CORE_OFFLOAD_NONE, CORE_OFFLOAD_CPU };
 
+/* How a MoE layer's tokens travel to their experts (Megatron-Core --moe-token-dispatcher-type
+ * and --moe-flex-dispatcher-backend; docs/model.md, "Mixture of experts"): NCCL all-to-all sends
+ * one copy per chosen expert; DeepEP and HybridEP send a token once per remote node that holds
+ * any of its experts and forward it over NVLink there. */
+enum core_moe_dispatcher { CORE_MOE_ALLTOALL, CORE_MOE_DEEPEP, CORE_MOE_HYBRIDEP };
+#define CORE_MOE_DISPATCHER_COUNT 3
+
 enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLENECK_ACTIVATIONS };
 
 /* How the layers fall on the pipeline's pp x virtual_stages stages (core/layout.c). */
@@ -163,6 +170,8 @@ extern const char *const core_bottleneck_names[3]; /* "none", "state", "activati
 /* "preset", "architecture", "nearest_preset", "aspect_ratio", "config" */
 extern const char *const core_shape_source_names[5];
 extern const char *const core_offload_names[2]; /* "none", "cpu" */
+/* "alltoall", "deepep", "hybridep" */
+extern const char *const core_moe_dispatcher_names[CORE_MOE_DISPATCHER_COUNT];
 
 /* ---------------------------------------------------------------------------------------------
  * Tables: GPU catalog and model presets (model.md)
@@ -200,11 +209,20 @@ struct core_gpu {
     int64_t gpus_per_node; /* GPUs sharing one scale-up domain */
     enum core_gpu_generation generation; /* selects the time model's efficiency constants */
     double pcie_gbs; /* host link per GPU per direction, GB/s (offload traffic) */
+    /* Serving (core/serve.h, docs/serving.md "GPU catalog"): dense INT8 tensor TOPS (0 = no
+     * INT8 tensor path), and the memory the driver reports as total (cudaMemGetInfo, what vLLM
+     * logs as total_gpu_memory), in GiB, with where the figure comes from. */
+    double int8_tops;
+    double usable_gib;
+    const char *usable_source;
 };
 
 extern const struct core_gpu core_gpus[];
 extern const size_t core_gpu_count;
 #define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
+/* The rows before this index are the training parts /plan searches when no gpu is named; the
+ * inference parts after them (L4 ... RTX PRO 6000) are searched only when named. */
+#define CORE_GPU_TRAINING_COUNT 13
 
 /* Query/key normalisation inside attention (weights only). */
 enum core_qk_norm {
@@ -294,6 +312,9 @@ extern const size_t core_preset_count;
  * dense presets (gpt3-125m .. mpt-7b); rows appended later (mixtures of experts, Gemma, GPT-OSS)
  * never stand in for a bare N, so what a bare N infers stays put as the table grows. */
 #define CORE_PRESET_STAND_INS 17
+
+/* Catalog row gpu's usable memory in bytes: usable_gib when the row has it, else memory_gb. */
+int64_t core_gpu_usable_bytes(int gpu);
 
 /* Index of the catalog row / preset with this id, or -1. */
 int core_gpu_find(const char *id);
@@ -454,6 +475,10 @@ struct core_input {
                                        = 0, the rest sliding; 0 = every layer sliding */
     int64_t ep;                     /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
+    /* Expert time (perf.c, docs/model.md "Mixture of experts"). */
+    enum core_moe_dispatcher moe_dispatcher; /* default alltoall (Megatron-Core's default) */
+    bool moe_comm_overlap;                   /* --overlap-moe-expert-parallel-comm; default false */
+    double moe_load_imbalance; /* tokens on the busiest expert rank / the mean; default 1 */
     /* MoE parallel folding and uneven pipeline stages (core/layout.c; docs/model.md, "MoE
      * layout" and "Pipeline split"): Megatron-Core's names. 0 = not given. */
     int64_t etp;                /* expert tensor-parallel size; 0 = tp (Megatron's default) */
@@ -511,6 +536,9 @@ struct core_resolved {
     double micro_batches; /* m = global_batch / (batch dp) per pipeline */
     bool mfu_predicted;   /* mfu was "predicted": the runtime comes from the time model */
     double memory_gb, peak_tflops, reserve_gb, mfu;
+    /* The device's memory as the driver reports it (core_gpu_usable_bytes; memory_gb when given):
+     * what a device peak is judged against (a framework profile's /fit, /inference). */
+    int64_t usable_bytes;
     enum core_count count;
     double usd_per_gpu_hour;  /* < 0 = not given */
     double tokens_per_second; /* 0 = not given */
@@ -524,6 +552,9 @@ struct core_resolved {
     int64_t expert_params; /* routed experts' weights within params (what ep divides) */
     int64_t ep;            /* expert-parallel degree */
     enum core_offload offload_optimizer, offload_params;
+    enum core_moe_dispatcher moe_dispatcher;
+    bool moe_comm_overlap;
+    double moe_load_imbalance;
     /* MoE parallel folding (Megatron-Core parallel_state.py): the experts' own layout,
      * etp x ep x edp = tp x cp x dp; the experts' gradients and optimizer state are sharded over
      * the expert data-parallel group of edp ranks. */
@@ -641,6 +672,7 @@ struct core_perf_breakdown {
     double optimizer;    /* the optimizer step over the local shard, memory-bound */
     double ep_comm;      /* MoE token all-to-alls (dispatch, combine) over the ep group */
     double offload;      /* PCIe traffic of offloaded state and the CPU optimizer step */
+    double moe_host;     /* host time a MoE layer's device-to-host sync exposes (perf.c) */
 };
 
 struct core_perf {
@@ -657,7 +689,7 @@ struct core_perf {
 };
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
-#define CORE_PERF_TERMS 11
+#define CORE_PERF_TERMS 12
 extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 
 #define CORE_MAX_NOTES   12
@@ -730,7 +762,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
  * configuration reproduces its memory.
  * ------------------------------------------------------------------------------------------- */
 
-#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 13) */
+#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 22) */
 #define CORE_PLAN_TOP           20      /* plans a reply lists */
 #define CORE_PLAN_PARETO_MAX    64      /* Pareto points kept */
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */

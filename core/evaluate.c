@@ -125,6 +125,8 @@ void core_resolve_hardware(const struct core_input *in, int gpu, struct core_res
     const struct core_gpu *g = &core_gpus[gpu];
 
     r->memory_gb = in->memory_gb > 0 ? in->memory_gb : g->memory_gb;
+    r->usable_bytes =
+        in->memory_gb > 0 ? (int64_t)llround(in->memory_gb * 1e9) : core_gpu_usable_bytes(gpu);
     r->peak_tflops =
         in->peak_tflops > 0 ? in->peak_tflops : core_catalog_peak_tflops(gpu, in->precision);
     r->gpus_per_node = in->gpus_per_node > 0 ? in->gpus_per_node : g->gpus_per_node;
@@ -180,6 +182,9 @@ static enum core_status resolve(const struct core_input *in, struct core_resolve
     r->ep = in->ep;
     r->offload_optimizer = in->offload_optimizer;
     r->offload_params = in->offload_params;
+    r->moe_dispatcher = in->moe_dispatcher;
+    r->moe_comm_overlap = in->moe_comm_overlap;
+    r->moe_load_imbalance = in->moe_load_imbalance;
     core_layout_resolve(in, st == CORE_OK, r);
     return st;
 }

@@ -36,7 +36,7 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 19.6 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 18.9 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
 #define MAPE_LIMIT 0.21
 /* ... and above this over the hold-out rows (no constant was chosen on them). */
@@ -85,7 +85,12 @@ static int row_count;
  * (--overlap-moe-expert-parallel-comm) is True in the Qwen3-235B H100 recipe and the DeepSeek-V3
  * GB200 FP8-MX recipe, False or unset (False) elsewhere. The write-up rows name their
  * dispatcher; Megatron-LM CI rows state theirs in model_config.yaml (alltoall; the DeepSeek-V3
- * proxy's flex/hybridep) and etp where given (else Megatron's default, tp).
+ * proxy's flex/hybridep) and etp where given (else Megatron's default, tp). The 26.04.01
+ * DeepSeek-V3 B200 row (MXFP8, pp 8, v 2, ep 32) has no recipe of that layout at 4948f7524 (its
+ * B200 recipes are pp 16 ep 8); the one at the table's own commit 067f987
+ * (src/megatron/bridge/perf_recipes/deepseek/b200/deepseek_v3.py,
+ * deepseek_v3_pretrain_256gpu_b200_fp8mx_config) is: moe_flex_dispatcher_backend="deepep",
+ * overlap_moe_expert_parallel_comm=True, delay_wgrad_compute=True.
  * ------------------------------------------------------------------------------------------- */
 
 struct setting {
@@ -101,6 +106,7 @@ static const struct setting settings[] = {
     {.prefix = "MB-26041-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
     {.prefix = "MB-2511-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
     {.prefix = "MB-2509-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
+    {.prefix = "MB-26041-DSV3-B200", .dispatcher = CORE_MOE_DEEPEP, .overlap = true, .etp = 1},
     {.prefix = "MB-2511-DSV3-GB200-FP8",
      .dispatcher = CORE_MOE_HYBRIDEP,
      .overlap = true,

@@ -293,7 +293,8 @@ START_TEST(test_moe_properties)
 {
     static const int64_t pow2[] = {1, 2, 4, 8, 16, 32, 64};
     static const int64_t experts[] = {8, 16, 64, 128, 256, 384};
-    static const char *const gpus[] = {"h100-sxm", "b200", "gb200", "a100-sxm-80gb", "mi300x"};
+    static const char *const gpus[] = {"h100-sxm", "b200",          "gb200",
+                                       "gb300",    "a100-sxm-80gb", "mi300x"};
 
     for (int trial = 0; trial < 5000; trial++) {
         struct core_perf_input in;
@@ -340,6 +341,58 @@ START_TEST(test_moe_properties)
 }
 END_TEST
 
+/*
+ * The host time's per-local-expert part (perf.c, MOE_EXPERT_HOST_S): the layout of
+ * test_evaluate_path with ep 8 instead of 16 holds 128 / 8 = 16 experts per rank, so each MoE
+ * layer pass costs 0.85 ms + 16 x 0.095 ms = 2.37 ms: 64 micro-batches x 3 passes x 48 layers x
+ * 2.37 ms = 21.84192 s (ep 16: 1.61 ms, 14.83776 s).
+ */
+START_TEST(test_host_per_local_expert)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems probs;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.gpu = core_gpu_find("h100-sxm");
+    in.gpus = 16;
+    in.ep = 8;
+    in.etp = 1;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.global_batch = 1024;
+    in.flash_attention = true;
+    in.mfu = CORE_MFU_PREDICTED;
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    NEAR(r.performance.breakdown.moe_host, 21.84192, 1e-9);
+}
+END_TEST
+
+/*
+ * The gb300 catalog row from the GB300 NVL72 specifications (catalog.c): the rack's dense
+ * 180 PF bf16 and 360 PF fp8 over 72 GPUs = 2500 and 5000 TFLOP/s, up to 288 GB HBM3e per GPU,
+ * 576 TB/s / 72 = 8 TB/s, 72 GPUs in one NVLink domain at 1.8 TB/s bidirectional = 900 GB/s per
+ * direction, one 800 Gb/s ConnectX-8 per GPU = 100 GB/s.
+ */
+START_TEST(test_gb300_row)
+{
+    int i = core_gpu_find("gb300");
+
+    ck_assert_int_ge(i, 0);
+    const struct core_gpu *g = &core_gpus[i];
+    NEAR(g->bf16_tflops, 180e3 / 72, 1e-9);
+    NEAR(g->fp8_tflops, 360e3 / 72, 1e-9);
+    NEAR(g->memory_gb, 288.0, 1e-9);
+    NEAR(g->hbm_tbps, 576.0 / 72, 1e-9);
+    NEAR(g->scale_up_gbs, 1800.0 / 2, 1e-9);
+    NEAR(g->network_gbs, 800.0 / 8, 1e-9);
+    ck_assert_int_eq(g->gpus_per_node, 72);
+    ck_assert_int_eq(g->generation, CORE_GEN_BLACKWELL);
+}
+END_TEST
+
 static Suite *moe_time_suite(void)
 {
     Suite *s = suite_create("core_moe_time");
@@ -353,6 +406,8 @@ static Suite *moe_time_suite(void)
     tcase_add_test(tc, test_dense_unmoved);
     tcase_add_test(tc, test_moe_properties);
     tcase_add_test(tc, test_evaluate_path);
+    tcase_add_test(tc, test_host_per_local_expert);
+    tcase_add_test(tc, test_gb300_row);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -162,11 +162,20 @@ struct core_gpu {
     int64_t gpus_per_node; /* GPUs sharing one scale-up domain */
     enum core_gpu_generation generation; /* selects the time model's efficiency constants */
     double pcie_gbs; /* host link per GPU per direction, GB/s (offload traffic) */
+    /* Serving (core/serve.h, docs/serving.md "GPU catalog"): dense INT8 tensor TOPS (0 = no
+     * INT8 tensor path), and the memory the driver reports as total (cudaMemGetInfo, what vLLM
+     * logs as total_gpu_memory), in GiB, with where the figure comes from. */
+    double int8_tops;
+    double usable_gib;
+    const char *usable_source;
 };
 
 extern const struct core_gpu core_gpus[];
 extern const size_t core_gpu_count;
 #define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
+/* The rows before this index are the training parts /plan searches when no gpu is named; the
+ * inference parts after them (L4 ... RTX PRO 6000) are searched only when named. */
+#define CORE_GPU_TRAINING_COUNT 13
 
 /* Query/key normalisation inside attention (weights only). */
 enum core_qk_norm {
@@ -567,7 +576,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
  * configuration reproduces its memory.
  * ------------------------------------------------------------------------------------------- */
 
-#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 13) */
+#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 22) */
 #define CORE_PLAN_TOP           20      /* plans a reply lists */
 #define CORE_PLAN_PARETO_MAX    64      /* Pareto points kept */
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */

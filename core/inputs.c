@@ -11,6 +11,7 @@
 #include "core.h"
 #include "inputs.h"
 #include "serve.h"
+#include "serve_timing.h"
 
 /* Enums are stored through an int; C only promises "some integer type", so check it here. */
 _Static_assert(sizeof(enum core_precision) == sizeof(int), "enum size");
@@ -260,6 +261,8 @@ const struct core_input_spec core_plan_inputs[] = {
             false, false, NO_CHOICES, "fraction", ddoc, doc                                        \
     }
 
+static const char *const concurrency_words[] = {"max"};
+
 /* clang-format off */
 const struct core_input_spec core_serve_inputs[] = {
     S_CHOICE("engine", engine, core_engine_names, NULL,
@@ -301,6 +304,19 @@ const struct core_input_spec core_serve_inputs[] = {
     {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), 0, CORE_SERVE_TBPS_MAX, true,
      0, true, true, false, false, NO_CHOICES, "TB/s", "the catalog value of gpu",
      "memory bandwidth per GPU, for parts not in the catalog"},
+    /* The workload of the time model (serve_timing.h; docs/serving.md, "Time"). */
+    {"input_len", CORE_KIND_INT, CORE_STORE_I64, SAT(input_len), 1, CORE_SERVE_LEN_MAX, false,
+     CORE_SERVE_INPUT_LEN_DEFAULT, false, false, false, false, NO_CHOICES, "tokens", NULL,
+     "prompt tokens per request"},
+    {"output_len", CORE_KIND_INT, CORE_STORE_I64, SAT(output_len), 1, CORE_SERVE_LEN_MAX, false,
+     CORE_SERVE_OUTPUT_LEN_DEFAULT, false, false, false, false, NO_CHOICES, "tokens", NULL,
+     "output tokens per request"},
+    {"concurrency", CORE_KIND_INT, CORE_STORE_I64, SAT(concurrency), 1, CORE_SERVE_SEQS_MAX,
+     false, 1, false, false, false, false, CHOICES(concurrency_words), "sequences", NULL,
+     "sequences in flight on the replica; max: as many as the KV pool and max_num_seqs hold"},
+    S_CHOICE("batching", batching, core_batching_names, NULL,
+             "auto (static for a number of sequences, continuous for max), static (one batch "
+             "prefilled together), continuous (the steady state of continuous batching)"),
 };
 /* clang-format on */
 
@@ -359,17 +375,16 @@ void core_input_store_default(const struct core_input_spec *spec, void *base)
         memcpy(dst, &b, sizeof b);
         break;
     }
-    case CORE_STORE_GPUS: {
-        struct core_plan_input *plan = base;
-        plan->gpu_count = 0;
+    case CORE_STORE_GPUS:
+    case CORE_STORE_CHOICES: {
+        int none = 0; /* an empty list: the count */
+        memcpy(dst, &none, sizeof none);
         break;
     }
-    case CORE_STORE_PRICES: {
-        struct core_plan_input *plan = base;
+    case CORE_STORE_PRICES:
         for (int g = 0; g < CORE_PLAN_GPU_MAX; g++)
-            plan->usd_per_gpu_hour[g] = spec->dflt;
+            memcpy(dst + (size_t)g * sizeof(double), &spec->dflt, sizeof spec->dflt);
         break;
-    }
     }
 }
 
@@ -398,6 +413,7 @@ static double stored_number(const struct core_input_spec *spec, const void *base
         return b;
     case CORE_STORE_GPUS:
     case CORE_STORE_PRICES:
+    case CORE_STORE_CHOICES:
         break;
     }
     return 0;
@@ -431,7 +447,8 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
         return v >= 0 && v < (double)core_preset_count;
     case CORE_KIND_GPUS:
     case CORE_KIND_PRICES:
-    case CORE_KIND_OBJECT: /* decoded and checked by the api (api/hfconfig.c) */
+    case CORE_KIND_CHOICES: /* lists: checked by their planner */
+    case CORE_KIND_OBJECT:  /* decoded and checked by the api (api/hfconfig.c) */
     case CORE_KIND_COUNT:
         break;
     }

@@ -44,28 +44,31 @@
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
-    CORE_KIND_INT,    /* integral number */
-    CORE_KIND_SIZE,   /* number; the api also takes an SI suffix ("7B", "1.4T") */
-    CORE_KIND_REAL,   /* number */
-    CORE_KIND_BOOL,   /* boolean */
-    CORE_KIND_FLAG,   /* boolean whose default is derived (stored as enum core_flag) */
-    CORE_KIND_CHOICE, /* one of choices[] (stored as its index) */
-    CORE_KIND_GPU,    /* a GPU catalog id (stored as its index) */
-    CORE_KIND_PRESET, /* a model preset id (stored as its index) */
-    CORE_KIND_GPUS,   /* /plan: one catalog id or a list of them */
-    CORE_KIND_PRICES, /* /plan: one price, or prices by GPU id */
-    CORE_KIND_OBJECT, /* a JSON object the api decodes itself (`config`); stored as "given" */
+    CORE_KIND_INT,     /* integral number */
+    CORE_KIND_SIZE,    /* number; the api also takes an SI suffix ("7B", "1.4T") */
+    CORE_KIND_REAL,    /* number */
+    CORE_KIND_BOOL,    /* boolean */
+    CORE_KIND_FLAG,    /* boolean whose default is derived (stored as enum core_flag) */
+    CORE_KIND_CHOICE,  /* one of choices[] (stored as its index) */
+    CORE_KIND_GPU,     /* a GPU catalog id (stored as its index) */
+    CORE_KIND_PRESET,  /* a model preset id (stored as its index) */
+    CORE_KIND_GPUS,    /* /plan: one catalog id or a list of them */
+    CORE_KIND_PRICES,  /* /plan: one price, or prices by GPU id */
+    CORE_KIND_OBJECT,  /* a JSON object the api decodes itself (`config`); stored as "given" */
+    CORE_KIND_CHOICES, /* /inference/plan: one of choices[], or a list of them */
     CORE_KIND_COUNT
 };
 
 /* How the value is stored at `offset`. */
 enum core_input_store {
-    CORE_STORE_I64,    /* int64_t, the number rounded to the nearest integer */
-    CORE_STORE_INT,    /* int (also every enum core_* type) */
-    CORE_STORE_DOUBLE, /* double */
-    CORE_STORE_BOOL,   /* bool */
-    CORE_STORE_GPUS,   /* gpu_count and gpus[] of struct core_plan_input */
-    CORE_STORE_PRICES, /* usd_per_gpu_hour[] of struct core_plan_input */
+    CORE_STORE_I64,     /* int64_t, the number rounded to the nearest integer */
+    CORE_STORE_INT,     /* int (also every enum core_* type) */
+    CORE_STORE_DOUBLE,  /* double */
+    CORE_STORE_BOOL,    /* bool */
+    CORE_STORE_GPUS,    /* an int count, then CORE_PLAN_GPU_MAX int catalog indexes (gpu_count
+                           and gpus[] of struct core_plan_input and core_serve_plan_input) */
+    CORE_STORE_PRICES,  /* usd_per_gpu_hour[] of struct core_plan_input */
+    CORE_STORE_CHOICES, /* an int count, then that many int indexes into choices[] */
 };
 
 struct core_input_spec {
@@ -105,6 +108,13 @@ extern const size_t core_serve_input_count;
 
 /* The row named name[0..len) among /inference's rows, then core_inputs; or NULL. */
 const struct core_input_spec *core_serve_input_find(const char *name, size_t len);
+
+/* POST /inference/plan's own inputs (offsets into struct core_serve_plan_input, serve_plan.h;
+ * serve_plan_inputs.c); they shadow the /inference rows of the same name. */
+extern const struct core_input_spec core_serve_plan_inputs[];
+extern const size_t core_serve_plan_input_count;
+/* The row named name[0..len) for /inference/plan: its own rows first, then /inference's. */
+const struct core_input_spec *core_serve_plan_input_find(const char *name, size_t len);
 
 /* The row named name[0..len), or NULL; plan = also /plan's own rows (they win). */
 const struct core_input_spec *core_input_find(const char *name, size_t len, bool plan);

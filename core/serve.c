@@ -233,6 +233,11 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
     s->pp = m->pp;
     s->ep = in->base.ep;
     s->gpus = m->gpus;
+    s->input_len = in->input_len;
+    s->output_len = in->output_len;
+    s->concurrency = in->concurrency;
+    s->batching = in->batching;
+    s->usd_per_gpu_hour = in->base.usd_per_gpu_hour;
     if (s->max_model_len <= 0) {
         core_problem_add(p, "max_model_len", "the model has no known context: give max_model_len");
         s->max_model_len = 1;
@@ -240,6 +245,11 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
         core_problem_add(p, "max_model_len",
                          "%lld exceeds the model's %lld positions (max_position_embeddings)",
                          (long long)s->max_model_len, (long long)context);
+    if (s->max_model_len > 0 && in->input_len + in->output_len > s->max_model_len)
+        core_problem_add(p, "input_len",
+                         "input_len + output_len = %lld exceeds max_model_len %lld: the engine "
+                         "refuses the request",
+                         (long long)(in->input_len + in->output_len), (long long)s->max_model_len);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ void api_etag(const struct api_request *req, struct api_response *resp);
 
 api_handler api_handle_flops, api_handle_memory, api_handle_fit, api_handle_runtime;
 api_handler api_handle_evaluate;
-api_handler api_handle_inference; /* inference.c: GET|POST /inference (core_serve) */
+api_handler api_handle_inference;      /* inference.c: GET|POST /inference (core_serve) */
 api_handler api_handle_inference_plan; /* serve_plan.c: POST /inference/plan */
 api_handler api_handle_plan;
 api_handler api_handle_gpus, api_handle_models, api_handle_inputs;

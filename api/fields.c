@@ -394,10 +394,12 @@ static const struct core_input_spec *scope_find(const char *name, size_t len, en
     return f;
 }
 
-/* /inference/plan chooses the replica's GPU count and parallelism itself. */
+/* /inference/plan chooses the replica's GPU count and parallelism itself, and times every
+ * candidate under continuous batching. */
 static bool serve_planned(const struct core_input_spec *f)
 {
-    return strcmp(f->name, "gpus") == 0 || strcmp(f->name, "tp") == 0 || strcmp(f->name, "pp") == 0;
+    return strcmp(f->name, "gpus") == 0 || strcmp(f->name, "tp") == 0 ||
+           strcmp(f->name, "pp") == 0 || strcmp(f->name, "batching") == 0;
 }
 
 /* base: a struct core_input, or a struct core_serve_input for /inference. */

@@ -50,7 +50,7 @@ static void fuzz_check_object(json_t *obj, const struct api_response *resp)
     if (!json_is_object(obj))
         fuzz_fail("a reply element that is not an object", resp);
     if (json_object_get(obj, "inputs") != NULL || json_object_get(obj, "gpus") != NULL ||
-        json_object_get(obj, "models") != NULL)
+        json_object_get(obj, "models") != NULL || json_object_get(obj, "plan_inputs") != NULL)
         return;
     if (!json_is_integer(status) || json_integer_value(status) < 400 ||
         json_integer_value(status) >= 500 || !json_is_string(json_object_get(obj, "type")))
@@ -90,8 +90,9 @@ static void fuzz_check_reply(const struct api_response *resp)
 }
 
 /* The routes the fuzzers aim at, picked by the first input byte. */
-static const char *const fuzz_paths[] = {"/fit",  "/memory", "/flops",  "/runtime",
-                                         "/plan", "/gpus",   "/models", "/nope"};
+static const char *const fuzz_paths[] = {"/fit",       "/memory",        "/flops",  "/runtime",
+                                         "/plan",      "/gpus",          "/models", "/nope",
+                                         "/inference", "/inference/plan"};
 #define FUZZ_PATH_COUNT (sizeof fuzz_paths / sizeof fuzz_paths[0])
 
 #endif

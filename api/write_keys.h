@@ -84,17 +84,6 @@ static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
     }
 }
 
-/* A real when present (given: > 0, or >= 0 for prices), else null. */
-static inline void k_real_if(struct api_jsonw *w, const char *key, size_t klen, bool present,
-                             double v)
-{
-    api_jsonw_key_encoded(w, key, klen);
-    if (present)
-        api_jsonw_double(w, v);
-    else
-        api_jsonw_null(w);
-}
-
 /* {"bytes":b,"gb":b/1e9,"gib":b/2^30} after its key: the reply's most frequent shape (20 in a
  * /fit reply), written in place with one room check. */
 static inline void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
@@ -115,6 +104,17 @@ static inline void k_bytes(struct api_jsonw *w, const char *key, size_t klen, in
     p = api_jsonw_put_double(p + sizeof gib_key - 1, (double)b / 1073741824.0);
     *p++ = '}'; /* both doubles are finite: b is an integer */
     api_jsonw_done(w, p, true);
+}
+
+/* A real when present, else null. */
+static inline void k_real_if(struct api_jsonw *w, const char *key, size_t klen, bool present,
+                             double v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (present)
+        api_jsonw_double(w, v);
+    else
+        api_jsonw_null(w);
 }
 
 #endif

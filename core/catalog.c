@@ -7,6 +7,7 @@
  * the source publishes and the citation; core_arch_params() re-derives each count, and the
  * derived-vs-published table is in docs/model.md.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core.h"
@@ -119,6 +120,15 @@ const struct core_gpu core_gpus[] = {
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
 
+int64_t core_gpu_usable_bytes(int gpu)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    if (g->usable_gib > 0)
+        return (int64_t)llround(g->usable_gib * 1073741824.0);
+    return (int64_t)llround(g->memory_gb * 1e9);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Presets. Arch fields: L, d, a, k, h_d, f, V, gated, tied, learned_positions, rel. pos. proj.
  * ------------------------------------------------------------------------------------------- */
@@ -170,9 +180,22 @@ const struct core_preset core_presets[] = {
     /* Published as 405B; the exact count is 405.9B. */
     {"llama3.1-405b", "Llama 3.1 405B", LLAMA3, 405e9, 131072,
      ARCH(126, 16384, 128, 8, 128, 53248, 128256, true, false, 0, false)},
-    /* Trained context 8192 with a 4096-token sliding attention window. */
-    {"mistral-7b", "Mistral 7B", "Jiang et al. 2023, Mistral 7B, Table 1", 7.24e9, 8192,
-     ARCH(32, 4096, 32, 8, 128, 14336, 32000, true, false, 0, false)},
+    /* Mistral 7B v0.1: trained context 8192, every layer a 4096-token sliding window (Table 1;
+     * config.json `sliding_window` 4096). */
+    {"mistral-7b",
+     "Mistral 7B",
+     "Jiang et al. 2023, Mistral 7B, Table 1",
+     7.24e9,
+     8192,
+     {.layers = 32,
+      .hidden = 4096,
+      .heads = 32,
+      .kv_heads = 8,
+      .head_dim = 128,
+      .ffn_hidden = 14336,
+      .vocab = 32000,
+      .gated_mlp = true,
+      .sliding_window = 4096}},
     /* Transformer-XL relative positions add a d x (a h_d) projection per layer. */
     {"chinchilla-70b", "Chinchilla 70B",
      "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models, Table 4", 70e9, 2048,
@@ -367,6 +390,155 @@ const struct core_preset core_presets[] = {
       .qk_nope_head_dim = 128,
       .qk_rope_head_dim = 64,
       .v_head_dim = 128}},
+    /* ---- Sliding-window attention (docs/architectures.md, "Attention layer types"). Each row
+     * is its Hugging Face config read by those rules (tests/validation/test_attention_types.c).
+     * Appended after the mixtures of experts; a bare N never borrows these shapes. ---- */
+    /* Gemma 2 9B: 9,241,705,984 = 8,324,201,984 non-embedding (Table 2) + 256000 x 3584 tied;
+     * four norms per layer; sliding (4096) and full layers alternate, sliding first. */
+    {"gemma-2-9b",
+     "Gemma 2 9B",
+     "Gemma Team 2024, Gemma 2, Table 2; Hugging Face config",
+     9.24e9,
+     8192,
+     {.layers = 42,
+      .hidden = 3584,
+      .heads = 16,
+      .kv_heads = 8,
+      .head_dim = 256,
+      .ffn_hidden = 14336,
+      .vocab = 256000,
+      .gated_mlp = true,
+      .tied_embeddings = true,
+      .norms_per_layer = 4,
+      .sliding_window = 4096,
+      .layer_period = 2,
+      .full_layers = 0x2}},
+    /* Gemma 2 27B: 27,227,128,320 = 26,047,480,320 non-embedding + 256000 x 4608 tied. */
+    {"gemma-2-27b",
+     "Gemma 2 27B",
+     "Gemma Team 2024, Gemma 2, Table 2; Hugging Face config",
+     27.2e9,
+     8192,
+     {.layers = 46,
+      .hidden = 4608,
+      .heads = 32,
+      .kv_heads = 16,
+      .head_dim = 128,
+      .ffn_hidden = 36864,
+      .vocab = 256000,
+      .gated_mlp = true,
+      .tied_embeddings = true,
+      .norms_per_layer = 4,
+      .sliding_window = 4096,
+      .layer_period = 2,
+      .full_layers = 0x2}},
+    /* Gemma 3 27B, the language model (27,009,346,304; the ~0.4B SigLIP vision encoder of the
+     * published 27B checkpoint is not counted): QK-norm, four norms, five sliding layers of
+     * 1024 then one full (sliding_window_pattern 6). */
+    {"gemma-3-27b",
+     "Gemma 3 27B",
+     "Gemma Team 2025, Gemma 3 Technical Report, Table 1; Hugging Face config (text_config)",
+     27e9,
+     131072,
+     {.layers = 62,
+      .hidden = 5376,
+      .heads = 32,
+      .kv_heads = 16,
+      .head_dim = 128,
+      .ffn_hidden = 21504,
+      .vocab = 262208,
+      .gated_mlp = true,
+      .tied_embeddings = true,
+      .norms_per_layer = 4,
+      .qk_norm = CORE_QK_NORM_HEAD,
+      .sliding_window = 1024,
+      .layer_period = 6,
+      .full_layers = 0x20}},
+    /* gpt-oss-20b: 20,914,757,184 total, 4,187,440,704 active (3,608,307,264 without the input
+     * embedding; OpenAI: 20.91B and 3.61B). 32 experts with biases, top 4, router bias, q/k/v/o
+     * biases, one sink per head; sliding (128) and full layers alternate, sliding first. */
+    {"gpt-oss-20b",
+     "gpt-oss-20b",
+     "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card, Table 1; Hugging Face config",
+     20.91e9,
+     131072,
+     {.layers = 24,
+      .hidden = 2880,
+      .heads = 64,
+      .kv_heads = 8,
+      .head_dim = 64,
+      .ffn_hidden = 2880,
+      .vocab = 201088,
+      .gated_mlp = true,
+      .qkv_bias = true,
+      .o_bias = true,
+      .mlp_bias = true,
+      .experts = 32,
+      .experts_per_token = 4,
+      .router_bias = true,
+      .sliding_window = 128,
+      .layer_period = 2,
+      .full_layers = 0x2,
+      .attention_sinks = true}},
+    /* gpt-oss-120b: 116,829,156,672 total, 5,711,982,912 active (5,132,849,472 without the
+     * input embedding; OpenAI: 116.83B and 5.13B). As 20b with 36 layers of 128 experts. */
+    {"gpt-oss-120b",
+     "gpt-oss-120b",
+     "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card, Table 1; Hugging Face config",
+     116.83e9,
+     131072,
+     {.layers = 36,
+      .hidden = 2880,
+      .heads = 64,
+      .kv_heads = 8,
+      .head_dim = 64,
+      .ffn_hidden = 2880,
+      .vocab = 201088,
+      .gated_mlp = true,
+      .qkv_bias = true,
+      .o_bias = true,
+      .mlp_bias = true,
+      .experts = 128,
+      .experts_per_token = 4,
+      .router_bias = true,
+      .sliding_window = 128,
+      .layer_period = 2,
+      .full_layers = 0x2,
+      .attention_sinks = true}},
+    /* Qwen3-Next-80B-A3B: 79,674,391,296 total (Qwen: 80B; the checkpoint's multi-token-
+     * prediction layer is not counted), 3,874,929,408 active with the input embedding and head
+     * (3,252,599,552 without either; Qwen names it A3B). Hybrid: in every four layers three
+     * Gated DeltaNet layers, then one gated full-attention layer; 512 experts, top 10, one
+     * gated shared expert. */
+    {"qwen3-next-80b-a3b",
+     "Qwen3-Next-80B-A3B",
+     "Qwen Team 2025, Qwen3-Next model card; Hugging Face config",
+     80e9,
+     262144,
+     {.layers = 48,
+      .hidden = 2048,
+      .heads = 16,
+      .kv_heads = 2,
+      .head_dim = 256,
+      .ffn_hidden = 5120,
+      .vocab = 151936,
+      .gated_mlp = true,
+      .qk_norm = CORE_QK_NORM_HEAD,
+      .experts = 512,
+      .experts_per_token = 10,
+      .moe_ffn_hidden = 512,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 512,
+      .shared_expert_gate = true,
+      .layer_period = 4,
+      .full_layers = 0x8,
+      .linear_layers = 0x7,
+      .linear_key_heads = 16,
+      .linear_key_dim = 128,
+      .linear_value_heads = 32,
+      .linear_value_dim = 128,
+      .linear_conv_kernel = 4,
+      .attention_output_gate = true}},
 };
 const size_t core_preset_count = sizeof core_presets / sizeof core_presets[0];
 

@@ -41,32 +41,36 @@ static const char *const mfu_words[] = {"predicted"};
 #define PAT(member) offsetof(struct core_plan_input, member)
 #define CHOICES(a)  a, (int)(sizeof(a) / sizeof((a)[0]))
 #define NO_CHOICES  NULL, 0
+/* The echo column (enum core_input_echo): where the resolved value is, or that it is in shape. */
+#define ECHO(member) CORE_ECHO_RESOLVED, offsetof(struct core_resolved, member)
+#define IN_SHAPE     CORE_ECHO_SHAPE, 0
+#define NO_ECHO      CORE_ECHO_NONE, 0
 
 /* Row builders: one per kind of value, so each row reads as name, bounds, default, unit, doc. */
-#define INT_ROW(name, member, lo, hi, def, unset, unit, ddoc, doc)                                 \
+#define INT_ROW(name, member, lo, hi, def, unset, unit, ddoc, doc, echo)                           \
     {                                                                                              \
         name, CORE_KIND_INT, CORE_STORE_I64, AT(member), lo, hi, false, def, unset, false, false,  \
-            false, NO_CHOICES, unit, ddoc, doc                                                     \
+            false, NO_CHOICES, unit, ddoc, doc, echo                                               \
     }
-#define SIZE_ROW(name, store, member, lo, hi, def, unset, unit, ddoc, doc)                         \
+#define SIZE_ROW(name, store, member, lo, hi, def, unset, unit, ddoc, doc, echo)                   \
     {                                                                                              \
         name, CORE_KIND_SIZE, store, AT(member), lo, hi, false, def, unset, false, false, false,   \
-            NO_CHOICES, unit, ddoc, doc                                                            \
+            NO_CHOICES, unit, ddoc, doc, echo                                                      \
     }
-#define REAL_ROW(name, member, lo, hi, excl, def, unset, nullable, unit, ddoc, doc)                \
+#define REAL_ROW(name, member, lo, hi, excl, def, unset, nullable, unit, ddoc, doc, echo)          \
     {                                                                                              \
         name, CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(member), lo, hi, excl, def, unset, nullable,   \
-            false, false, NO_CHOICES, unit, ddoc, doc                                              \
+            false, false, NO_CHOICES, unit, ddoc, doc, echo                                        \
     }
-#define FLAG_ROW(name, member, ddoc, doc)                                                          \
+#define FLAG_ROW(name, member, ddoc, doc, echo)                                                    \
     {                                                                                              \
         name, CORE_KIND_FLAG, CORE_STORE_INT, AT(member), 0, 0, false, CORE_FLAG_AUTO, true,       \
-            false, false, false, NO_CHOICES, "", ddoc, doc                                         \
+            false, false, false, NO_CHOICES, "", ddoc, doc, echo                                   \
     }
-#define CHOICE_ROW(name, member, names, def, unset, ddoc, doc)                                     \
+#define CHOICE_ROW(name, member, names, def, unset, ddoc, doc, echo)                               \
     {                                                                                              \
         name, CORE_KIND_CHOICE, CORE_STORE_INT, AT(member), 0, 0, false, def, unset, false, false, \
-            false, CHOICES(names), "", ddoc, doc                                                   \
+            false, CHOICES(names), "", ddoc, doc, echo                                             \
     }
 
 /* clang-format off */
@@ -74,171 +78,204 @@ const struct core_input_spec core_inputs[] = {
     {"model", CORE_KIND_PRESET, CORE_STORE_INT, AT(preset), 0, 0, false, -1, true, true, false,
      false, NO_CHOICES, "",
      "none: the shape comes from layers and hidden, or is inferred from params",
-     "model preset id (GET /models); fills the architecture and N"},
+     "model preset id (GET /models); fills the architecture and N", ECHO(shape.preset)},
     SIZE_ROW("params", CORE_STORE_I64, params, 1, CORE_PARAMS_MAX, 0, true, "parameters",
-             "the architecture's count, else 7e9", "N, total parameters"),
+             "the architecture's count, else 7e9", "N, total parameters", ECHO(params)),
     SIZE_ROW("active_params", CORE_STORE_I64, active_params, 1, CORE_PARAMS_MAX, 0, true,
-             "parameters", "params", "parameters active per token (mixture-of-experts); FLOPs use it"),
+             "parameters", "params", "parameters active per token (mixture-of-experts); FLOPs use it",
+             ECHO(active_params)),
     INT_ROW("layers", layers, 1, CORE_LAYERS_MAX, 0, true, "layers",
-            "the preset's, else inferred from params", "L, Transformer layers"),
+            "the preset's, else inferred from params", "L, Transformer layers", IN_SHAPE),
     INT_ROW("hidden", hidden, 1, CORE_HIDDEN_MAX, 0, true, "elements",
-            "the preset's, else inferred from params", "d, hidden size"),
+            "the preset's, else inferred from params", "d, hidden size", IN_SHAPE),
     INT_ROW("heads", heads, 1, CORE_HEADS_MAX, 0, true, "heads",
             "the preset's, else hidden/128 when it divides, else hidden/64, else 1",
-            "a, attention heads"),
+            "a, attention heads", IN_SHAPE),
     INT_ROW("kv_heads", kv_heads, 1, CORE_HEADS_MAX, 0, true, "heads", "heads",
-            "k, key/value heads (GQA when k < a); must divide heads"),
+            "k, key/value heads (GQA when k < a); must divide heads", IN_SHAPE),
     INT_ROW("head_dim", head_dim, 1, CORE_HIDDEN_MAX, 0, true, "elements", "hidden/heads",
-            "h_d, size of one attention head"),
+            "h_d, size of one attention head", IN_SHAPE),
     INT_ROW("ffn_hidden", ffn_hidden, 1, CORE_FFN_HIDDEN_MAX, 0, true, "elements",
-            "4*hidden, or 256*ceil((8*hidden/3)/256) when gated_mlp", "f, MLP inner size"),
+            "4*hidden, or 256*ceil((8*hidden/3)/256) when gated_mlp", "f, MLP inner size",
+            IN_SHAPE),
     INT_ROW("vocab", vocab, 1, CORE_VOCAB_MAX, 0, true, "tokens", "the preset's, else 32000",
-            "V, vocabulary size"),
+            "V, vocabulary size", IN_SHAPE),
     FLAG_ROW("gated_mlp", gated_mlp, "the preset's, else false",
-             "SwiGLU-style gated MLP (3*d*f weights instead of 2*d*f)"),
+             "SwiGLU-style gated MLP (3*d*f weights instead of 2*d*f)", IN_SHAPE),
     FLAG_ROW("tied_embeddings", tied_embeddings, "the preset's, else false",
-             "input and output embeddings shared (V*d once instead of twice)"),
+             "input and output embeddings shared (V*d once instead of twice)", IN_SHAPE),
     /* A model the user brings: a Hugging Face config, mixture-of-experts and offload. */
     {"config", CORE_KIND_OBJECT, CORE_STORE_BOOL, AT(config_given), 0, 0, false, 0, true, false,
      false, false, NO_CHOICES, "", "none",
-     "a Hugging Face config.json object (POST only); sets the architecture and N"},
+     "a Hugging Face config.json object (POST only); sets the architecture and N", IN_SHAPE},
     INT_ROW("experts", experts, 0, CORE_MOE_EXPERTS_MAX, -1, true, "experts",
             "the preset's or config's, else 0 (dense)",
-            "E, routed experts per MoE layer; 0 = a dense model"),
+            "E, routed experts per MoE layer; 0 = a dense model", IN_SHAPE),
     INT_ROW("experts_per_token", experts_per_token, 1, CORE_MOE_EXPERTS_MAX, 0, true, "experts",
-            "the preset's or config's", "top-k, routed experts each token uses; <= experts"),
+            "the preset's or config's", "top-k, routed experts each token uses; <= experts",
+            IN_SHAPE),
     INT_ROW("shared_experts", shared_experts, 0, CORE_MOE_EXPERTS_MAX, -1, true, "experts",
-            "the preset's or config's, else 0", "experts every token uses (DeepSeek, Qwen2-MoE)"),
+            "the preset's or config's, else 0", "experts every token uses (DeepSeek, Qwen2-MoE)",
+            IN_SHAPE),
     INT_ROW("moe_ffn_hidden", moe_ffn_hidden, 1, CORE_FFN_HIDDEN_MAX, 0, true, "elements",
-            "the preset's or config's, else ffn_hidden", "one routed expert's MLP inner size"),
+            "the preset's or config's, else ffn_hidden", "one routed expert's MLP inner size",
+            IN_SHAPE),
     INT_ROW("dense_layers", dense_layers, 0, CORE_LAYERS_MAX, -1, true, "layers",
-            "the preset's or config's, else 0", "leading layers with a dense MLP; < layers"),
+            "the preset's or config's, else 0", "leading layers with a dense MLP; < layers",
+            IN_SHAPE),
+    INT_ROW("sliding_window", sliding_window, 0, CORE_SEQ_LEN_MAX, -1, true, "tokens",
+            "the preset's or config's, else 0 (none)",
+            "sliding-window attention: keys a sliding layer attends (itself included); 0 = full "
+            "attention in every layer; a model without a layer pattern slides on every layer",
+            IN_SHAPE),
     {"ep", CORE_KIND_INT, CORE_STORE_I64, AT(ep), 1, CORE_PARALLEL_MAX, false, 1, false, false,
      false, false, NO_CHOICES, "GPUs", NULL,
-     "expert-parallel size: routed experts split over ep ranks; divides experts and gpus/(tp*pp)"},
+     "expert-parallel size: routed experts split over ep ranks; divides experts and gpus/(tp*pp)",
+     ECHO(ep)},
     CHOICE_ROW("offload_optimizer", offload_optimizer, core_offload_names, CORE_OFFLOAD_NONE, false,
-               NULL, "optimizer state (master weights, moments) in host memory (ZeRO-Offload)"),
+               NULL, "optimizer state (master weights, moments) in host memory (ZeRO-Offload)",
+               ECHO(offload_optimizer)),
     CHOICE_ROW("offload_params", offload_params, core_offload_names, CORE_OFFLOAD_NONE, false, NULL,
-               "16-bit weights in host memory (ZeRO-Infinity); needs zero_stage 3"),
+               "16-bit weights in host memory (ZeRO-Infinity); needs zero_stage 3",
+               ECHO(offload_params)),
     {"batch", CORE_KIND_INT, CORE_STORE_I64, AT(batch), 1, CORE_BATCH_MAX, false, 1, false,
-     false, false, true, NO_CHOICES, "sequences", NULL, "b, micro-batch per GPU"},
+     false, false, true, NO_CHOICES, "sequences", NULL, "b, micro-batch per GPU", ECHO(batch)},
     INT_ROW("seq_len", seq_len, 1, CORE_SEQ_LEN_MAX, 512, false, "tokens", NULL,
-            "T (s), sequence length"),
+            "T (s), sequence length", ECHO(seq_len)),
     SIZE_ROW("tokens", CORE_STORE_DOUBLE, tokens, 1, CORE_TOKENS_MAX, 1.4e12, false, "tokens",
-             NULL, "D, training tokens"),
+             NULL, "D, training tokens", ECHO(tokens)),
     CHOICE_ROW("precision", precision, core_precision_names, CORE_PREC_BF16, false, NULL,
-               "training precision: bf16/fp16/fp8 mixed precision, fp32 on tf32 units"),
+               "training precision: bf16/fp16/fp8 mixed precision, fp32 on tf32 units",
+               ECHO(precision)),
     CHOICE_ROW("grad_precision", grad_precision, grad_precision_names, -1, true,
-               "as the weights (bf16 for fp8)", "gradient precision"),
+               "as the weights (bf16 for fp8)", "gradient precision", ECHO(grad_precision)),
     FLAG_ROW("master_weights", master_weights, "true for bf16/fp16/fp8, false for fp32",
-             "keep an fp32 master copy of the weights (4 bytes/parameter)"),
+             "keep an fp32 master copy of the weights (4 bytes/parameter)", ECHO(master_weights)),
     CHOICE_ROW("optimizer", optimizer, core_optimizer_names, CORE_OPT_ADAMW, false, NULL,
-               "optimizer; sets the moment bytes per parameter"),
+               "optimizer; sets the moment bytes per parameter", ECHO(optimizer)),
     {"checkpointing", CORE_KIND_CHOICE, CORE_STORE_INT, AT(checkpointing), 0, 0, false,
      CORE_CKPT_NONE, false, false, true, true, CHOICES(core_checkpointing_names), "", NULL,
-     "activation checkpointing (Korthikanti et al. 2022); true = full, false = none"},
+     "activation checkpointing (Korthikanti et al. 2022); true = full, false = none",
+     ECHO(checkpointing)},
     {"flash_attention", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(flash_attention), 0, 0, false, 0,
      false, false, false, false, NO_CHOICES, "", NULL,
-     "attention scores not materialized (drops the 5*a*s^2*b activation term)"},
+     "attention scores not materialized (drops the 5*a*s^2*b activation term)",
+     ECHO(flash_attention)},
     CHOICE_ROW("attention_flops", attention_flops, core_attention_flops_names, CORE_ATTN_FULL,
-               false, NULL, "attention FLOPs convention: full (PaLM, the lesson) or causal (halved)"),
+               false, NULL, "attention FLOPs convention: full (PaLM, the lesson) or causal (halved)",
+               ECHO(attention_flops)),
     {"gpus", CORE_KIND_INT, CORE_STORE_I64, AT(gpus), 1, CORE_GPUS_MAX, false, 1, false, false,
-     false, true, NO_CHOICES, "GPUs", NULL, "G, number of GPUs; a multiple of tp*pp"},
+     false, true, NO_CHOICES, "GPUs", NULL, "G, number of GPUs; a multiple of tp*pp", ECHO(gpus)},
     {"gpu", CORE_KIND_GPU, CORE_STORE_INT, AT(gpu), 0, 0, false, CORE_GPU_DEFAULT, false, false,
-     false, false, NO_CHOICES, "", NULL, "GPU catalog id (GET /gpus); sets memory and peak"},
+     false, false, NO_CHOICES, "", NULL, "GPU catalog id (GET /gpus); sets memory and peak",
+     ECHO(gpu)},
     {"zero_stage", CORE_KIND_INT, CORE_STORE_INT, AT(zero_stage), 0, 3, false, 3, false, false,
      false, true, NO_CHOICES, "", NULL,
-     "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +weights (FSDP)"},
+     "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +weights (FSDP)", ECHO(zero_stage)},
     {"tp", CORE_KIND_INT, CORE_STORE_I64, AT(tp), 1, CORE_PARALLEL_MAX, false, 1, false, false,
-     false, true, NO_CHOICES, "GPUs", NULL, "t, tensor-parallel size"},
+     false, true, NO_CHOICES, "GPUs", NULL, "t, tensor-parallel size", ECHO(tp)},
     {"pp", CORE_KIND_INT, CORE_STORE_I64, AT(pp), 1, CORE_PARALLEL_MAX, false, 1, false, false,
-     false, true, NO_CHOICES, "GPUs", NULL, "p, pipeline-parallel size"},
+     false, true, NO_CHOICES, "GPUs", NULL, "p, pipeline-parallel size", ECHO(pp)},
     {"cp", CORE_KIND_INT, CORE_STORE_I64, AT(cp), 1, CORE_PARALLEL_MAX, false, 1, false, false,
      false, true, NO_CHOICES, "GPUs", NULL,
-     "context-parallel size: the sequence split over cp ranks; must divide seq_len"},
+     "context-parallel size: the sequence split over cp ranks; must divide seq_len", ECHO(cp)},
     {"virtual_stages", CORE_KIND_INT, CORE_STORE_I64, AT(virtual_stages), 1, CORE_LAYERS_MAX, false,
      1, false, false, false, true, NO_CHOICES, "stages", NULL,
-     "interleaved 1F1B stages per pipeline rank (1 = plain 1F1B); must divide the layers per stage"},
+     "interleaved 1F1B stages per pipeline rank (1 = plain 1F1B); must divide the layers per stage",
+     ECHO(virtual_stages)},
     {"sequence_parallel", CORE_KIND_FLAG, CORE_STORE_INT, AT(sequence_parallel), 0, 0, false,
      CORE_FLAG_AUTO, true, false, false, true, NO_CHOICES, "", "true when tp > 1",
-     "Megatron sequence parallelism (activations divided by t)"},
+     "Megatron sequence parallelism (activations divided by t)", ECHO(sequence_parallel)},
     {"tp_comm_overlap", CORE_KIND_FLAG, CORE_STORE_INT, AT(tp_comm_overlap), 0, 0, false,
      CORE_FLAG_AUTO, true, false, false, false, NO_CHOICES, "",
      "true with sequence parallelism on a GPU with a scale-up link",
-     "tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap)"},
+     "tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap)",
+     ECHO(tp_comm_overlap)},
     {"dp_comm_overlap", CORE_KIND_FLAG, CORE_STORE_INT, AT(dp_comm_overlap), 0, 0, false,
      CORE_FLAG_AUTO, true, false, false, false, NO_CHOICES, "", "true",
-     "data-parallel gradient and parameter communication overlapped with compute"},
+     "data-parallel gradient and parameter communication overlapped with compute",
+     ECHO(dp_comm_overlap)},
     {"gpus_per_node", CORE_KIND_INT, CORE_STORE_I64, AT(gpus_per_node), 1, CORE_NODE_GPUS_MAX,
      false, 0, true, false, false, false, NO_CHOICES, "GPUs", "the catalog value of gpu",
-     "GPUs joined by the scale-up link (NVLink domain)"},
+     "GPUs joined by the scale-up link (NVLink domain)", ECHO(gpus_per_node)},
     REAL_ROW("intra_node_gbs", intra_node_gbs, 0, CORE_GBS_MAX, true, 0, true, false, "GB/s",
-             "the catalog value of gpu", "scale-up bandwidth per GPU per direction"),
+             "the catalog value of gpu", "scale-up bandwidth per GPU per direction",
+             ECHO(intra_node_gbs)),
     REAL_ROW("inter_node_gbs", inter_node_gbs, 0, CORE_GBS_MAX, true, 0, true, false, "GB/s",
-             "the catalog value of gpu", "network bandwidth per GPU per direction"),
+             "the catalog value of gpu", "network bandwidth per GPU per direction",
+             ECHO(inter_node_gbs)),
     REAL_ROW("memory_gb", memory_gb, CORE_MEMORY_GB_MIN, CORE_MEMORY_GB_MAX, false, 0, true,
-             false, "GB", "the catalog value of gpu", "per-GPU memory (decimal GB, 1e9 bytes)"),
+             false, "GB", "the catalog value of gpu", "per-GPU memory (decimal GB, 1e9 bytes)",
+             ECHO(memory_gb)),
     REAL_ROW("peak_tflops", peak_tflops, CORE_PEAK_TFLOPS_MIN, CORE_PEAK_TFLOPS_MAX, false, 0,
              true, false, "TFLOP/s", "the catalog value of gpu for precision",
-             "peak dense throughput per GPU"),
+             "peak dense throughput per GPU", ECHO(peak_tflops)),
     REAL_ROW("reserve_gb", reserve_gb, 0, CORE_MEMORY_GB_MAX, false, 0, false, false, "GB", NULL,
-             "per-GPU memory held back from capacity"),
+             "per-GPU memory held back from capacity", ECHO(reserve_gb)),
     {"mfu", CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(mfu), CORE_MFU_MIN, 1, false, 0.5, false,
      false, false, false, CHOICES(mfu_words), "fraction of peak", NULL,
-     "model FLOPs utilization assumed for the runtime, or \"predicted\" for the time model's"},
+     "model FLOPs utilization assumed for the runtime, or \"predicted\" for the time model's",
+     CORE_ECHO_PREDICTED, offsetof(struct core_resolved, mfu)},
     CHOICE_ROW("count", count, core_count_names, CORE_COUNT_SIX_ND, false, NULL,
-               "which FLOPs the runtime divides: six_nd, model (+attention), hardware (+recompute)"),
+               "which FLOPs the runtime divides: six_nd, model (+attention), hardware (+recompute)",
+               ECHO(count)),
     REAL_ROW("usd_per_gpu_hour", usd_per_gpu_hour, 0, CORE_USD_MAX, false, -1, true, true,
-             "USD per GPU-hour", "none (no cost)", "price per GPU-hour; adds runtime.cost_usd"),
+             "USD per GPU-hour", "none (no cost)", "price per GPU-hour; adds runtime.cost_usd",
+             ECHO(usd_per_gpu_hour)),
     {"tokens_per_second", CORE_KIND_REAL, CORE_STORE_DOUBLE, AT(tokens_per_second), 0,
      CORE_TPS_MAX, true, 0, true, true, false, true, NO_CHOICES, "tokens/s", "none",
-     "measured cluster throughput; the runtime uses it and reports the achieved MFU"},
+     "measured cluster throughput; the runtime uses it and reports the achieved MFU",
+     ECHO(tokens_per_second)},
     SIZE_ROW("global_batch", CORE_STORE_DOUBLE, global_batch, 1, CORE_GLOBAL_BATCH_MAX, 0, true,
              "sequences", "global_batch_tokens/seq_len when given, else batch*dp",
-             "sequences per optimizer step; a multiple of batch*dp"),
+             "sequences per optimizer step; a multiple of batch*dp", ECHO(global_batch)),
     SIZE_ROW("global_batch_tokens", CORE_STORE_DOUBLE, global_batch_tokens, 1, CORE_TOKENS_MAX, 0,
-             true, "tokens", "batch*seq_len*dp", "tokens per optimizer step across the cluster"),
+             true, "tokens", "batch*seq_len*dp", "tokens per optimizer step across the cluster",
+             ECHO(global_batch_tokens)),
     CHOICE_ROW("framework", framework, core_framework_names, CORE_FW_GENERIC, false, NULL,
                "training framework whose profile prices memory.peak (docs/frameworks.md); "
-               "generic = the ledger"),
+               "generic = the ledger", ECHO(framework)),
     CHOICE_ROW("loss", loss, core_loss_names, -1, true, "the framework profile's",
                "how the loss holds the logits: fp32_logits, vocab_parallel_fused, unfused_fp32, "
-               "compiled, chunked"),
+               "compiled, chunked", ECHO(loss)),
     {"compile", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(compile), 0, 0, false, 0, false, false, false,
      false, NO_CHOICES, "", NULL,
-     "Transformer blocks compiled (torch.compile): no eager fp32 norm and RoPE copies saved"},
+     "Transformer blocks compiled (torch.compile): no eager fp32 norm and RoPE copies saved",
+     ECHO(compile)},
     {"optimizer_in_backward", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(optimizer_in_backward), 0, 0,
      false, 0, false, false, false, false, NO_CHOICES, "", NULL,
-     "optimizer step fused into the backward: each gradient freed as soon as it is applied"},
+     "optimizer step fused into the backward: each gradient freed as soon as it is applied",
+     ECHO(optimizer_in_backward)},
     {"activation_offload", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(activation_offload), 0, 0, false,
      0, false, false, false, false, NO_CHOICES, "", NULL,
-     "saved activations offloaded to CPU memory during the forward"},
+     "saved activations offloaded to CPU memory during the forward", ECHO(activation_offload)},
     CHOICE_ROW("memory_metric", memory_metric, core_memory_metric_names, CORE_METRIC_ALLOCATED,
                false, NULL,
                "statistic memory.peak reports: allocated, reserved, active (PyTorch allocator "
-               "peaks) or device (nvidia-smi)"),
+               "peaks) or device (nvidia-smi)", ECHO(memory_metric)),
 };
 
 const struct core_input_spec core_plan_inputs[] = {
     {"gpu", CORE_KIND_GPUS, CORE_STORE_GPUS, PAT(gpu_count), 0, 0, false, 0, true, false, false,
      false, NO_CHOICES, "", "every catalog GPU that supports the precision",
-     "GPU catalog id, or a list of them, to search"},
+     "GPU catalog id, or a list of them, to search", NO_ECHO},
     {"usd_per_gpu_hour", CORE_KIND_PRICES, CORE_STORE_PRICES, PAT(usd_per_gpu_hour), 0,
      CORE_USD_MAX, false, -1, true, true, false, false, NO_CHOICES, "USD per GPU-hour",
-     "none (rank by GPU-hours)", "price for every GPU, or prices by GPU id; ranks by cost"},
+     "none (rank by GPU-hours)", "price for every GPU, or prices by GPU id; ranks by cost",
+     NO_ECHO},
     {"deadline_days", CORE_KIND_REAL, CORE_STORE_DOUBLE, PAT(deadline_days), 0,
      CORE_PLAN_DEADLINE_MAX, true, 0, true, true, false, false, NO_CHOICES, "days", "none",
-     "longest acceptable run"},
+     "longest acceptable run", NO_ECHO},
     {"budget_usd", CORE_KIND_REAL, CORE_STORE_DOUBLE, PAT(budget_usd), 0, CORE_PLAN_BUDGET_MAX,
      false, -1, true, true, false, false, NO_CHOICES, "USD", "none",
-     "largest acceptable cost (needs a price)"},
+     "largest acceptable cost (needs a price)", NO_ECHO},
     {"mfu", CORE_KIND_REAL, CORE_STORE_DOUBLE, PAT(base.mfu), CORE_MFU_MIN, 1, false,
      CORE_MFU_PREDICTED, false, false, false, false, CHOICES(mfu_words), "fraction of peak",
      "predicted",
-     "\"predicted\": rank by the step-time model; a number: the assumed-MFU model"},
+     "\"predicted\": rank by the step-time model; a number: the assumed-MFU model", NO_ECHO},
     {"gpus_max", CORE_KIND_INT, CORE_STORE_I64, PAT(gpus_max), 1, CORE_PLAN_GPUS_MAX, false,
      CORE_PLAN_GPUS_DEFAULT, false, false, false, false, NO_CHOICES, "GPUs", NULL,
-     "largest cluster searched"},
+     "largest cluster searched", NO_ECHO},
 };
 /* clang-format on */
 
@@ -248,17 +285,17 @@ const struct core_input_spec core_plan_inputs[] = {
 #define S_CHOICE(name, member, names, ddoc, doc)                                                   \
     {                                                                                              \
         name, CORE_KIND_CHOICE, CORE_STORE_INT, SAT(member), 0, 0, false, 0, false, false, false,  \
-            false, CHOICES(names), "", ddoc, doc                                                   \
+            false, CHOICES(names), "", ddoc, doc, NO_ECHO                                          \
     }
 #define S_INT(name, member, hi, unit, ddoc, doc)                                                   \
     {                                                                                              \
         name, CORE_KIND_INT, CORE_STORE_I64, SAT(member), 1, hi, false, 0, true, true, false,      \
-            false, NO_CHOICES, unit, ddoc, doc                                                     \
+            false, NO_CHOICES, unit, ddoc, doc, NO_ECHO                                            \
     }
 #define S_FRACTION(name, member, def, unset, ddoc, doc)                                            \
     {                                                                                              \
         name, CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(member), 0, 1, true, def, unset, unset,       \
-            false, false, NO_CHOICES, "fraction", ddoc, doc                                        \
+            false, false, NO_CHOICES, "fraction", ddoc, doc, NO_ECHO                               \
     }
 
 static const char *const concurrency_words[] = {"max"};
@@ -286,7 +323,7 @@ const struct core_input_spec core_serve_inputs[] = {
     {"kv_cache_memory", CORE_KIND_SIZE, CORE_STORE_I64, SAT(kv_cache_memory), 1,
      CORE_SERVE_KV_MEM_MAX, false, 0, true, true, false, false, NO_CHOICES, "bytes",
      "profiled: the engine's own budget",
-     "vLLM --kv-cache-memory: KV cache bytes per GPU, skipping the profile"},
+     "vLLM --kv-cache-memory: KV cache bytes per GPU, skipping the profile", NO_ECHO},
     S_INT("max_model_len", max_model_len, CORE_SERVE_LEN_MAX, "tokens",
           "the model's context (preset or config max_position_embeddings)",
           "longest request (prompt + output) the engine admits"),
@@ -300,20 +337,20 @@ const struct core_input_spec core_serve_inputs[] = {
           "16 (vLLM); 1 (SGLang page_size, llama.cpp); 64 (TensorRT-LLM tokens_per_block)",
           "tokens per KV cache block (page)"),
     {"enforce_eager", CORE_KIND_BOOL, CORE_STORE_BOOL, SAT(enforce_eager), 0, 0, false, 0, false,
-     false, false, false, NO_CHOICES, "", NULL, "no CUDA graphs (vLLM --enforce-eager)"},
+     false, false, false, NO_CHOICES, "", NULL, "no CUDA graphs (vLLM --enforce-eager)", NO_ECHO},
     {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), 0, CORE_SERVE_TBPS_MAX, true,
      0, true, true, false, false, NO_CHOICES, "TB/s", "the catalog value of gpu",
-     "memory bandwidth per GPU, for parts not in the catalog"},
+     "memory bandwidth per GPU, for parts not in the catalog", NO_ECHO},
     /* The workload of the time model (serve_timing.h; docs/serving.md, "Time"). */
     {"input_len", CORE_KIND_INT, CORE_STORE_I64, SAT(input_len), 1, CORE_SERVE_LEN_MAX, false,
      CORE_SERVE_INPUT_LEN_DEFAULT, false, false, false, false, NO_CHOICES, "tokens", NULL,
-     "prompt tokens per request"},
+     "prompt tokens per request", NO_ECHO},
     {"output_len", CORE_KIND_INT, CORE_STORE_I64, SAT(output_len), 1, CORE_SERVE_LEN_MAX, false,
      CORE_SERVE_OUTPUT_LEN_DEFAULT, false, false, false, false, NO_CHOICES, "tokens", NULL,
-     "output tokens per request"},
+     "output tokens per request", NO_ECHO},
     {"concurrency", CORE_KIND_INT, CORE_STORE_I64, SAT(concurrency), 1, CORE_SERVE_SEQS_MAX,
      false, 1, false, false, false, false, CHOICES(concurrency_words), "sequences", NULL,
-     "sequences in flight on the replica; max: as many as the KV pool and max_num_seqs hold"},
+     "sequences in flight on the replica; max: as many as the KV pool and max_num_seqs hold", NO_ECHO},
     S_CHOICE("batching", batching, core_batching_names, NULL,
              "auto (static for a number of sequences, continuous for max), static (one batch "
              "prefilled together), continuous (the steady state of continuous batching)"),

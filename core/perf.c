@@ -42,21 +42,54 @@ struct gen {
     double launch;   /* seconds of fixed cost per layer per pass (kernel launches, syncs) */
 };
 
-/* Columns in field order: gemm, gemm_fp8, half_dim, flash, hbm, up, net, lat_base, hop_up,
- * hop_net, overlap, tp_hide, launch. */
+/* One row per generation, its fields grouped: kernels (GEMM, attention, element-wise), links
+ * (NCCL bus bandwidth over the line rates), latencies, overlap, and the per-layer fixed cost. */
+/* clang-format off */
 static const struct gen gens[CORE_GEN_COUNT] = {
-    [CORE_GEN_VOLTA] = {0.70, 0.70, 96, 0.35, 0.80, 0.75, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 0.5, 40e-6},
-    [CORE_GEN_AMPERE] = {0.80, 0.80, 64, 0.45, 0.80, 0.78, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 0.5,
-                         40e-6},
-    [CORE_GEN_ADA] = {0.65, 0.50, 64, 0.35, 0.80, 0.70, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 0.5, 40e-6},
-    [CORE_GEN_HOPPER] = {0.65, 0.55, 96, 0.30, 0.80, 0.80, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 0.9,
-                         30e-6},
-    [CORE_GEN_BLACKWELL] = {0.65, 0.55, 128, 0.30, 0.80, 0.80, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 0.9,
-                            30e-6},
-    [CORE_GEN_CDNA3] = {0.45, 0.35, 128, 0.25, 0.75, 0.60, 0.85, 15e-6, 2e-6, 4e-6, 0.5, 0.5,
-                        40e-6},
-    [CORE_GEN_TPU] = {0.70, 0.70, 128, 0.45, 0.80, 0.80, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 0.5, 30e-6},
+    [CORE_GEN_VOLTA] = {
+        .gemm = 0.70, .gemm_fp8 = 0.70, .half_dim = 96, .flash = 0.35, .hbm = 0.80,
+        .up = 0.75, .net = 0.85,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_AMPERE] = {
+        .gemm = 0.80, .gemm_fp8 = 0.80, .half_dim = 64, .flash = 0.45, .hbm = 0.80,
+        .up = 0.78, .net = 0.90,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_ADA] = {
+        .gemm = 0.65, .gemm_fp8 = 0.50, .half_dim = 64, .flash = 0.35, .hbm = 0.80,
+        .up = 0.70, .net = 0.85,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_HOPPER] = {
+        .gemm = 0.65, .gemm_fp8 = 0.55, .half_dim = 96, .flash = 0.30, .hbm = 0.80,
+        .up = 0.80, .net = 0.90,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.9, .launch = 30e-6,
+    },
+    [CORE_GEN_BLACKWELL] = {
+        .gemm = 0.65, .gemm_fp8 = 0.55, .half_dim = 128, .flash = 0.30, .hbm = 0.80,
+        .up = 0.80, .net = 0.90,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.9, .launch = 30e-6,
+    },
+    [CORE_GEN_CDNA3] = {
+        .gemm = 0.45, .gemm_fp8 = 0.35, .half_dim = 128, .flash = 0.25, .hbm = 0.75,
+        .up = 0.60, .net = 0.85,
+        .lat_base = 15e-6, .hop_up = 2e-6, .hop_net = 4e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_TPU] = {
+        .gemm = 0.70, .gemm_fp8 = 0.70, .half_dim = 128, .flash = 0.45, .hbm = 0.80,
+        .up = 0.80, .net = 0.85,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 30e-6,
+    },
 };
+/* clang-format on */
 
 /* ZeRO-3 / FSDP gathers and reduces the weights in pieces of at most this many parameters
  * (DeepSpeed's stage3_prefetch_bucket_size default, 5e7; FSDP wraps one block per unit). */
@@ -186,6 +219,13 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->checkpointing = r->checkpointing;
     in->flash_attention = r->flash_attention;
     in->full_mask = false; /* decoders are causal, whatever `attention_flops` counts */
+    {
+        struct core_layer_types lt;
+        core_arch_layer_types(a, &lt);
+        in->sliding_layers = lt.layers[CORE_LAYER_SLIDING];
+        in->sliding_window = lt.window;
+        in->linear_layers = lt.layers[CORE_LAYER_LINEAR];
+    }
     in->optimizer = r->optimizer;
     in->master_weights = r->master_weights;
     in->zero_stage = r->zero_stage;
@@ -281,6 +321,38 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     return passes * (double)in->moe_layers / x->p * one;
 }
 
+static double clamp_layers(double n, double max)
+{
+    return n < 0.0 ? 0.0 : n > max ? max : n;
+}
+
+/* Keys a fused attention kernel processes per query, averaged over the layers: s/2 causal (the
+ * masked half skipped), s with a full mask; a sliding layer's kernel skips the blocks outside
+ * its window too, min(t, w) keys for query t (core_attention_mean_keys); a linear-attention
+ * layer has none (its chunked delta rule is linear in s and not priced). Materialized attention
+ * computes the whole s x s matrix and masks it, window or not. */
+static double flash_keys(const struct core_perf_input *in, const struct shape *x)
+{
+    bool causal = !in->full_mask;
+    double linear = clamp_layers((double)in->linear_layers, x->L);
+    double sliding = in->sliding_window > 0 ? (double)in->sliding_layers : 0.0;
+    double full = x->s * (causal ? 0.5 : 1.0);
+
+    if (sliding <= 0.0 && linear <= 0.0)
+        return full;
+    sliding = clamp_layers(sliding, x->L - linear);
+    return ((x->L - linear - sliding) * full +
+            sliding * core_attention_mean_keys((int64_t)x->s, in->sliding_window, causal)) /
+           x->L;
+}
+
+/* Of the layers, the share that runs softmax attention at all (not linear attention). */
+static double attention_share(const struct core_perf_input *in, const struct shape *x)
+{
+    return in->linear_layers > 0 ? (x->L - clamp_layers((double)in->linear_layers, x->L)) / x->L
+                                 : 1.0;
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -304,11 +376,14 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     double heads = x->b * x->a / t, sq = x->s / x->c;
     double att_f, score_mem_f = 0.0;
     if (in->flash_attention) {
-        double skip = in->full_mask ? 1.0 : 0.5;
-        att_f = 4.0 * heads * sq * x->s * x->hd * skip / (x->peak16 * k->flash);
+        att_f = 4.0 * heads * sq * flash_keys(in, x) * x->hd / (x->peak16 * k->flash);
     } else {
         att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
         score_mem_f = heads * sq * x->s * 13.0 / hbm;
+        if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
+            att_f *= attention_share(in, x);
+            score_mem_f *= attention_share(in, x);
+        }
     }
 
     /* Element-wise forward bytes per token: two norms (read+write d each), two residual adds

@@ -48,11 +48,7 @@ const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT] = {"auto", "fp8", "fp
 
 int64_t core_serve_usable_bytes(int gpu)
 {
-    const struct core_gpu *g = &core_gpus[gpu];
-
-    if (g->usable_gib > 0)
-        return (int64_t)llround(g->usable_gib * GIB);
-    return (int64_t)llround(g->memory_gb * 1e9);
+    return core_gpu_usable_bytes(gpu);
 }
 
 void core_serve_input_init(struct core_serve_input *in)
@@ -227,6 +223,7 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
     s->kv_cache_free_gpu_mem_fraction = in->kv_cache_free_gpu_mem_fraction;
     s->kv_cache_memory = in->kv_cache_memory;
     s->max_model_len = in->max_model_len > 0 ? in->max_model_len : context;
+    s->context = context;
     s->enforce_eager = in->enforce_eager || in->engine == CORE_ENGINE_LLAMACPP;
     s->hbm_tbps = in->hbm_tbps > 0 ? in->hbm_tbps : core_gpus[m->gpu].hbm_tbps;
     s->tp = m->tp;
@@ -283,22 +280,72 @@ static int64_t engine_available(const struct core_serve_resolved *s,
     return 0;
 }
 
+/* Tokens a sliding-window layer keeps per request in vLLM V1 (SlidingWindowSpec,
+ * max_memory_usage_bytes): the window less one plus a scheduled chunk, at most max_model_len,
+ * in blocks with one spare. */
+static int64_t sliding_blocks(const struct core_layer_types *lt,
+                              const struct core_serve_resolved *s)
+{
+    int64_t keep = lt->window - 1 + s->max_num_batched_tokens;
+
+    keep = keep < s->max_model_len ? keep : s->max_model_len;
+    return ceil_div(keep, s->block_size) + 1;
+}
+
+/* vLLM V1's hybrid allocator (vllm/v1/core/kv_cache_utils.py, uniform page size): layers in
+ * groups of g = min(full, sliding) layers, one pool of g page tensors shared by the groups;
+ * blocks = available / (page g); the logged size is blocks / groups x block_size; a request needs
+ * ceil(len / bs) blocks in each full group and the window's in each sliding group. */
+static void size_kv_hybrid(const struct core_layer_types *lt, const struct core_serve_resolved *s,
+                           int64_t available, struct core_serve_kv *kv)
+{
+    int64_t full = lt->layers[CORE_LAYER_FULL], slide = lt->layers[CORE_LAYER_SLIDING];
+    int64_t g = full > 0 && full < slide ? full : slide;
+    int64_t full_groups = ceil_div(full, g), slide_groups = ceil_div(slide, g);
+    int64_t per_request = full_groups * ceil_div(s->max_model_len, s->block_size) +
+                          slide_groups * sliding_blocks(lt, s);
+    int64_t spare;
+
+    kv->blocks = available > 0 ? available / (kv->page_bytes * g) : 0;
+    kv->pool_bytes = kv->blocks * kv->page_bytes * g;
+    kv->tokens = kv->blocks / (full_groups + slide_groups) * s->block_size;
+    kv->max_concurrency = (double)kv->blocks / (double)per_request;
+    kv->max_model_len_fits = kv->blocks >= per_request;
+    spare = kv->blocks - slide_groups * sliding_blocks(lt, s);
+    kv->max_model_len_supported = full == 0   ? (kv->max_model_len_fits ? s->max_model_len : 0)
+                                  : spare > 0 ? spare / full_groups * s->block_size
+                                              : 0;
+}
+
 static void size_kv(const struct core_arch *a, const struct core_serve_resolved *s,
                     int64_t available, struct core_serve_kv *kv)
 {
     int64_t per_layer = core_serve_kv_bytes_per_token(a, s->tp, 1, s->kv_bytes);
-    int64_t row, need;
+    struct core_layer_types lt;
+    int64_t need;
 
-    kv->layers = ceil_div(a->layers, s->pp);
+    core_arch_layer_types_range(a, 0, ceil_div(a->layers, s->pp), &lt);
+    kv->layers = lt.layers[CORE_LAYER_FULL] + lt.layers[CORE_LAYER_SLIDING]; /* linear: no KV */
     kv->bytes_per_token = per_layer * kv->layers;
     kv->block_size = s->block_size;
     kv->page_bytes = per_layer * s->block_size;
     kv->available = available;
-    row = kv->page_bytes * kv->layers;     /* one block across the rank's layers */
-    if (s->engine == CORE_ENGINE_LLAMACPP) /* n_ctx cells, allocated whole */
+    if (s->engine == CORE_ENGINE_VLLM && lt.layers[CORE_LAYER_SLIDING] > 0 && kv->layers > 0) {
+        size_kv_hybrid(&lt, s, available, kv);
+        return;
+    }
+    if (s->engine == CORE_ENGINE_LLAMACPP) { /* n_ctx cells; sliding layers keep w + n_ubatch */
+        int64_t w = lt.window + s->max_num_batched_tokens;
+
         kv->blocks = s->max_model_len;
-    else
-        kv->blocks = available > 0 ? available / row : 0;
+        kv->pool_bytes = per_layer * (lt.layers[CORE_LAYER_FULL] * s->max_model_len +
+                                      lt.layers[CORE_LAYER_SLIDING] *
+                                          (w < s->max_model_len ? w : s->max_model_len));
+    } else {
+        kv->blocks =
+            available > 0 && kv->layers > 0 ? available / (kv->page_bytes * kv->layers) : 0;
+        kv->pool_bytes = kv->blocks * kv->page_bytes * kv->layers;
+    }
     kv->tokens = kv->blocks * s->block_size;
     need = ceil_div(s->max_model_len, s->block_size);
     if (s->engine == CORE_ENGINE_VLLM)
@@ -342,7 +389,9 @@ static bool size_replica(const struct core_arch *a, int gpu, const struct core_i
         out->kv.max_model_len_supported = out->kv.available / out->kv.bytes_per_token;
         out->kv.max_model_len_fits = s->max_model_len <= out->kv.max_model_len_supported;
     }
-    g->kv_cache = out->kv.blocks * out->kv.page_bytes * out->kv.layers;
+    g->kv_cache = out->kv.pool_bytes;
+    if (s->context > 0 && out->kv.max_model_len_supported > s->context)
+        out->kv.max_model_len_supported = s->context;
     if (!ck_add(g->weights, g->activations, &sum) || !ck_add(sum, g->non_torch, &sum) ||
         !ck_add(sum, g->cuda_graphs, &sum) || !ck_add(sum, g->kv_cache, &sum))
         return false;

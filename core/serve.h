@@ -97,12 +97,15 @@ struct core_serve_kv {
     int64_t block_size;              /* tokens per block (page) */
     int64_t page_bytes;              /* one block of one layer */
     int64_t available;               /* what the engine had for the pool (may be < 0) */
-    int64_t blocks;                  /* floor(available / (page_bytes * layers)) */
-    int64_t tokens;                  /* blocks * block_size */
+    int64_t blocks;                  /* floor(available / (page_bytes * layers)); with sliding
+                                        layers (vLLM V1) / (page_bytes * group size) */
+    int64_t tokens;                  /* blocks * block_size; hybrid: blocks / groups * block_size */
     double max_concurrency;          /* blocks / ceil(max_model_len / block_size) */
     bool max_model_len_fits;         /* one max_model_len request fits in the pool */
-    int64_t max_model_len_supported; /* the longest one request can be (vLLM's estimate) */
-    int64_t layers;                  /* KV layers on the rank */
+    int64_t max_model_len_supported; /* the longest one request can be (vLLM's estimate), at most
+                                        the model's positions */
+    int64_t layers;                  /* KV layers on the rank (linear-attention layers keep none) */
+    int64_t pool_bytes;              /* the pool allocated: memory.per_gpu.kv_cache */
 };
 
 /* The inputs after the engine's defaults. */
@@ -115,6 +118,7 @@ struct core_serve_resolved {
     double gpu_memory_utilization, mem_fraction_static, kv_cache_free_gpu_mem_fraction;
     int64_t kv_cache_memory;
     int64_t max_model_len, max_num_seqs, max_num_batched_tokens, block_size;
+    int64_t context; /* the model's positions (preset or config); 0 = unknown */
     bool enforce_eager;
     double hbm_tbps;
     int64_t gpus, tp, pp, ep;

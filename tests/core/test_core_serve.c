@@ -233,6 +233,60 @@ START_TEST(sglang_default_fraction)
 }
 END_TEST
 
+/* The generic ledger is judged against the marketed 80 GB (80e9 bytes); a framework profile's
+ * device peak against what the driver reports: round(79.19 x 2^30) = 85,029,615,043 bytes on an
+ * 80 GB H100 (so a device peak of 84.1e9 fits, as published 80 GB runs of it did); memory_gb
+ * overrides both. */
+START_TEST(framework_profile_judged_against_usable_memory)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems p = {0};
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.gpus = 8;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(80000000000));
+    in.framework = CORE_FW_MEGATRON;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(85029615043));
+    in.memory_gb = 80;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(80000000000));
+}
+END_TEST
+
+/* vLLM V1's hybrid allocator on gpt-oss-20b (24 layers alternating sliding (window 128) and full,
+ * 8 KV heads of 64, bf16): 2 x 8 x 64 x 2 = 2,048 bytes per layer per token, a 16-token page
+ * 32,768. Groups of g = min(12 full, 12 sliding) = 12 layers: 2 groups share one pool of 12 page
+ * tensors. kv_cache_memory 1 GiB: blocks = floor(1,073,741,824 / (32,768 x 12)) = 2,730; pool
+ * 2,730 x 393,216 = 1,073,479,680 bytes; logged size 2,730 / 2 x 16 = 21,840 tokens. With
+ * max_model_len 8192 and 2048 batched tokens a request needs ceil(8192 / 16) = 512 blocks in
+ * the full group and ceil(min(127 + 2048, 8192) / 16) + 1 = 137 in the sliding group: 649, so
+ * concurrency 2,730 / 649 = 4.2065; the longest request (2,730 - 137) x 16 = 41,488 tokens. */
+START_TEST(hybrid_sliding_window_pool)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("gpt-oss-20b");
+    in.max_model_len = 8192;
+    in.max_num_batched_tokens = 2048;
+    in.kv_cache_memory = INT64_C(1073741824);
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.page_bytes, 32768);
+    ASSERT_I64(r.kv.layers, 24);
+    ASSERT_I64(r.kv.blocks, 2730);
+    ASSERT_I64(r.per_gpu.kv_cache, INT64_C(1073479680));
+    ASSERT_I64(r.kv.tokens, 21840);
+    ck_assert_double_eq_tol(r.kv.max_concurrency, 2730.0 / 649.0, 1e-12);
+    ASSERT_I64(r.kv.max_model_len_supported, 41488);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve");
@@ -245,6 +299,8 @@ static Suite *suite(void)
     tcase_add_test(t, vllm_v1_budget);
     tcase_add_test(t, contradictions_name_the_field);
     tcase_add_test(t, sglang_default_fraction);
+    tcase_add_test(t, framework_profile_judged_against_usable_memory);
+    tcase_add_test(t, hybrid_sliding_window_pool);
     suite_add_tcase(s, t);
     return s;
 }

@@ -137,13 +137,17 @@ struct per_gpu {
     double gemm_flops;   /* per token, all weight GEMMs */
     double expert_flops; /* of those, the routed experts' (k of E per token) */
     double layers, heads_hd, hidden, experts, topk;
+    /* Attention layer types on this GPU (core/layers.c): full and sliding-window layers keep a
+     * KV cache, linear-attention layers none; window of the sliding ones. */
+    double full, sliding, window;
 };
 
 static void per_gpu_shape(const struct core_serve_time_input *in, struct per_gpu *g)
 {
     const struct core_arch *a = &in->arch;
     struct core_arch_counts c = {0};
-    double tp = at_least((double)in->tp, 1), pp = at_least((double)in->pp, 1);
+    struct core_layer_types types = {{0}, 0};
+    double tp = at_least((double)in->tp, 1), pp = at_least((double)in->pp, 1), kv_layers;
 
     if (!core_arch_count(a, &c))
         c.active = c.embedding = 0;
@@ -159,6 +163,34 @@ static void per_gpu_shape(const struct core_serve_time_input *in, struct per_gpu
     g->layers = at_least((double)a->layers, 1) / pp;
     g->heads_hd = at_least(core_arch_attention_width(a), 0) / tp;
     g->hidden = at_least((double)a->hidden, 1);
+    core_arch_layer_types(a, &types);
+    kv_layers = (double)(types.layers[CORE_LAYER_FULL] + types.layers[CORE_LAYER_SLIDING]);
+    if (!(kv_layers > 0)) { /* an invalid architecture: every layer full */
+        types.layers[CORE_LAYER_FULL] = a->layers > 0 ? a->layers : 1;
+        types.layers[CORE_LAYER_SLIDING] = 0;
+        types.window = 0;
+    }
+    g->full = (double)types.layers[CORE_LAYER_FULL] / pp;
+    g->sliding = (double)types.layers[CORE_LAYER_SLIDING] / pp;
+    g->window = (double)types.window;
+}
+
+/* Cached positions a decoding sequence at context c reads per GPU, in layer-positions: every full
+ * layer the whole context, every sliding layer at most its window. */
+static double decode_positions(const struct per_gpu *g, double c)
+{
+    double w = g->window > 0 && g->window < c ? g->window : c;
+
+    return g->full * c + g->sliding * w;
+}
+
+/* Query-key pairs of one causal prompt of s tokens per GPU, in layer-pairs: s^2 / 2 in a full
+ * layer; in a sliding one each query sees at most w keys, s w - w^2 / 2 when s > w. */
+static double prefill_pairs(const struct per_gpu *g, double s)
+{
+    double w = g->window, sl = w > 0 && s > w ? s * w - w * w / 2.0 : s * s / 2.0;
+
+    return g->full * s * s / 2.0 + g->sliding * sl;
 }
 
 /* Seconds of `flops` of GEMMs over m rows: at m / (m + half) of the large-GEMM rate (an M
@@ -204,7 +236,8 @@ void core_serve_step_time(const struct core_serve_time_input *in, const struct c
     double gemm_eff = in->math == CORE_SERVE_MATH_16 ? k->gemm : k->gemm8;
     double rate = at_least(in->gemm_tflops, 1e-6) * 1e12 * gemm_eff;
     double attn_rate = at_least(in->attention_tflops, 1e-6) * 1e12 * k->flash;
-    double tokens, w_bytes, w_flops, kv_bytes, a_flops, t_w, t_wc, t_kv, t_ac, ar, gpu, host;
+    double tokens, w_bytes, w_flops, kv_layer, kv_bytes, a_flops, t_w, t_wc, t_kv, t_ac, ar, gpu;
+    double host;
 
     decode = at_least(decode, 0);
     prompts = at_least(prompts, 0);
@@ -221,12 +254,15 @@ void core_serve_step_time(const struct core_serve_time_input *in, const struct c
     if (g.experts > 0 && touched > 0)
         t_wc +=
             gemm_seconds(tokens * g.topk / touched, tokens * g.expert_flops, rate, k->half_tokens);
-    /* Attention: decode reads each sequence's cache (context tokens) and does 4 FLOPs per cached
-     * token per head dimension (QK^T and PV); prefill of a causal prompt s does 2 s^2 h_d per
-     * head (the masked half skipped) and writes its s tokens of cache. */
-    kv_bytes = at_least(in->kv_bytes_per_token, 0) * (decode * context + prompts * prompt_len);
-    a_flops =
-        g.layers * g.heads_hd * (4.0 * decode * context + 2.0 * prompts * prompt_len * prompt_len);
+    /* Attention: decode reads each sequence's cache (context tokens, at most the window in a
+     * sliding layer) and does 4 FLOPs per cached token per head dimension (QK^T and PV); a
+     * causal prompt does 4 h_d per query-key pair per head (the masked half skipped) and writes
+     * its s tokens of cache. kv_bytes_per_token covers every KV layer of the GPU. */
+    kv_layer = at_least(in->kv_bytes_per_token, 0) / at_least(g.full + g.sliding, 1e-9);
+    kv_bytes = kv_layer * (decode * decode_positions(&g, context) +
+                           prompts * prompt_len * (g.full + g.sliding));
+    a_flops = g.heads_hd * (4.0 * decode * decode_positions(&g, context) +
+                            4.0 * prompts * prefill_pairs(&g, prompt_len));
     t_kv = kv_bytes / hbm;
     t_ac = a_flops / attn_rate;
     /* Two all-reduces per layer (after attention and after the MLP) of tokens x d activations

@@ -199,6 +199,29 @@ START_TEST(tp_all_reduces_latency_bound)
 }
 END_TEST
 
+/*
+ * Sliding-window attention (Mistral 7B v0.1: every layer attends the last 4096 positions): a
+ * decode step at context 8193 reads 4096 cached positions per layer, not 8193. KV per layer per
+ * token 2 x 8 heads x 128 x 2 bytes = 4096; 32 layers x 4096 positions x 4096 bytes =
+ * 536,870,912 bytes at 2.68e12 B/s: 0.200325 ms (its FLOPs, 4 x 4096 (a h_d) x 32 layers x 4096
+ * positions = 2.1e9 at 346e12, 6 us, are hidden). Without the window: 8193 positions, 0.400699 ms.
+ */
+START_TEST(sliding_window_reads_the_window)
+{
+    struct core_serve_time_input in;
+    struct core_serve_time t;
+
+    dense_input(&in, "mistral-7b", "h100-sxm");
+    ck_assert_int_eq(in.arch.sliding_window, 4096);
+    in.input_len = 8193;
+    core_serve_time_compute(&in, NULL, &t);
+    ASSERT_REL(t.decode.kv_hbm, 536870912.0 / 2.68e12, 1e-9);
+    in.arch.sliding_window = 0;
+    core_serve_time_compute(&in, NULL, &t);
+    ASSERT_REL(t.decode.kv_hbm, 32.0 * 8193 * 4096 / 2.68e12, 1e-9);
+}
+END_TEST
+
 /* $/M output tokens: 2 GPUs at $3/h serving 1000 tokens/s: 6 / 3600 / 1000 x 1e6 = $1.6667. */
 START_TEST(cost_per_million_tokens)
 {
@@ -336,6 +359,7 @@ static Suite *suite(void)
     tcase_add_test(tc, moe_prefill_from_flops_and_peak);
     tcase_add_test(tc, tp_all_reduces_latency_bound);
     tcase_add_test(tc, cost_per_million_tokens);
+    tcase_add_test(tc, sliding_window_reads_the_window);
     tcase_add_test(tc, properties_over_random_workloads);
     tcase_add_test(tc, throughput_non_decreasing_to_the_knee);
     tcase_add_test(tc, degenerate_inputs_stay_finite);

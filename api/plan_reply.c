@@ -133,12 +133,12 @@ static json_t *performance(const struct core_perf *perf)
 
     for (int i = 0; i < CORE_PERF_TERMS; i++)
         breakdown = with(breakdown, core_perf_term_names[i], json_real(terms[i]));
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:s,s:f}", "step_seconds", perf->step_seconds, "mfu",
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:s,s:o}", "step_seconds", perf->step_seconds, "mfu",
                      perf->mfu, "hfu", perf->hfu, "tokens_per_second_per_gpu",
                      perf->tokens_per_second_per_gpu, "model_tflops_per_gpu",
                      perf->model_tflops_per_gpu, "breakdown", breakdown, "bottleneck",
                      perf->bottleneck != NULL ? perf->bottleneck : "none", "expected_error",
-                     perf->expected_error);
+                     perf->expected_error >= 0 ? json_real(perf->expected_error) : json_null());
 }
 
 /* The assumed-MFU model's factors; null for a predicted plan (its breakdown says it all). */

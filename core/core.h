@@ -510,6 +510,9 @@ struct core_memory_peak {
     const char *stage;              /* pipeline stage: "only", "first", "last" */
     int64_t device;                 /* as nvidia-smi shows it: what /fit judges with a profile */
     const char *device_at, *device_stage;
+    /* Mean absolute relative error of the profile's peaks on measured runs that informed none
+     * of its terms (core_peak_validation, validation.h); < 0 = none: null. */
+    double expected_error;
 };
 
 struct core_memory {
@@ -581,13 +584,10 @@ struct core_perf {
     double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
     struct core_perf_breakdown breakdown;
     const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
-    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
+    /* Mean absolute relative error of step_seconds on measured runs of this GPU generation that
+     * informed no constant (core_perf_validation, validation.h); < 0 = none measured: null. */
+    double expected_error;
 };
-
-/* The error to expect on a run the model was not tuned on: the mean absolute percentage error
- * over the 28 independent hold-out runs (tests/validation/throughput-holdout.csv), as a fraction.
- * The calibration rows it was tuned on give 10.1 %. */
-#define CORE_PERF_EXPECTED_ERROR 0.115
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
 #define CORE_PERF_TERMS 11

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rules.h"
+#include "validation.h"
 #include "peak.h"
 
 void core_input_init(struct core_input *in)
@@ -384,6 +386,7 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
     enum core_status st = peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
+    out->expected_error = core_peak_validation[r->framework].expected_error;
     if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
         out->device = out->bytes;
         out->device_at = out->at;
@@ -440,6 +443,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     st = resolve(in, r, p);
     check_cluster(r, p);
     check_schedule(in, r, st == CORE_OK, p);
+    core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
     check_moe(r, st == CORE_OK, p);
     if (st == CORE_OK) {

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "perf.h"
+#include "validation.h"
 
 const char *const core_perf_term_names[CORE_PERF_TERMS] = {
     "compute", "memory_bound", "recompute", "tp_comm", "cp_comm", "pp_bubble",
@@ -584,5 +585,5 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;
     out->mfu = out->tokens_per_second_per_gpu * model / x.peak;
     out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x.peak;
-    out->expected_error = CORE_PERF_EXPECTED_ERROR;
+    out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
 }

@@ -175,8 +175,9 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
         for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
             int64_t ways = tp_choices[t] * pp;
 
-            if (layers % pp != 0 || ways > s->in->gpus_max)
-                continue;
+            if (layers % pp != 0 || ways > s->in->gpus_max ||
+                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads, tp_choices[t]))
+                continue; /* a layout Megatron-LM refuses (rules.h) */
             L.tp = tp_choices[t];
             L.pp = pp;
             s->r.tp = L.tp;

@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "perf.h"
+#include "rules.h"
 
 #define PLAN_BATCH_STEPS 21 /* micro-batches 1, 2, 4, ..., 2^20 (CORE_BATCH_MAX is 1e6) */
 

@@ -176,7 +176,9 @@ static void search_layout(struct search *s, const struct layout *L, const struct
                 pi.zero_stage = zeros[zi];
                 pi.global_batch = c.global_batch;
                 if (!have_v) {
-                    best_virtual(s, &pi, ch->vs, ch->nv, &perf);
+                    /* Interleaving only where Megatron-LM runs it: m a multiple of pp. */
+                    int nv = core_rule_interleave(L->pp, 2, (double)c.micro_batches) ? ch->nv : 1;
+                    best_virtual(s, &pi, ch->vs, nv, &perf);
                     have_v = true;
                 } else {
                     core_perf_predict(&pi, &perf);
@@ -217,8 +219,9 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
     L.g = g;
     for (size_t t = 0; t < sizeof tp_choices / sizeof tp_choices[0]; t++) {
         for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
-            if (layers % pp != 0 || tp_choices[t] * pp > gmax)
-                continue;
+            if (layers % pp != 0 || tp_choices[t] * pp > gmax ||
+                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads, tp_choices[t]))
+                continue; /* a layout Megatron-LM refuses (rules.h) */
             L.tp = tp_choices[t];
             L.pp = pp;
             s->r.tp = L.tp;
@@ -230,7 +233,8 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
             for (int64_t cp = 1; cp <= CORE_PLAN_CP_MAX; cp *= 2) {
                 int64_t ways = L.tp * pp * cp;
 
-                if (seq % cp != 0 || (cp > 1 && seq / cp < CORE_PLAN_CP_MIN_TOKENS) || ways > gmax)
+                if (!core_rule_cp_seq(seq, cp) || seq % cp != 0 ||
+                    (cp > 1 && seq / cp < CORE_PLAN_CP_MIN_TOKENS) || ways > gmax)
                     break; /* a larger cp splits the sequence finer still */
                 L.cp = cp;
                 s->r.cp = cp;

@@ -118,7 +118,7 @@ static void plan_list(struct api_jsonw *w, const char *key, const struct core_se
 static void plan_inputs(struct api_jsonw *w, const struct core_serve_plan_input *in,
                         const struct core_serve_plan_summary *s)
 {
-    api_jsonw_key(w, "plan_inputs");
+    api_jsonw_key(w, "inputs");
     api_jsonw_open_object(w);
     api_jsonw_key(w, "input_len");
     api_jsonw_int(w, in->base.input_len);

@@ -50,7 +50,7 @@ static void fuzz_check_object(json_t *obj, const struct api_response *resp)
     if (!json_is_object(obj))
         fuzz_fail("a reply element that is not an object", resp);
     if (json_object_get(obj, "inputs") != NULL || json_object_get(obj, "gpus") != NULL ||
-        json_object_get(obj, "models") != NULL || json_object_get(obj, "plan_inputs") != NULL)
+        json_object_get(obj, "models") != NULL)
         return;
     if (!json_is_integer(status) || json_integer_value(status) < 400 ||
         json_integer_value(status) >= 500 || !json_is_string(json_object_get(obj, "type")))

@@ -75,7 +75,7 @@ void core_serve_time_input_of(const struct core_serve_result *r, struct core_ser
     double ep = (double)(r->resolved.ep > 0 ? r->resolved.ep : 1);
     int dtype = dtype_bytes_of(r->model.precision);
     double peak16 = r->model.peak_tflops;
-    int64_t conc = w->concurrency;
+    int64_t conc = w->concurrency, cmax;
 
     memset(out, 0, sizeof *out);
     out->arch = *a;
@@ -100,8 +100,12 @@ void core_serve_time_input_of(const struct core_serve_result *r, struct core_ser
     out->cuda_graphs = !r->resolved.enforce_eager;
     out->input_len = w->input_len;
     out->output_len = w->output_len;
-    if (conc == CORE_SERVE_CONCURRENCY_MAX)
-        conc = core_serve_max_concurrency(r, w->input_len, w->output_len);
+    /* `max` is what the pool and the scheduler hold; a number beyond that runs at that many:
+     * the engine's scheduler admits no more (vLLM's, SGLang's, TensorRT-LLM's all queue the rest
+     * until a sequence finishes). */
+    cmax = core_serve_max_concurrency(r, w->input_len, w->output_len);
+    if (conc == CORE_SERVE_CONCURRENCY_MAX || (cmax > 0 && conc > cmax))
+        conc = cmax;
     out->concurrency = conc > 0 ? conc : 1;
     out->continuous =
         w->batching == CORE_BATCHING_CONTINUOUS ||

@@ -223,6 +223,31 @@ START_TEST(more_load_never_fewer_gpus)
 }
 END_TEST
 
+/* The scheduler admits what the pool holds: asking a million sequences of Llama 3 8B on an L4
+ * runs floor(kv tokens / (1024 + 128)) of them (below max_num_seqs 256 there), as `max` does. */
+START_TEST(concurrency_beyond_the_pool_runs_at_the_pool)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_serve_time t;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.base.gpu = core_gpu_find("l4");
+    in.concurrency = 1000000;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    core_serve_timing(&r, &t);
+    ck_assert_int_lt(r.kv.tokens / 1152, 256);
+    ASSERT_I64(t.concurrency, r.kv.tokens / 1152);
+    in.concurrency = CORE_SERVE_CONCURRENCY_MAX;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    core_serve_timing(&r, &t);
+    ASSERT_I64(t.concurrency, r.kv.tokens / 1152);
+}
+END_TEST
+
 /* Both loads at once is a contradiction (422 naming requests_per_second). */
 START_TEST(two_loads_rejected)
 {
@@ -255,6 +280,7 @@ static Suite *suite(void)
     tcase_add_test(tc, one_gpu_one_sequence);
     tcase_add_test(tc, more_load_never_fewer_gpus);
     tcase_add_test(tc, two_loads_rejected);
+    tcase_add_test(tc, concurrency_beyond_the_pool_runs_at_the_pool);
     suite_add_tcase(s, tc);
     return s;
 }

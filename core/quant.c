@@ -43,7 +43,9 @@ const char *const core_quant_names[CORE_QUANT_COUNT] = {
     [CORE_QUANT_GGUF_Q5_K_M] = "gguf_q5_k_m",
 };
 
-/* ggml's block types (ggml-common.h). */
+/* ggml's block types (ggml-common.h), as initializers (a format embeds its linear layout by
+ * value, and C takes only constant expressions there) and as objects (the more-bits, embedding
+ * and output layouts are pointers). */
 #define Q8_0                                                                                       \
     {                                                                                              \
         .name = "q8_0", .block = 32, .data_bits = 8, .scale_bits = 16                              \
@@ -52,8 +54,6 @@ const char *const core_quant_names[CORE_QUANT_COUNT] = {
     {                                                                                              \
         .name = "q4_0", .block = 32, .data_bits = 4, .scale_bits = 16                              \
     }
-static const struct core_quant_layout q8_0 = Q8_0;
-static const struct core_quant_layout q4_0 = Q4_0;
 /* K-quants: sub-blocks of 32 with a 6-bit scale and a 6-bit min, 8 per super-block of 256 that
  * adds fp16 d and dmin (32 bits). */
 #define Q4_K                                                                                       \
@@ -61,20 +61,20 @@ static const struct core_quant_layout q4_0 = Q4_0;
         .name = "q4_K", .block = 32, .data_bits = 4, .scale_bits = 6, .zero_bits = 6,              \
         .super_blocks = 8, .super_bits = 32                                                        \
     }
-static const struct core_quant_layout q4_k = Q4_K;
 #define Q5_K                                                                                       \
     {                                                                                              \
         .name = "q5_K", .block = 32, .data_bits = 5, .scale_bits = 6, .zero_bits = 6,              \
         .super_blocks = 8, .super_bits = 32                                                        \
     }
-static const struct core_quant_layout q5_k = Q5_K;
 /* Q6_K: 16 sub-blocks of 16 with an int8 scale, one fp16 d per super-block of 256. */
-static const struct core_quant_layout q6_k = {.name = "q6_K",
-                                              .block = 16,
-                                              .data_bits = 6,
-                                              .scale_bits = 8,
-                                              .super_blocks = 16,
-                                              .super_bits = 16};
+#define Q6_K                                                                                       \
+    {                                                                                              \
+        .name = "q6_K", .block = 16, .data_bits = 6, .scale_bits = 8, .super_blocks = 16,          \
+        .super_bits = 16                                                                           \
+    }
+
+static const struct core_quant_layout q8_0 = Q8_0, q4_0 = Q4_0, q4_k = Q4_K, q5_k = Q5_K,
+                                      q6_k = Q6_K;
 
 #define VLLM_ONLY   (1u << 0 | 1u << 1 | 1u << 2) /* vllm, vllm_v0, sglang */
 #define GPU_ENGINES (1u << 0 | 1u << 1 | 1u << 2 | 1u << 3)

@@ -23,6 +23,13 @@ static const int moment_bytes[] = {
     [CORE_OPT_ADAFACTOR] = 0,    /* factored rows/columns: O(d) per matrix, ~0 per parameter */
 };
 
+int core_moment_bytes(enum core_optimizer optimizer)
+{
+    unsigned o = (unsigned)optimizer;
+
+    return o < sizeof moment_bytes / sizeof moment_bytes[0] ? moment_bytes[o] : 8;
+}
+
 /* Which ZeRO stage shards which piece (weights, grads, optimizer). */
 static const bool zero_shards[4][3] = {
     {false, false, false}, /* 0: replicated */
@@ -39,7 +46,7 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->weights = fp32 ? 4 : 2;
     b->master = r->master_weights ? 4 : 0;
     b->grads = r->grad_precision == CORE_PREC_FP32 ? 4 : 2;
-    b->moments = moment_bytes[r->optimizer];
+    b->moments = core_moment_bytes(r->optimizer);
     b->total = b->weights + b->master + b->moments + b->grads;
 }
 

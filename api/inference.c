@@ -27,11 +27,9 @@ static unsigned serve_answer(const struct core_serve_input *in, struct api_jsonw
     api_jsonw_open_object(w);
     api_write_serve_inputs(w, &result);
     api_write_inference(w, &result);
-    /* No time for a deployment that does not start, or whose pool holds no request of the
-     * workload's length when `max` asks how many it holds. */
-    if (result.fits && (result.resolved.concurrency != CORE_SERVE_CONCURRENCY_MAX ||
-                        core_serve_max_concurrency(&result, result.resolved.input_len,
-                                                   result.resolved.output_len) > 0)) {
+    /* No time for a deployment that does not start, whose max_model_len is shorter than one
+     * request of the workload, or whose pool holds no such request. */
+    if (core_serve_time_possible(&result)) {
         core_serve_time_input_of(&result, &timing);
         core_serve_time_compute(&timing, NULL, &time);
         api_write_serve_time(w, &timing, &time);

@@ -242,11 +242,6 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
         core_problem_add(p, "max_model_len",
                          "%lld exceeds the model's %lld positions (max_position_embeddings)",
                          (long long)s->max_model_len, (long long)context);
-    if (s->max_model_len > 0 && in->input_len + in->output_len > s->max_model_len)
-        core_problem_add(p, "input_len",
-                         "input_len + output_len = %lld exceeds max_model_len %lld: the engine "
-                         "refuses the request",
-                         (long long)(in->input_len + in->output_len), (long long)s->max_model_len);
 }
 
 /* ---------------------------------------------------------------------------------------------

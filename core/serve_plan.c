@@ -253,6 +253,17 @@ static void try_config(struct search *s, int gpu, int64_t tp, enum core_quant q,
             s->refusal = problems.items[0];
         return;
     }
+    if (c.res.fits &&
+        s->in->base.input_len + s->in->base.output_len > c.res.resolved.max_model_len) {
+        if (s->refused++ == 0) { /* the engine refuses every request of this workload */
+            s->refusal.field = "input_len";
+            snprintf(s->refusal.message, sizeof s->refusal.message,
+                     "input_len + output_len = %lld exceeds max_model_len %lld",
+                     (long long)(s->in->base.input_len + s->in->base.output_len),
+                     (long long)c.res.resolved.max_model_len);
+        }
+        return;
+    }
     if (!c.res.fits)
         return;
     c.cmax = core_serve_max_concurrency(&c.res, s->in->base.input_len, s->in->base.output_len);

@@ -28,6 +28,14 @@ int64_t core_serve_max_concurrency(const struct core_serve_result *r, int64_t in
     return n;
 }
 
+bool core_serve_time_possible(const struct core_serve_result *r)
+{
+    const struct core_serve_resolved *w = &r->resolved;
+
+    return r->fits && w->input_len + w->output_len <= w->max_model_len &&
+           core_serve_max_concurrency(r, w->input_len, w->output_len) > 0;
+}
+
 /* Bytes per weight of the format's quantized linear layers (a large tensor, so per-block
  * scales count in full); the model's dtype when unquantized. */
 static double linear_bytes_per_weight(enum core_quant q, int dtype_bytes)

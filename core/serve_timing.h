@@ -27,6 +27,11 @@ extern const char *const core_batching_names[CORE_BATCHING_COUNT];
 int64_t core_serve_max_concurrency(const struct core_serve_result *r, int64_t input_len,
                                    int64_t output_len);
 
+/* Can this deployment serve one request of its workload? false when it does not start, when
+ * input_len + output_len exceeds max_model_len (the engine refuses such a request), or when its
+ * pool holds none. */
+bool core_serve_time_possible(const struct core_serve_result *r);
+
 /* Fill the time model's input from a sized deployment (r from core_serve()): its bytes,
  * hardware, layout, and the workload and price it resolved. */
 void core_serve_time_input_of(const struct core_serve_result *r, struct core_serve_time_input *out);

@@ -47,16 +47,6 @@ void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
     api_jsonw_close_array(w);
 }
 
-/* An expected error (core/validation.c): null where no unseen measured run backs it (< 0). */
-static void k_error(struct api_jsonw *w, const char *key, size_t klen, double v)
-{
-    api_jsonw_key_encoded(w, key, klen);
-    if (v >= 0)
-        api_jsonw_double(w, v);
-    else
-        api_jsonw_null(w);
-}
-
 /* The mixture-of-experts and multi-latent-attention fields of the shape (0 for a dense model,
  * 0 ranks for standard attention), with the architecture's own active and expert counts. */
 static void moe_shape(struct api_jsonw *w, const struct core_shape *s)

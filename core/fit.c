@@ -156,9 +156,9 @@ void core_fit_compute(const struct core_resolved *r, const struct core_memory *m
 }
 
 /* The memory a GPU offers the run, less reserve_gb (bytes). The generic ledger keeps the lesson's
- * marketed capacity (80 GB = 80e9 bytes); a framework profile's device peak is what nvidia-smi
- * shows, so it is judged against what the driver reports (79.19 GiB = 85.03e9 bytes on an 80 GB
- * H100; docs/serving.md, "GPU catalog"). */
+ * marketed capacity (memory_gb: 80 GB = 80e9 bytes); a framework profile's device peak is what
+ * nvidia-smi shows, so it is judged against what the driver reports (usable_bytes: 79.19 GiB =
+ * 85.03e9 bytes on an 80 GB H100; docs/serving.md, "GPU catalog"). */
 int64_t core_capacity_bytes(const struct core_resolved *r)
 {
     int64_t device =

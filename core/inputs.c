@@ -312,7 +312,7 @@ const struct core_input_spec core_serve_inputs[] = {
              "trtllm, llama.cpp"),
     S_CHOICE("quantization", quantization, core_quant_names, NULL,
              "weight format: none (precision), fp8, int8 (W8A8), awq, gptq (4-bit), bnb_nf4, "
-             "bnb_nf4_dq, torchao_nf4, gguf_q8_0, gguf_q4_0, gguf_q4_k_m, gguf_q5_k_m"),
+             "bnb_nf4_dq, torchao_nf4, gguf_q8_0, gguf_q4_0, gguf_q4_k_m, gguf_q5_k_m, mxfp4 (experts)"),
     S_INT("quant_group_size", quant_group_size, CORE_SERVE_GROUP_MAX, "weights",
           "the format's (128 for awq and gptq)", "weights sharing one scale (awq, gptq)"),
     S_CHOICE("kv_cache_dtype", kv_cache_dtype, core_kv_dtype_names, NULL,

@@ -614,7 +614,7 @@
         var q = currentQuery();
         if (controller)
             controller.abort();
-        var qs = q.toString();
+        var qs = serveQuery(q).toString(); /* the address: compute and serving inputs */
         history.replaceState(null, '', qs ? '?' + qs : location.pathname);
         $('share').href = location.href;
 

@@ -167,7 +167,7 @@ static const struct golden_case cases[] = {
     {"inference_vllm_v0_mla", "GET", "/inference",
      "model=deepseek-v3&engine=vllm_v0&quantization=fp8&tp=8&gpu=h200-sxm&max_model_len=32768",
      NULL},
-    {"inference_gpt_oss_hybrid", "GET", "/inference", "model=gpt-oss-20b&max_num_seqs=64", NULL},
+    {"inference_gpt_oss_hybrid", "GET", "/inference", "model=gpt-oss-20b&quantization=mxfp4&max_num_seqs=64", NULL},
     {"inference_qwen3_next_linear", "GET", "/inference",
      "model=qwen3-next-80b-a3b&tp=4&max_model_len=65536", NULL},
     {"post_inference_batch", "POST", "/inference", NULL,

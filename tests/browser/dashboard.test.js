@@ -818,6 +818,8 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     for (let i = 1; i < tps.length; i++)
         if (tps[i].c <= reply.time.knee_batch)
             assert.ok(tps[i].t >= tps[i - 1].t, `throughput at ${tps[i].c} below ${tps[i - 1].c}`);
+    /* The address carries the serving knob too, and a reload restores it. */
+    assert.equal(new URL(page.url()).searchParams.get('max_model_len'), '4096');
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */
     await set(page, 'max_model_len', '9000');
     assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);

@@ -20,7 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "inputs.h" /* the input table: bounds, defaults, units */
+#include "adapters.h" /* fine-tuning with adapters: LoRA, QLoRA, DoRA */
+#include "inputs.h"   /* the input table: bounds, defaults, units */
 
 /* ---------------------------------------------------------------------------------------------
  * Status, problems, enumerations
@@ -429,6 +430,13 @@ struct core_input {
                                        = 0, the rest sliding; 0 = every layer sliding */
     int64_t ep;                     /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
+    /* Fine-tuning with adapters (adapters.h, docs/model.md "Fine-tuning with adapters"). */
+    enum core_finetune finetune; /* default full: every figure as without these rows */
+    int64_t lora_rank;           /* r, default 8 */
+    double lora_alpha;           /* accepted and echoed; costs nothing */
+    int lora_targets;            /* mask of enum core_module; -1 = PEFT's default (q, v) */
+    int base_quant;              /* enum core_base_quant; -1 = none, nf4 under qlora */
+    int optimizer_state_dtype;   /* enum core_state_dtype; -1 = the framework's rule */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -485,6 +493,7 @@ struct core_resolved {
     int64_t expert_params; /* routed experts' weights within params (what ep divides) */
     int64_t ep;            /* expert-parallel degree; experts' ZeRO group is dp*cp/ep */
     enum core_offload offload_optimizer, offload_params;
+    struct core_adapters_cfg adapters; /* finetune full: the rest is unused */
 };
 
 struct core_flops {
@@ -533,6 +542,11 @@ struct core_memory {
     struct core_host_bytes {
         int64_t params, grads, optimizer, total;
     } host, host_node;
+    /* Fine-tuning with adapters: the adapters' share of params, grads and optimizer above (all
+     * 0 under finetune full), their parameter count and the frozen base's resident bytes. */
+    struct core_adapter_bytes {
+        int64_t params, grads, optimizer, trainable, frozen;
+    } adapters;
 };
 
 struct core_fit {

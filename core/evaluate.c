@@ -435,6 +435,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
     check_moe(r, st == CORE_OK, p);
+    core_adapters_resolve(in, r, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);
         check_measured(r, &out->flops, p);

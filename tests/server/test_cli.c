@@ -255,6 +255,11 @@ START_TEST(test_command_tables)
          {"per-GPU memory (GiB)\n", "  bytes/token        131072\n", "serves: yes\n"}},
         /* Llama 3 70B in bf16 (131 GiB of weights) on one 80 GB H100 does not (exit 1) */
         {{"inference", "--model", "llama3-70b", NULL}, 1, {"serves: no\n", "advice: "}},
+        /* LoRA on q, v of Llama 3 8B (tests/core/test_core_adapters.c): 3,407,872 fp32 adapter
+         * parameters = 13,631,488 bytes; the frozen bf16 base 8,030,261,248 x 2 bytes */
+        {{"memory", "--model", "llama3-8b", "--finetune", "lora", NULL},
+         0,
+         {"adapters: 3407872 trainable parameters, 0.014 GB; frozen base 16.061 GB\n"}},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

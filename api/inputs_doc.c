@@ -26,6 +26,7 @@ static const char *const kind_names[CORE_KIND_COUNT] = {
     [CORE_KIND_OBJECT] = "object",
     [CORE_KIND_CHOICES] = "choice_list",
     [CORE_KIND_MODULES] = "module_list",
+    [CORE_KIND_TEXT] = "string",
 };
 
 static bool is_number(const struct core_input_spec *s)

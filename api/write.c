@@ -144,6 +144,9 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
         memcpy(&b, at, sizeof b);
         api_jsonw_bool(w, b);
         return;
+    case CORE_KIND_TEXT: /* a NUL-terminated char[CORE_TEXT_MAX]; "" = not given */
+        api_jsonw_string(w, at[0] != '\0' ? at : NULL);
+        return;
     case CORE_KIND_MODULES: { /* lora_targets: the mask as Hugging Face names */
         int64_t mask = echo_int(row, at);
         api_jsonw_open_array(w);

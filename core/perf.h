@@ -68,6 +68,9 @@ struct core_perf_input {
      * pcie_gbs the host link per GPU per direction (catalog). */
     bool offload_optimizer, offload_params;
     double pcie_gbs;
+    /* Pipeline split (core/layout.c): the layers of the heaviest pipeline rank, which sets the
+     * pipeline's pace; 0 = an even split, layers / pp. */
+    double stage_layers;
     /* Fine-tuning with adapters (core/adapters.c; all 0 for full training): the frozen base's
      * backward computes only input gradients; the adapters on the wrapped linears of a layer
      * (their input widths summing to lora_in, output widths to lora_out, rank lora_rank) add

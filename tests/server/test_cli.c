@@ -248,6 +248,11 @@ START_TEST(test_command_tables)
         {{"fit", "--params", "7B", "--gpu", "h100-sxm", NULL}, 1, {"fits: no (80.000 GB capacity"}},
         /* no price, no cost row */
         {{"runtime", NULL}, 0, {"days       ", "mfu        "}},
+        /* LoRA on q, v of Llama 3 8B (tests/core/test_core_adapters.c): 3,407,872 fp32 adapter
+         * parameters = 13,631,488 bytes; the frozen bf16 base 8,030,261,248 x 2 bytes */
+        {{"memory", "--model", "llama3-8b", "--finetune", "lora", NULL},
+         0,
+         {"adapters: 3407872 trainable parameters, 0.014 GB; frozen base 16.061 GB\n"}},
         /* Llama 3 8B on an H100: KV 32 layers x 2 x 8 heads x 128 x 2 bytes = 131,072 per token;
          * it serves (exit 0) */
         {{"inference", "--model", "llama3-8b", NULL},
@@ -255,11 +260,6 @@ START_TEST(test_command_tables)
          {"per-GPU memory (GiB)\n", "  bytes/token        131072\n", "serves: yes\n"}},
         /* Llama 3 70B in bf16 (131 GiB of weights) on one 80 GB H100 does not (exit 1) */
         {{"inference", "--model", "llama3-70b", NULL}, 1, {"serves: no\n", "advice: "}},
-        /* LoRA on q, v of Llama 3 8B (tests/core/test_core_adapters.c): 3,407,872 fp32 adapter
-         * parameters = 13,631,488 bytes; the frozen bf16 base 8,030,261,248 x 2 bytes */
-        {{"memory", "--model", "llama3-8b", "--finetune", "lora", NULL},
-         0,
-         {"adapters: 3407872 trainable parameters, 0.014 GB; frozen base 16.061 GB\n"}},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -358,14 +358,16 @@ static double attention_share(const struct core_perf_input *in, const struct sha
 /* A frozen base (fine-tuning with adapters): the layers' weight GEMMs run forward and once more
  * for the input gradients (no weight gradients: 2 passes instead of 3), attention still three
  * times; the adapters' thin GEMMs (rank r: their efficiency falls with r through sat()) forward
- * and twice backward; their element-wise traffic with the layer's; the output layer's GEMM twice
- * unless it is wrapped. A quantized base is dequantized per layer per pass: read its stored
- * bytes, write the compute dtype. Returns the dequantization of one forward (for recompute). */
+ * and twice backward; their element-wise traffic forward and backward (adapters.c); the output
+ * layer's GEMM twice unless it is wrapped. A quantized base is dequantized per layer per pass:
+ * read its stored bytes, write the compute dtype (plus the forward's fp32 casts under PEFT's
+ * fp32 stream). Returns what a recompute re-runs beyond the forward GEMMs: one forward's
+ * dequantization and adapter element-wise bytes, and DoRA's weight norm. */
 static double frozen_micro(const struct core_perf_input *in, const struct shape *x, double gemm_f,
                            double att_f, double mem_f, double hbm, double h, struct micro *u)
 {
     double ls = x->ls, t = x->t, rows = x->rows, r = at_least(in->lora_rank, 1);
-    double ad_f = 0.0, vt = x->V / t, dq;
+    double ad_f = 0.0, vt = x->V / t, dq_b, dq_f, elt_f, elt_b;
     /* DoRA, once per forward: B A (a rank-r GEMM), W + s B A and its norm (4 e bytes). */
     double dora_gemm = ls * 2.0 * (in->dora_weights / t) * r / (x->rate * sat(r, h));
     double dora_mem = ls * 4.0 * x->e * (in->dora_weights / t) / hbm;
@@ -373,13 +375,15 @@ static double frozen_micro(const struct core_perf_input *in, const struct shape 
     if (in->lora_in > 0)
         ad_f = gemm(rows, r, in->lora_in / t, x->rate, h) +
                gemm(rows, in->lora_out / t, r, x->rate, h);
-    dq = in->dequant_weights / (x->L * t) * (in->dequant_bpp + x->e) / hbm * ls;
+    dq_b = in->dequant_weights / (x->L * t) * (in->dequant_bpp + x->e) / hbm * ls;
+    dq_f = dq_b + in->dequant_weights / (x->L * t) * in->dequant_cast_bpw / hbm * ls;
+    elt_f = ls * rows * in->lora_fwd_bytes / (t * hbm);
+    elt_b = ls * rows * in->lora_bwd_bytes / (t * hbm);
     u->fwd_compute = ls * (gemm_f + att_f + ad_f);
     u->compute = ls * (2.0 * gemm_f + 3.0 * att_f + 3.0 * ad_f) +
                  (in->lora_head > 0 ? 3.0 : 2.0) * gemm(rows, vt, x->d, x->rate, h) + dora_gemm;
-    u->memory = 3.0 * ls * (mem_f + rows * in->lora_elt_bytes / hbm) + rows * vt * 12.0 / hbm +
-                2.0 * dq + dora_mem;
-    return dq + dora_gemm + dora_mem;
+    u->memory = 3.0 * ls * mem_f + elt_f + elt_b + rows * vt * 12.0 / hbm + dq_f + dq_b + dora_mem;
+    return dq_f + elt_f + dora_gemm + dora_mem;
 }
 
 /* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.

@@ -257,6 +257,8 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->offload_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
+    in->eager_kernels =
+        !r->compile && (r->framework == CORE_FW_HF_TRAINER || r->framework == CORE_FW_TORCHTUNE);
     if (r->adapters.finetune != CORE_FT_FULL)
         core_adapters_perf(r, in);
 }
@@ -410,6 +412,25 @@ static void attention_forward(const struct core_perf_input *in, const struct gen
     }
 }
 
+/* What eager modules add to the fused element-wise bytes of one layer's forward per token
+ * (micro_batch counts a norm as read + write d): transformers' LlamaRMSNorm / MistralRMSNorm
+ * (models/llama/modeling_llama.py) and torchtune's RMSNorm (modules/rms_norm.py) run
+ * x.to(fp32) (r e w 4), pow (r 4 w 4), mean (r 4), x * rsqrt (r 4 w 4), .to(e) (r 4 w e) and
+ * the weight's mul (r e w e): 28 + 4 e bytes a norm, two per layer, instead of 2 e; their
+ * residual adds have no dropout (3 d elements, not 3.5). apply_rotary_pos_emb
+ * (q * cos + rotate_half(q) * sin, the same on k; rotate_half negates a half and concatenates):
+ * 10 elements per element of q and k. act_fn(gate) * up: 5 f elements, not 3. */
+static double eager_elt(const struct core_perf_input *in, const struct shape *x)
+{
+    double norms = 2.0 * ((28.0 + 4.0 * x->e) - 2.0 * x->e) - 2.0 * 0.5 * x->e;
+    double rotary = 10.0 * x->e * (x->a + x->kv) * x->hd / x->t;
+    double act = in->gated_mlp ? 2.0 * x->e * x->f / x->t : 0.0;
+
+    if (!in->eager_kernels)
+        return 0.0;
+    return norms * x->d / (in->sequence_parallel ? x->t : 1.0) + rotary + act;
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -434,7 +455,7 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
      * sequence parallelism; the MLP activation reads f_in and writes f (split by tp). FP8
      * casts each GEMM input once (read 2, write 1 bytes). */
     double rep = 11.0 * x->d / (in->sequence_parallel ? t : 1.0);
-    double elt = x->e * (rep + (f_in + x->f) / t);
+    double elt = x->e * (rep + (f_in + x->f) / t) + eager_elt(in, x);
     if (fp8)
         elt += 3.0 * (2.0 * x->d + aw / t + x->f / t);
     double mem_f = rows * elt / hbm + score_mem_f + k->launch;

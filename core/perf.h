@@ -78,6 +78,10 @@ struct core_perf_input {
      * cast to fp32 and back); the optimizer steps and the data-parallel reduce moves only the
      * adapters. */
     bool frozen_base;
+    /* The layers run the framework's eager PyTorch modules (Hugging Face's transformers models,
+     * torchtune's modules without torch.compile): unfused RMSNorm, rotary and gated activation
+     * kernels (perf.c eager_elt). */
+    bool eager_kernels;
     double lora_rank, lora_in, lora_out, lora_head; /* lora_head: the output layer wrapped */
     double lora_fwd_bytes, lora_bwd_bytes;
     double adapter_params, adapter_bytes, adapter_moments;

@@ -32,12 +32,12 @@
 #error "MEMWALL_PEFT_CSV must name the fine-tuning measurements file"
 #endif
 
-/* The issue's targets are 8 % for peaks and 15 % for throughput; these gates are what the model
- * achieves with a margin of about one point (docs/model.md, "Fine-tuning with adapters",
- * reports the numbers; the throughput of Hugging Face PEFT rows is the known shortfall). */
+/* The issue's targets are 8 % for peaks and 15 % for throughput. Throughput is gated at the
+ * target (8.1 % over all rows, 10.1 % held out: docs/model.md, "Fine-tuning with adapters");
+ * the peaks at what the model achieves with a margin of about one point. */
 #define ALLOC_LIMIT  0.10
 #define DEVICE_LIMIT 0.10
-#define TPS_LIMIT    0.25
+#define TPS_LIMIT    0.15
 
 #define ROWS_MAX  140
 #define FIELDS    33

@@ -110,6 +110,10 @@ static json_t *plan_config(const struct core_input *in, const struct core_resolv
     c = with(c, "batch", json_integer((json_int_t)p->batch));
     c = with(c, "cp", json_integer((json_int_t)p->cp));
     c = with(c, "virtual_stages", json_integer((json_int_t)p->virtual_stages));
+    if (r->shape.arch.experts > 0) { /* the experts' grid the search chose */
+        c = with(c, "ep", json_integer((json_int_t)p->ep));
+        c = with(c, "etp", json_integer((json_int_t)p->etp));
+    }
     c = with(c, "mfu", p->predicted ? json_string("predicted") : json_real(p->mfu));
     c = with(c, "global_batch", json_real(p->global_batch));
     c = with(c, "global_batch_tokens", json_real(p->global_batch_tokens));
@@ -170,6 +174,10 @@ static json_t *plan_object(const struct core_input *in, const struct core_resolv
         "grads", bytes(p->grads), "optimizer", bytes(p->optimizer), "activations",
         bytes(p->activations), "total", bytes(p->total), "capacity", bytes(p->capacity));
 
+    if (r->shape.arch.experts > 0) {
+        obj = with(obj, "ep", json_integer((json_int_t)p->ep));
+        obj = with(obj, "etp", json_integer((json_int_t)p->etp));
+    }
     obj = with(obj, "global_batch", json_real(p->global_batch));
     obj = with(obj, "global_batch_tokens", json_real(p->global_batch_tokens));
     obj = with(obj, "steps", json_real(p->steps));

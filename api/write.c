@@ -215,6 +215,9 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
         memcpy(&b, at, sizeof b);
         api_jsonw_bool(w, b);
         return;
+    case CORE_KIND_TEXT: /* a NUL-terminated char[CORE_TEXT_MAX]; "" = not given */
+        api_jsonw_string(w, at[0] != '\0' ? at : NULL);
+        return;
     case CORE_KIND_MODULES: { /* lora_targets: the mask as Hugging Face names */
         int64_t mask = echo_int(row, at);
         api_jsonw_open_array(w);
@@ -232,7 +235,11 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
         return;
     }
     if (row->store != CORE_STORE_DOUBLE) {
-        api_jsonw_int(w, echo_int(row, at));
+        int64_t v = echo_int(row, at);
+        if (row->nullable && (double)v == row->dflt)
+            api_jsonw_null(w); /* still "not given" */
+        else
+            api_jsonw_int(w, v);
         return;
     }
     memcpy(&d, at, sizeof d);
@@ -455,7 +462,7 @@ void api_write_performance_members(struct api_jsonw *w, const struct core_perf *
         p->breakdown.compute, p->breakdown.memory_bound, p->breakdown.recompute,
         p->breakdown.tp_comm, p->breakdown.cp_comm,      p->breakdown.pp_bubble,
         p->breakdown.pp_comm, p->breakdown.dp_comm,      p->breakdown.optimizer,
-        p->breakdown.ep_comm, p->breakdown.offload,
+        p->breakdown.ep_comm, p->breakdown.offload,      p->breakdown.moe_host,
     };
 
     k_real(w, KEY("step_seconds"), p->step_seconds);

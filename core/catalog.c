@@ -20,6 +20,8 @@ const char *const core_attention_flops_names[2] = {"full", "causal"};
 const char *const core_count_names[3] = {"six_nd", "model", "hardware"};
 const char *const core_bottleneck_names[3] = {"none", "state", "activations"};
 const char *const core_offload_names[2] = {"none", "cpu"};
+const char *const core_moe_dispatcher_names[CORE_MOE_DISPATCHER_COUNT] = {"alltoall", "deepep",
+                                                                          "hybridep"};
 const char *const core_shape_source_names[5] = {"preset", "architecture", "nearest_preset",
                                                 "aspect_ratio", "config"};
 const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",

@@ -78,6 +78,8 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
     c.gpus = L->gpus;
     c.tp = L->tp;
     c.pp = L->pp;
+    c.ep = L->ep;
+    c.etp = L->etp;
     c.cp = 1;
     c.virtual_stages = 1;
     c.dp = L->dp;
@@ -146,6 +148,8 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
     struct layout L;
     struct core_plan group;
     bool have;
+    int64_t ep[PLAN_EXPERT_CHOICES], etp[PLAN_EXPERT_CHOICES];
+    int nx;
 
     memset(&L, 0, sizeof L);
     L.g = g;
@@ -160,17 +164,22 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
             L.pp = pp;
             s->r.tp = L.tp;
             s->r.pp = pp;
+            nx = plan_expert_choices(s->r.shape.arch.experts, L.tp, ep, etp);
             s->r.sequence_parallel = L.tp > 1;
-            if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
-                continue;
             plan_activation_table(s, &L);
             have = false;
-            for (int64_t gpus = 1; gpus <= s->in->gpus_max; gpus = next_gpus(gpus)) {
-                if (gpus % ways != 0)
+            for (int x = 0; x < nx; x++) {
+                L.ep = s->r.ep = ep[x];
+                L.etp = s->r.etp = etp[x];
+                if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
                     continue;
-                L.gpus = gpus;
-                L.dp = gpus / ways;
-                search_layout(s, &L, &group, &have);
+                for (int64_t gpus = 1; gpus <= s->in->gpus_max; gpus = next_gpus(gpus)) {
+                    if (gpus % ways != 0 || !plan_expert_grid_ok(&L, gpus))
+                        continue;
+                    L.gpus = gpus;
+                    L.dp = gpus / ways;
+                    search_layout(s, &L, &group, &have);
+                }
             }
             if (have)
                 plan_offer_top(s, &group);
@@ -251,6 +260,8 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
     base.pp = 1;
     base.cp = 1;
     base.virtual_stages = 1;
+    base.ep = 1; /* the search chooses the experts' grid */
+    base.etp = 0;
     base.batch = 1;
     base.zero_stage = 3;
     base.checkpointing = CORE_CKPT_NONE;

@@ -51,6 +51,8 @@ static void resolve_plan(const struct search *s, const struct core_plan *p, stru
     r->pp = p->pp;
     r->cp = p->cp;
     r->dp = p->dp;
+    r->ep = p->ep;
+    r->etp = p->etp;
     r->virtual_stages = p->virtual_stages;
     r->sequence_parallel = p->sequence_parallel;
     core_resolve_hardware(&s->in->base, p->gpu, r);
@@ -116,6 +118,8 @@ static void layout_candidate(const struct layout *L, struct core_plan *c)
     c->gpus = L->gpus;
     c->tp = L->tp;
     c->pp = L->pp;
+    c->ep = L->ep;
+    c->etp = L->etp;
     c->cp = L->cp;
     c->dp = L->dp;
     c->virtual_stages = 1;
@@ -220,6 +224,8 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
     struct choices ch;
     struct core_plan group;
     bool have;
+    int64_t ep[PLAN_EXPERT_CHOICES], etp[PLAN_EXPERT_CHOICES];
+    int nx;
 
     memset(&L, 0, sizeof L);
     L.g = g;
@@ -233,8 +239,7 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
             s->r.tp = L.tp;
             s->r.pp = pp;
             s->r.sequence_parallel = L.tp > 1;
-            if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
-                continue;
+            nx = plan_expert_choices(s->r.shape.arch.experts, L.tp, ep, etp);
             virtual_choices(layers, pp, &ch);
             for (int64_t cp = 1; cp <= CORE_PLAN_CP_MAX; cp *= 2) {
                 int64_t ways = L.tp * pp * cp;
@@ -246,12 +251,19 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
                 s->r.cp = cp;
                 plan_activation_table(s, &L);
                 have = false;
-                for (int64_t dp = 1; dp * ways <= gmax; dp = next_dp(dp)) {
-                    L.gpus = dp * ways;
-                    L.dp = dp;
-                    if (L.gpus > CORE_PLAN_NODE_GPUS && L.gpus % CORE_PLAN_NODE_GPUS != 0)
+                for (int x = 0; x < nx; x++) {
+                    L.ep = s->r.ep = ep[x];
+                    L.etp = s->r.etp = etp[x];
+                    if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
                         continue;
-                    search_layout(s, &L, &ch, &group, &have);
+                    for (int64_t dp = 1; dp * ways <= gmax; dp = next_dp(dp)) {
+                        L.gpus = dp * ways;
+                        L.dp = dp;
+                        if ((L.gpus > CORE_PLAN_NODE_GPUS && L.gpus % CORE_PLAN_NODE_GPUS != 0) ||
+                            !plan_expert_grid_ok(&L, L.gpus))
+                            continue;
+                        search_layout(s, &L, &ch, &group, &have);
+                    }
                 }
                 if (have)
                     plan_offer_top(s, &group);

@@ -88,8 +88,21 @@ START_TEST(layout_contradictions_are_422)
     mistral_shape(&in);
     in.gpus = 4;
     in.pp = 4;
-    in.virtual_stages = 3; /* 4 * 3 = 12 does not divide 32 layers */
+    in.virtual_stages = 3;           /* 4 * 3 = 12 does not divide 32 layers */
+    in.framework = CORE_FW_MEGATRON; /* Megatron-LM: (32 / 4) % 3 != 0 (transformer_block.py) */
     ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
+    in.framework = CORE_FW_GENERIC; /* torchtitan's split: priced, not refused */
+    in.global_batch = 4;            /* m = 4, a multiple of pp (schedules.py) */
+    {
+        struct core_result r;
+        EVAL_OK(in, r);
+        /* 32 + 2 units over 12 stages: 2 each, the first 10 get 3; stage 0 and 11 give one to the
+         * embedding and output: 2 3 3 3 | 3 3 3 3 | 3 3 2 1 on ranks g mod 4: rank 1 holds stages
+         * 1, 5, 9 = 9 layers, the heaviest (rank 0: 2+3+3, rank 2: 3+3+2, rank 3: 3+3+1). */
+        ck_assert_int_eq(r.resolved.stage_layers, 9);
+    }
+    in.framework = CORE_FW_MEGATRON;
+    in.global_batch = 0;
     in.virtual_stages = 2; /* 8 divides 32, but one micro-batch is no multiple of pp = 4 */
     ck_assert(eval_fails_on(&in, CORE_EINVAL, "virtual_stages"));
     /* Megatron-LM's interleaved schedule (schedules.py) needs m a multiple of pp: with b 1 and

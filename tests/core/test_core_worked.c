@@ -146,22 +146,23 @@ static void peak_of(const struct core_input *in, struct core_result *r, struct c
 /*
  * Megatron-LM, the small GPT on one A100 at s 4096, b 1, no checkpointing, flash attention,
  * allocated bytes (docs/frameworks.md, "Megatron-LM"). N = 117,449,728.
- *   state: bf16 weights 2 + gradient buffer 2 (persistent) + fp32 master 4 + Adam moments 8 =
- *          16 B/param = 1,879,195,648 (one GPU: nothing to shard)
+ *   state: bf16 weights 2 + gradient buffer 4 (persistent, fp32: Megatron-LM accumulates bf16
+ *          runs' gradients in fp32, arguments.py) + fp32 master 4 + Adam moments 8 =
+ *          18 B/param = 2,114,095,104 (one GPU: nothing to shard)
  *   activations: Korthikanti's 34 s b d per layer with fused attention (no 5 a s^2 b term) =
  *          34 * 4096 * 1024 = 142,606,336; 4 layers, one micro-batch in flight: 570,425,344
  *   logits: s b V / t = 134,217,728, the vocab-parallel loss holds the bf16 logits and their fp32
  *          upcast, 6 B each: 805,306,368
- *   forward_end = 1,879,195,648 + 570,425,344 + 805,306,368 = 3,254,927,360
+ *   forward_end = 2,114,095,104 + 570,425,344 + 805,306,368 = 3,489,826,816
  *   backward: its first instant (loss backward: the fp32 buffer becomes the gradient, still 6 B
  *          per logit, every saved tensor) equals forward_end; the top layer (logits' bf16
- *          gradient, 2 B: 2,718,056,448) and the end (one layer's tensors: 2,021,801,984) hold
+ *          gradient, 2 B: 2,952,955,904) and the end (one layer's tensors: 2,256,701,440) hold
  *          less
- *   optimizer_step: state + the bf16 gradients' fp32 upcast for the master step, 4 B/param:
- *          20 N = 2,348,994,560
- * The peak is forward_end, 3,254,927,360 allocated; the device figure adds the allocator's
- * 1.06 and the 0.75 GiB CUDA context (one GPU: no communicator): 3,254,927,360 * 1.06 +
- * 805,306,368 = 4,255,529,369.6.
+ *   optimizer_step: state alone (the gradients are fp32 already: no upcast for the master
+ *          step): 18 N = 2,114,095,104
+ * The peak is forward_end, 3,489,826,816 allocated; the device figure adds the allocator's
+ * 1.06 and the 0.75 GiB CUDA context (one GPU: no communicator): 3,489,826,816 * 1.06 +
+ * 805,306,368 = 4,504,522,792.96.
  */
 START_TEST(megatron_peak_worked_example)
 {
@@ -177,13 +178,13 @@ START_TEST(megatron_peak_worked_example)
     ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].weights, 2.0 * 117449728, 1e-12);
     ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].activations, 570425344.0, 1e-12);
     ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].logits, 805306368.0, 1e-12);
-    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].total, 3254927360.0, 1e-12);
-    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].total, 3254927360.0, 1e-12);
-    ASSERT_REL(pk.stages[0][CORE_MOMENT_OPTIMIZER].total, 2348994560.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].total, 3489826816.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].total, 3489826816.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_OPTIMIZER].total, 2114095104.0, 1e-12);
     ck_assert_int_eq(pk.at, CORE_MOMENT_FORWARD_END);
     ck_assert_str_eq(r.memory.peak.stage, "only");
-    ck_assert_int_eq(r.memory.peak.bytes, 3254927360);
-    ASSERT_REL((double)r.memory.peak.device, 4255529369.6, 1e-9);
+    ck_assert_int_eq(r.memory.peak.bytes, 3489826816);
+    ASSERT_REL((double)r.memory.peak.device, 4504522792.96, 1e-9);
 }
 END_TEST
 

@@ -404,7 +404,10 @@ bool core_adapters_layer_bytes(const struct core_resolved *r, int64_t *rep, int6
 
 /* The transient full-size weight a layer materializes in the compute dtype: the dequantized
  * NF4 / int8 weight (torchao linear_nf4, bitsandbytes MatMul4Bit dequantize it forward and
- * backward) and DoRA's adapted weight for its norm; the largest linear's. 0 for plain LoRA. */
+ * backward) and DoRA's adapted weight for its norm; the largest linear's. 0 for plain LoRA.
+ * Under PEFT's fp32 stream, MatMul4Bit.forward's .to(A.dtype) turns the dequantized weight into
+ * an fp32 copy (the e-byte one freed) and autocast's F.linear casts that back to e bytes while
+ * the fp32 copy lives: 4 + e bytes per weight. */
 double core_adapters_transient(const struct core_resolved *r)
 {
     struct core_adapter_counts c;
@@ -413,7 +416,9 @@ double core_adapters_transient(const struct core_resolved *r)
         (r->adapters.base_quant == CORE_BASEQ_NONE && r->adapters.finetune != CORE_FT_DORA) ||
         !core_adapters_count(r, &c))
         return 0;
-    return (double)c.largest * (double)compute_bytes(r) / (double)r->tp;
+    double e = (double)compute_bytes(r);
+
+    return (double)c.largest * (core_adapters_fp32_stream(r) ? 4.0 + e : e) / (double)r->tp;
 }
 
 /* PEFT's k-bit preparation makes the embeddings and norms fp32, so the residual stream (and

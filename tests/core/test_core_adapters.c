@@ -15,6 +15,7 @@
 
 #include "check_main.h"
 #include "core_test_util.h"
+#include "internal.h" /* core_adapters_transient */
 #include "peak.h"
 #include "perf.h"
 
@@ -335,6 +336,25 @@ START_TEST(qlora_qv_elementwise_bnb_stream)
 }
 END_TEST
 
+/* The transient dequantized weight (the largest decoder linear, gate/up/down: 4096 x 14336 =
+ * 58,720,256 weights): torchtune's linear_nf4 in bf16, 2 bytes each = 117,440,512; PEFT's fp32
+ * stream (bitsandbytes MatMul4Bit .to(fp32), then autocast's bf16 cast of it): 4 + 2 bytes each =
+ * 352,321,536. */
+START_TEST(qlora_transient_weight)
+{
+    struct core_input in;
+
+    llama3_8b(&in, CORE_FT_QLORA);
+    in.framework = CORE_FW_TORCHTUNE;
+    EVAL_OK(in, res);
+    ck_assert_double_eq(core_adapters_transient(&res.resolved), 117440512.0);
+    in.framework = CORE_FW_HF_TRAINER;
+    in.master_weights = CORE_FLAG_YES;
+    EVAL_OK(in, res);
+    ck_assert_double_eq(core_adapters_transient(&res.resolved), 352321536.0);
+}
+END_TEST
+
 /* Eager modules (perf.c eager_elt, full training, hf_trainer without torch.compile): per token
  * of a layer, two RMSNorms of 28 + 4 x 2 = 36 bytes per element instead of 4, residual adds
  * without dropout (one d element less): 62 d = 253,952; rotary 10 elements x 2 bytes over q and
@@ -451,6 +471,7 @@ static Suite *suite(void)
     tcase_add_test(tc, lora_qv_elementwise_peft_fp32);
     tcase_add_test(tc, qlora_qv_elementwise_bnb_stream);
     tcase_add_test(tc, eager_modules_step_time);
+    tcase_add_test(tc, qlora_transient_weight);
     tcase_add_test(tc, nf4_bytes_per_weight);
     tcase_add_test(tc, qlora_frozen_base);
     tcase_add_test(tc, frozen_base_has_no_state);

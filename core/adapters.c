@@ -518,9 +518,12 @@ static void adapter_elt(const struct elt_dtypes *t, double in, double out, doubl
  * compute dtype per linear (r 4 w e), its output is cast back to fp32 (r e w 4), and both casts'
  * gradients run backward; the dequantized weight is cast to fp32 (.to(A.dtype) in
  * autograd/_functions.py MatMul4Bit.forward: r e w 4) and autocast casts it back (r 4 w e), each
- * forward (backward casts to the gradient's compute dtype: no copy). The norms, residual adds and
- * MLP activation (perf.c's 11 d + f_in + f elements) run on 4 bytes instead of e. Per token of
- * one layer (per pass) and per weight (per forward). */
+ * forward (backward casts to the gradient's compute dtype: no copy). That is bitsandbytes up to
+ * 0.4x (compute_type_is_set starts false, so the first fp32 input sets fp32; fms-acceleration's
+ * runs); later versions keep a given bnb_4bit_compute_dtype, and with bf16 given the weight's
+ * fp32 detour goes while the activation casts stay (not distinguished: no version input). The
+ * norms, residual adds and MLP activation (perf.c's 11 d + f_in + f elements) run on 4 bytes
+ * instead of e. Per token of one layer (per pass) and per weight (per forward). */
 static void stream_elt(const struct core_resolved *r, double *per_token, double *per_weight)
 {
     const struct core_arch *a = &r->shape.arch;

@@ -586,7 +586,8 @@ static void attention_forward(const struct core_perf_input *in, const struct gen
  * the weight's mul (r e w e): 28 + 4 e bytes a norm, two per layer, instead of 2 e; their
  * residual adds have no dropout (3 d elements, not 3.5). apply_rotary_pos_emb
  * (q * cos + rotate_half(q) * sin, the same on k; rotate_half negates a half and concatenates):
- * 10 elements per element of q and k. act_fn(gate) * up: 5 f elements, not 3. */
+ * 10 elements per element of q and k (torchtune's RotaryPositionalEmbeddings upcasts to fp32 and
+ * moves more; priced as transformers'). act_fn(gate) * up: 5 f elements, not 3. */
 static double eager_elt(const struct core_perf_input *in, const struct shape *x)
 {
     double norms = 2.0 * ((28.0 + 4.0 * x->e) - 2.0 * x->e) - 2.0 * 0.5 * x->e;

@@ -27,6 +27,7 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "csv.h"
+#include "peak.h"
 
 #ifndef MEMWALL_PEFT_CSV
 #error "MEMWALL_PEFT_CSV must name the fine-tuning measurements file"
@@ -369,6 +370,36 @@ static void print_breakdown(void)
     }
 }
 
+/* The peak moments (GiB) of every usable adapter peak row (diagnosis). */
+static void print_moments(void)
+{
+    static struct core_result res;
+    struct core_problems p;
+    static const char *const names[] = {"weights", "grads", "opt", "act", "logits", "buf"};
+
+    load_rows();
+    for (int i = 0; i < row_count; i++) {
+        struct core_peak pk;
+        struct core_peak_options o;
+
+        if ((rows[i].group != G_ALLOC && rows[i].group != G_DEVICE) ||
+            core_evaluate(&rows[i].in, &res, &p) != CORE_OK)
+            continue;
+        core_peak_options_resolved(&res.resolved, &o);
+        core_peak_compute(&res.resolved, &o, &pk);
+        printf("%-32s measured %6.2f peak %6.2f at %d\n", rows[i].id, rows[i].measured,
+               pk.bytes / GIB, (int)pk.at);
+        for (int m = 0; m < CORE_MOMENT_COUNT; m++) {
+            const double *b = &pk.stages[0][m].weights;
+
+            printf("    moment %d total %6.2f:", m, pk.stages[0][m].total / GIB);
+            for (int k = 0; k < 6; k++)
+                printf(" %s %.2f", names[k], b[k] / GIB);
+            printf("\n");
+        }
+    }
+}
+
 static void print_table(void)
 {
     load_rows();
@@ -489,6 +520,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--table") == 0) {
         print_table();
+        return EXIT_SUCCESS;
+    }
+    if (argc > 1 && strcmp(argv[1], "--moments") == 0) {
+        print_moments();
         return EXIT_SUCCESS;
     }
     if (argc > 1 && strcmp(argv[1], "--breakdown") == 0) {

@@ -209,11 +209,20 @@ struct core_gpu {
     int64_t gpus_per_node; /* GPUs sharing one scale-up domain */
     enum core_gpu_generation generation; /* selects the time model's efficiency constants */
     double pcie_gbs; /* host link per GPU per direction, GB/s (offload traffic) */
+    /* Serving (core/serve.h, docs/serving.md "GPU catalog"): dense INT8 tensor TOPS (0 = no
+     * INT8 tensor path), and the memory the driver reports as total (cudaMemGetInfo, what vLLM
+     * logs as total_gpu_memory), in GiB, with where the figure comes from. */
+    double int8_tops;
+    double usable_gib;
+    const char *usable_source;
 };
 
 extern const struct core_gpu core_gpus[];
 extern const size_t core_gpu_count;
 #define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
+/* The rows before this index are the training parts /plan searches when no gpu is named; the
+ * inference parts after them (L4 ... RTX PRO 6000) are searched only when named. */
+#define CORE_GPU_TRAINING_COUNT 13
 
 /* Query/key normalisation inside attention (weights only). */
 enum core_qk_norm {
@@ -303,6 +312,9 @@ extern const size_t core_preset_count;
  * dense presets (gpt3-125m .. mpt-7b); rows appended later (mixtures of experts, Gemma, GPT-OSS)
  * never stand in for a bare N, so what a bare N infers stays put as the table grows. */
 #define CORE_PRESET_STAND_INS 17
+
+/* Catalog row gpu's usable memory in bytes: usable_gib when the row has it, else memory_gb. */
+int64_t core_gpu_usable_bytes(int gpu);
 
 /* Index of the catalog row / preset with this id, or -1. */
 int core_gpu_find(const char *id);
@@ -524,6 +536,9 @@ struct core_resolved {
     double micro_batches; /* m = global_batch / (batch dp) per pipeline */
     bool mfu_predicted;   /* mfu was "predicted": the runtime comes from the time model */
     double memory_gb, peak_tflops, reserve_gb, mfu;
+    /* The device's memory as the driver reports it (core_gpu_usable_bytes; memory_gb when given):
+     * what a device peak is judged against (a framework profile's /fit, /inference). */
+    int64_t usable_bytes;
     enum core_count count;
     double usd_per_gpu_hour;  /* < 0 = not given */
     double tokens_per_second; /* 0 = not given */
@@ -747,7 +762,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
  * configuration reproduces its memory.
  * ------------------------------------------------------------------------------------------- */
 
-#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 13) */
+#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 22) */
 #define CORE_PLAN_TOP           20      /* plans a reply lists */
 #define CORE_PLAN_PARETO_MAX    64      /* Pareto points kept */
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */

@@ -125,6 +125,8 @@ void core_resolve_hardware(const struct core_input *in, int gpu, struct core_res
     const struct core_gpu *g = &core_gpus[gpu];
 
     r->memory_gb = in->memory_gb > 0 ? in->memory_gb : g->memory_gb;
+    r->usable_bytes =
+        in->memory_gb > 0 ? (int64_t)llround(in->memory_gb * 1e9) : core_gpu_usable_bytes(gpu);
     r->peak_tflops =
         in->peak_tflops > 0 ? in->peak_tflops : core_catalog_peak_tflops(gpu, in->precision);
     r->gpus_per_node = in->gpus_per_node > 0 ? in->gpus_per_node : g->gpus_per_node;

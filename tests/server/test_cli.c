@@ -206,6 +206,7 @@ START_TEST(test_bad_usage)
         {{"serve", "--bind", "not-an-address", NULL}, NULL, "not-an-address"},
         {{"serve", "--port", NULL}, NULL, "--port"},
         {{"fit", "--params", NULL}, NULL, "--params"}, /* the commands share the option parser */
+        {{"inference", "--engine", "vllm2", NULL}, NULL, "engine"}, /* a bad serving input: 2 */
         {{"serve", NULL}, "MEMWALL_PORT=abc", "MEMWALL_PORT"},
         {{"serve", NULL}, "MEMWALL_THREADS=0", "MEMWALL_THREADS"},
         {{"serve", NULL}, "MEMWALL_BIND=999.1.1.1", "MEMWALL_BIND"},
@@ -252,6 +253,13 @@ START_TEST(test_command_tables)
         {{"memory", "--model", "llama3-8b", "--finetune", "lora", NULL},
          0,
          {"adapters: 3407872 trainable parameters, 0.014 GB; frozen base 16.061 GB\n"}},
+        /* Llama 3 8B on an H100: KV 32 layers x 2 x 8 heads x 128 x 2 bytes = 131,072 per token;
+         * it serves (exit 0) */
+        {{"inference", "--model", "llama3-8b", NULL},
+         0,
+         {"per-GPU memory (GiB)\n", "  bytes/token        131072\n", "serves: yes\n"}},
+        /* Llama 3 70B in bf16 (131 GiB of weights) on one 80 GB H100 does not (exit 1) */
+        {{"inference", "--model", "llama3-70b", NULL}, 1, {"serves: no\n", "advice: "}},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

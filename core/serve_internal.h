@@ -1,0 +1,41 @@
+/*
+ * serve_internal.h - private glue between serve.c and serve_size.c.
+ */
+#ifndef MEMWALL_CORE_SERVE_INTERNAL_H
+#define MEMWALL_CORE_SERVE_INTERNAL_H
+
+#include "serve.h"
+
+/* max(1, kv_heads / tp): vLLM replicates the KV heads once tp exceeds them
+ * (vllm/model_executor/layers/linear.py, QKVParallelLinear). */
+int64_t core_serve_kv_heads_per_rank(int64_t kv_heads, int64_t tp);
+
+/* The profiling forward pass's peak on one rank: `tokens` through the model, the sampler over
+ * `seqs` sequences, act_bytes per activation (serve_size.c documents the terms); -1 beyond 4e18
+ * bytes. */
+int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t tokens,
+                                 int64_t seqs, int act_bytes);
+
+/* The usable (driver-reported) bytes of catalog row gpu: usable_gib, else the nominal GB. */
+int64_t core_serve_usable_bytes(int gpu);
+
+/* serve.c: the inputs checked one by one, the model resolved (core_evaluate()'s rules), the
+ * serving inputs after the engine's defaults and their combinations checked (CORE_EINVAL /
+ * CORE_ERANGE with p filled); out is zeroed first. */
+enum core_status core_serve_resolve(const struct core_serve_input *in,
+                                    struct core_serve_result *out, struct core_problems *p);
+/* serve.c: the engine's defaults for the replica on catalog row gpu (tokens, sequences, block
+ * size, SGLang's fraction) into s; one replica sized with s (false when a figure overflows). */
+void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
+                                struct core_serve_resolved *s);
+bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct core_input *b,
+                             const struct core_serve_resolved *s, struct core_serve_result *out);
+
+/* serve_advice.c: the warnings of a sized replica r into res, and (when it does not serve) the
+ * advice; explicit_seqs: max_num_seqs was given. */
+void core_serve_warnings(const struct core_serve_result *r, bool explicit_seqs,
+                         struct core_serve_result *res);
+void core_serve_advise(const struct core_arch *a, const struct core_serve_input *in,
+                       const struct core_serve_result *r, struct core_serve_result *res);
+
+#endif

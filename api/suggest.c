@@ -40,12 +40,13 @@ void api_add_unknown(json_t *errors, const char *name, size_t len, enum api_scop
     const char *best = NULL;
     size_t best_d = 3; /* suggest only within two edits */
     bool plan = scope == API_SCOPE_PLAN;
-    const struct core_input_spec *extra = plan                       ? core_plan_inputs
-                                          : scope == API_SCOPE_SERVE ? core_serve_inputs
-                                                                     : NULL;
-    size_t rows = core_input_count + (plan                       ? core_plan_input_count
-                                      : scope == API_SCOPE_SERVE ? core_serve_input_count
-                                                                 : 0);
+    bool serve = scope == API_SCOPE_SERVE || scope == API_SCOPE_SERVE_PLAN;
+    const struct core_input_spec *extra = plan    ? core_plan_inputs
+                                          : serve ? core_serve_inputs
+                                                  : NULL;
+    size_t rows = core_input_count + (plan    ? core_plan_input_count
+                                      : serve ? core_serve_input_count
+                                              : 0);
 
     for (size_t i = 0; i < rows; i++) {
         const struct core_input_spec *c =
@@ -54,6 +55,14 @@ void api_add_unknown(json_t *errors, const char *name, size_t len, enum api_scop
         if (d < best_d && !(plan && c->planned)) {
             best_d = d;
             best = c->name;
+        }
+    }
+    /* /inference/plan: its own rows too. */
+    for (size_t i = 0; scope == API_SCOPE_SERVE_PLAN && i < core_serve_plan_input_count; i++) {
+        size_t d = distance(name, len, core_serve_plan_inputs[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = core_serve_plan_inputs[i].name;
         }
     }
     if (best != NULL)

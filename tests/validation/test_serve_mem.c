@@ -234,7 +234,8 @@ static const struct {
     {"K16", "the model is undisclosed"},
     {"K19", "the model is not named"},
     {"K32", "the checkpoint is not named"},
-    {"K33", "hybrid Gated-DeltaNet model: its linear-attention state pages are not modelled"},
+    {"K33", "hybrid Gated-DeltaNet model, config not read: the GDN layers' heads and dims (the "
+            "state page) are not in the row, and no available memory is logged"},
     {"K34", "Gemma 4 sliding-window model, config not read, max_model_len not stated"},
     {"K35", "Gemma 4 E2B (shared KV across layers), config not read"},
     {"K42", "TensorRT-LLM's doc log: the model is not named (only its fraction arithmetic, 0.9 x "

@@ -424,7 +424,12 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
         int64_t left = g->capacity - g->weights - g->activations - g->non_torch;
 
         out->kv.available = left > 0 ? left : 0;
-        out->kv.max_model_len_supported = out->kv.available / out->kv.bytes_per_token;
+        /* A model whose layers keep no per-token KV (all linear attention) is not bounded by
+         * it: the model's context (or the asked length) is. */
+        out->kv.max_model_len_supported = out->kv.bytes_per_token > 0
+                                              ? out->kv.available / out->kv.bytes_per_token
+                                          : s->context > 0 ? s->context
+                                                           : s->max_model_len;
         out->kv.max_model_len_fits = s->max_model_len <= out->kv.max_model_len_supported;
     }
     g->kv_cache = out->kv.pool_bytes;

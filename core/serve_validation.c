@@ -58,12 +58,13 @@ const struct core_validation core_serve_kv_validation[CORE_ENGINE_COUNT] = {
                           .unseen_runs = 1,
                           .tuning_runs = 1,
                           .unseen = "K17 (vLLM 0.9.1)"},
-    /* K05 (vLLM 0.2.7) and K06 (V0 on T4): 2023-24 releases reserved far more than the profile. */
-    [CORE_ENGINE_VLLM_V0] = {.expected_error = 2.319,
+    /* K05 (vLLM 0.2.7, +279 %: its unfused MoE profile reserved far more) and K06 (V0 of mid
+     * 2024 on T4, +70 %, at the 65,536 tokens its release derives). */
+    [CORE_ENGINE_VLLM_V0] = {.expected_error = 1.748,
                              .unseen_runs = 2,
                              .unseen = "K05 (vLLM 0.2.7), K06 (V0)"},
-    /* K14: TensorRT-LLM 0.5 (October 2023) on an A10. */
-    [CORE_ENGINE_TRTLLM] = {.expected_error = 0.535,
+    /* K14: TensorRT-LLM 0.5 (October 2023) on an A10, its 51,200-token engine profile: -6.5 %. */
+    [CORE_ENGINE_TRTLLM] = {.expected_error = 0.065,
                             .unseen_runs = 1,
                             .unseen = "K14 (TensorRT-LLM 0.5)"},
     [CORE_ENGINE_SGLANG] = {.expected_error = -1, .borrowed = "no end-to-end pool measured"},

@@ -698,6 +698,20 @@ static void print_cv(void)
             printf("| %s | %s | %d | %d | %.3f |\n", core_engine_names[e], core_generation_names[g],
                    c.unseen, c.tuning, c.mape);
         }
+    printf("TensorRT-LLM hold-out by generation and release (rows, MAPE):\n");
+    for (int g = 0; g < CORE_GEN_COUNT; g++)
+        for (int newer = 0; newer < 2; newer++) {
+            double sum = 0;
+            int n = 0;
+            for (int i = 0; i < hold_count; i++)
+                if ((int)holds[i].gen == g && (int)holds[i].newer == newer) {
+                    sum += fabs(holds[i].predicted / holds[i].measured - 1.0);
+                    n++;
+                }
+            if (n > 0)
+                printf("  %s %s: %d, %.3f\n", core_generation_names[g], newer ? "0.20" : "0.14", n,
+                       sum / n);
+        }
 }
 
 /* core/serve_validation.c's cells are what the data give: a cell exactly where unseen rows

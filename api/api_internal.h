@@ -112,8 +112,11 @@ bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, js
 /* ---- streaming writers for the compute routes (write.c): each writes one member, key
  * included ("inputs", "flops", ...), into an open object; errors are the writer's (sticky) ---- */
 
-void api_write_inputs(struct api_jsonw *w, const struct core_result *r);
-void api_write_warnings(struct api_jsonw *w, const struct core_result *r);
+/* source: the launch configuration the inputs came from (inputs.source), NULL for none (the
+ * member is then absent); extra: warnings of the launch resolution ([{code, message}]) written
+ * after core's, NULL for none. */
+void api_write_inputs(struct api_jsonw *w, const struct core_result *r, const char *source);
+void api_write_warnings(struct api_jsonw *w, const struct core_result *r, const json_t *extra);
 void api_write_flops(struct api_jsonw *w, const struct core_result *r);
 void api_write_memory(struct api_jsonw *w, const struct core_result *r);
 void api_write_fit(struct api_jsonw *w, const struct core_result *r);

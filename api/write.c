@@ -161,7 +161,7 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     api_jsonw_close_object(w);
 }
 
-void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
+void api_write_inputs(struct api_jsonw *w, const struct core_result *r, const char *source)
 {
     const struct core_resolved *in = &r->resolved;
 
@@ -215,17 +215,28 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
     k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
     k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
     shape(w, &in->shape);
+    if (source != NULL)
+        k_str(w, KEY("source"), source);
     api_jsonw_close_object(w);
 }
 
-void api_write_warnings(struct api_jsonw *w, const struct core_result *r)
+void api_write_warnings(struct api_jsonw *w, const struct core_result *r, const json_t *extra)
 {
+    size_t i;
+    const json_t *note;
+
     api_jsonw_key_encoded(w, KEY("warnings"));
     api_jsonw_open_array(w);
-    for (int i = 0; i < r->warning_count; i++) {
+    for (int k = 0; k < r->warning_count; k++) {
         api_jsonw_open_object(w);
-        k_str(w, KEY("code"), r->warnings[i].code);
-        k_str(w, KEY("message"), r->warnings[i].message);
+        k_str(w, KEY("code"), r->warnings[k].code);
+        k_str(w, KEY("message"), r->warnings[k].message);
+        api_jsonw_close_object(w);
+    }
+    json_array_foreach (extra, i, note) {
+        api_jsonw_open_object(w);
+        k_str(w, KEY("code"), json_string_value(json_object_get(note, "code")));
+        k_str(w, KEY("message"), json_string_value(json_object_get(note, "message")));
         api_jsonw_close_object(w);
     }
     api_jsonw_close_array(w);

@@ -1,0 +1,513 @@
+/*
+ * launch.c - launch configurations resolved into memwall's inputs (launch.h): the state every
+ * format shares, reading values through rows, the merge with the body's explicit inputs.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api_internal.h"
+#include "inputs.h"
+#include "launch_internal.h"
+#include "value.h"
+
+static const struct launch_format *const training_formats[] = {
+    &api_launch_megatron, &api_launch_torchtitan, &api_launch_deepspeed};
+#define TRAINING_FORMAT_COUNT (sizeof training_formats / sizeof training_formats[0])
+
+bool api_launch_is_member(const char *member)
+{
+    for (size_t i = 0; i < TRAINING_FORMAT_COUNT; i++)
+        if (strcmp(member, training_formats[i]->member) == 0)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Problems and warnings
+ * ------------------------------------------------------------------------------------------- */
+
+static void problem(struct launch_ctx *c, bool conflict, const char *key, const char *fmt,
+                    va_list ap)
+{
+    char field[160], msg[API_MSG_MAX + 100];
+
+    if (key != NULL)
+        snprintf(field, sizeof field, "%s.%s", c->format->member, key);
+    else
+        snprintf(field, sizeof field, "%s", c->format->member);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    api_errors_add(c->errors, field, strlen(field), msg);
+    c->error_count++;
+    c->contradictory = c->contradictory || conflict;
+}
+
+void launch_error(struct launch_ctx *c, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem(c, false, key, fmt, ap);
+    va_end(ap);
+}
+
+void launch_conflict(struct launch_ctx *c, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem(c, true, key, fmt, ap);
+    va_end(ap);
+}
+
+void launch_warn(struct launch_ctx *c, const char *code, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_array_append_new(c->warnings, json_pack("{s:s,s:s}", "code", code, "message", msg));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Setting inputs
+ * ------------------------------------------------------------------------------------------- */
+
+void launch_set(struct launch_ctx *c, const char *input, json_t *value, const char *key)
+{
+    if (value == NULL)
+        return;
+    if (core_input_find(input, strlen(input), false) == NULL) {
+        launch_warn(c, "launch_not_modelled",
+                    "%s sets %s, which this build of memwall does not model; ignored", key, input);
+        json_decref(value);
+        return;
+    }
+    json_object_set_new(c->out, input, value);
+    json_object_set_new(c->from, input, json_string(key));
+}
+
+void launch_set_int(struct launch_ctx *c, const char *input, int64_t v, const char *key)
+{
+    launch_set(c, input, json_integer(v), key);
+}
+
+void launch_set_str(struct launch_ctx *c, const char *input, const char *v, const char *key)
+{
+    launch_set(c, input, json_string(v), key);
+}
+
+void launch_set_bool(struct launch_ctx *c, const char *input, bool v, const char *key)
+{
+    launch_set(c, input, json_boolean(v), key);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Rows and values
+ * ------------------------------------------------------------------------------------------- */
+
+const struct launch_row *launch_row_of(const struct launch_format *f, const char *key)
+{
+    const struct launch_row *wild = NULL;
+
+    for (size_t i = 0; i < f->row_count; i++) {
+        const char *k = f->rows[i].key;
+        size_t n = strlen(k);
+
+        if (strcmp(k, key) == 0)
+            return &f->rows[i];
+        if (n >= 2 && k[n - 1] == '*' && k[n - 2] == '.' && strncmp(k, key, n - 1) == 0)
+            wild = &f->rows[i];
+    }
+    return wild;
+}
+
+/* A strict decimal integer (sign allowed), the whole word. */
+static bool word_int(const char *s, int64_t *v)
+{
+    char *end;
+    long long x;
+
+    if (*s == '\0' || !(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
+        return false;
+    errno = 0;
+    x = strtoll(s, &end, 10);
+    if (*end != '\0' || errno != 0)
+        return false;
+    *v = x;
+    return true;
+}
+
+json_t *launch_word_value(struct launch_ctx *c, const struct launch_row *row, const char *key,
+                          const char *word)
+{
+    int64_t i;
+    double d;
+    char *end;
+
+    switch (row->value) {
+    case LAUNCH_INT:
+        if (!word_int(word, &i)) {
+            launch_error(c, key, "expected an integer, got '%.40s'", word);
+            return NULL;
+        }
+        return json_integer(i);
+    case LAUNCH_REAL:
+        errno = 0;
+        d = strtod(word, &end);
+        if (*word == '\0' || *end != '\0' || errno != 0 || !(d == d)) {
+            launch_error(c, key, "expected a number, got '%.40s'", word);
+            return NULL;
+        }
+        return json_real(d);
+    case LAUNCH_SWITCH:
+        return json_true();
+    default:
+        return json_string(word);
+    }
+}
+
+/* Does a typed (TOML/JSON) value suit the row? */
+static bool typed_ok(const struct launch_row *row, const json_t *v)
+{
+    switch (row->value) {
+    case LAUNCH_SWITCH:
+        return json_is_boolean(v);
+    case LAUNCH_INT:
+        return json_is_integer(v);
+    case LAUNCH_REAL:
+        return json_is_number(v);
+    case LAUNCH_STRING:
+        return json_is_string(v);
+    case LAUNCH_LIST:
+        return json_is_array(v) || json_is_string(v);
+    default:
+        return true;
+    }
+}
+
+static const char *value_words(enum launch_value v)
+{
+    static const char *const words[] = {
+        [LAUNCH_SWITCH] = "a boolean", [LAUNCH_INT] = "an integer", [LAUNCH_REAL] = "a number",
+        [LAUNCH_STRING] = "a string",  [LAUNCH_LIST] = "an array",  [LAUNCH_ANY] = "a value"};
+    return words[v];
+}
+
+void launch_take(struct launch_ctx *c, const char *key, json_t *value)
+{
+    const struct launch_row *row = launch_row_of(c->format, key);
+
+    if (value == NULL)
+        return;
+    if (row == NULL) {
+        json_array_append_new(c->unknown, json_string(key));
+        json_decref(value);
+        return;
+    }
+    if (!json_is_string(value) || row->value == LAUNCH_STRING || row->value == LAUNCH_ANY ||
+        row->value == LAUNCH_LIST) {
+        if (!typed_ok(row, value)) {
+            launch_error(c, key, "expected %s, got %s", value_words(row->value),
+                         api_json_type_name(value));
+            json_decref(value);
+            return;
+        }
+    } else if (json_is_string(value) && row->value != LAUNCH_SWITCH) {
+        /* a typed format holding a string where a number belongs: checked as a word */
+        json_t *w = launch_word_value(c, row, key, json_string_value(value));
+
+        json_decref(value);
+        if (w == NULL)
+            return;
+        value = w;
+    }
+    if (row->use == LAUNCH_SET)
+        launch_set(c, row->input, json_incref(value), key);
+    else if (row->use == LAUNCH_WARN)
+        launch_warn(c, "launch_not_modelled", "%s: %s", key, row->note);
+    json_object_set_new(c->seen, key, value);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Reading what was taken
+ * ------------------------------------------------------------------------------------------- */
+
+bool launch_has(const struct launch_ctx *c, const char *key)
+{
+    return json_object_get(c->seen, key) != NULL;
+}
+
+int64_t launch_int(const struct launch_ctx *c, const char *key, int64_t def)
+{
+    const json_t *v = json_object_get(c->seen, key);
+
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
+}
+
+const char *launch_str(const struct launch_ctx *c, const char *key)
+{
+    return json_string_value(json_object_get(c->seen, key));
+}
+
+bool launch_on(const struct launch_ctx *c, const char *key)
+{
+    return json_is_true(json_object_get(c->seen, key));
+}
+
+static bool loose_int(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return true;
+    }
+    if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v)) {
+        *out = (int64_t)json_real_value(v);
+        return true;
+    }
+    return json_is_string(v) && word_int(json_string_value(v), out);
+}
+
+int64_t launch_out_int(const struct launch_ctx *c, const char *input, int64_t def)
+{
+    int64_t v;
+
+    return loose_int(json_object_get(c->out, input), &v) ? v : def;
+}
+
+int64_t launch_body_int(const struct launch_ctx *c, const char *member, int64_t def)
+{
+    int64_t v;
+
+    return loose_int(json_object_get(c->body, member), &v) ? v : def;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Hugging Face ids
+ * ------------------------------------------------------------------------------------------- */
+
+/* An id matches a row when it equals the row's id or continues it with '-' (a suffix such as
+ * -Instruct, -chat-hf); case-insensitive, as the Hub treats ids. */
+static const struct {
+    const char *id, *preset;
+} hf_ids[] = {
+    {"meta-llama/Llama-2-7b", "llama2-7b"},
+    {"meta-llama/Llama-2-13b", "llama2-13b"},
+    {"meta-llama/Llama-2-70b", "llama2-70b"},
+    {"meta-llama/Meta-Llama-3-8B", "llama3-8b"},
+    {"meta-llama/Meta-Llama-3-70B", "llama3-70b"},
+    /* Llama 3.1 8B and 70B have Llama 3's shapes (their context is longer). */
+    {"meta-llama/Llama-3.1-8B", "llama3-8b"},
+    {"meta-llama/Meta-Llama-3.1-8B", "llama3-8b"},
+    {"meta-llama/Llama-3.1-70B", "llama3-70b"},
+    {"meta-llama/Meta-Llama-3.1-70B", "llama3-70b"},
+    {"meta-llama/Llama-3.1-405B", "llama3.1-405b"},
+    {"meta-llama/Meta-Llama-3.1-405B", "llama3.1-405b"},
+    {"mistralai/Mistral-7B-v0.1", "mistral-7b"},
+    {"mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b"},
+    {"mistralai/Mistral-7B-Instruct-v0.2", "mistral-7b"},
+    {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
+    {"mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"},
+    {"mistralai/Mixtral-8x22B-v0.1", "mixtral-8x22b"},
+    {"mistralai/Mixtral-8x22B-Instruct-v0.1", "mixtral-8x22b"},
+    {"mosaicml/mpt-7b", "mpt-7b"},
+    {"Qwen/Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"},
+    {"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"},
+    {"allenai/OLMoE-1B-7B-0924", "olmoe-1b-7b"},
+    {"databricks/dbrx-base", "dbrx"},
+    {"databricks/dbrx-instruct", "dbrx"},
+    {"deepseek-ai/DeepSeek-V2-Lite", "deepseek-v2-lite"},
+    {"deepseek-ai/DeepSeek-V2", "deepseek-v2"},
+    {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+};
+
+const char *launch_preset_of_hf_id(const char *id)
+{
+    for (size_t i = 0; i < sizeof hf_ids / sizeof hf_ids[0]; i++) {
+        size_t n = strlen(hf_ids[i].id);
+
+        if (strncasecmp(id, hf_ids[i].id, n) == 0 && (id[n] == '\0' || id[n] == '-') &&
+            !(id[n] == '-' && (id[n + 1] == 'v' || id[n + 1] == 'V') && id[n + 2] >= '0' &&
+              id[n + 2] <= '9')) /* Mistral-7B-v0.3 is not v0.1 */
+            return hf_ids[i].preset;
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Resolution and the merge with the body's own members
+ * ------------------------------------------------------------------------------------------- */
+
+/* Values equal as the field decoder would read them: 8 and "8", true and "true". */
+static bool same_value(const json_t *a, const json_t *b)
+{
+    char *x, *y;
+    bool same;
+
+    if (json_equal(a, b))
+        return true;
+    x = json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT);
+    y = json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT);
+    same = x != NULL && y != NULL &&
+           (strcmp(x, y) == 0 || (json_is_string(b) && strcmp(x, json_string_value(b)) == 0) ||
+            (json_is_string(a) && strcmp(y, json_string_value(a)) == 0));
+    free(x);
+    free(y);
+    return same;
+}
+
+static json_t *merge(struct launch_ctx *c)
+{
+    json_t *merged = json_deep_copy(c->out), *value;
+    const char *key;
+
+    if (merged == NULL)
+        return NULL;
+    json_object_foreach ((json_t *)c->body, key, value) {
+        const json_t *mine = json_object_get(c->out, key);
+
+        if (strcmp(key, c->format->member) == 0)
+            continue;
+        if (mine != NULL && !same_value(mine, value)) {
+            char *a = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *b = json_dumps(mine, JSON_ENCODE_ANY | JSON_COMPACT);
+
+            launch_warn(c, "launch_override",
+                        "%s = %.60s given in the body overrides %.60s from %s", key,
+                        a != NULL ? a : "?", b != NULL ? b : "?",
+                        json_string_value(json_object_get(c->from, key)));
+            free(a);
+            free(b);
+        }
+        json_object_set(merged, key, value);
+    }
+    return merged;
+}
+
+static void report_unknown(struct launch_ctx *c)
+{
+    char list[300];
+    size_t n = 0, i;
+    json_t *k;
+
+    if (json_array_size(c->unknown) == 0)
+        return;
+    list[0] = '\0';
+    json_array_foreach (c->unknown, i, k) {
+        int w = snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", json_string_value(k));
+
+        if (w < 0 || (size_t)w >= sizeof list - n) {
+            snprintf(list + (n < sizeof list - 5 ? n : sizeof list - 5), 5, ", ..");
+            break;
+        }
+        n += (size_t)w;
+    }
+    launch_warn(c, "launch_unknown",
+                "%s: %zu key(s) memwall does not know, ignored (not checked for an effect on "
+                "memory or time): %s",
+                c->format->member, json_array_size(c->unknown), list);
+}
+
+static void read_member(struct launch_ctx *c, const json_t *v)
+{
+    const struct launch_format *f = c->format;
+
+    if (f == &api_launch_deepspeed) {
+        if (!json_is_object(v))
+            launch_error(c, NULL, "expected the ds_config object, got %s", api_json_type_name(v));
+        else
+            launch_read_json(c, v, "");
+        return;
+    }
+    if (!json_is_string(v)) {
+        launch_error(c, NULL, "expected %s as a string, got %s",
+                     f == &api_launch_megatron ? "the argument string" : "the TOML text",
+                     api_json_type_name(v));
+        return;
+    }
+    if (f == &api_launch_megatron)
+        launch_read_args(c, json_string_value(v), json_string_length(v));
+    else
+        launch_read_toml(c, json_string_value(v), json_string_length(v));
+}
+
+static void derive(struct launch_ctx *c)
+{
+    if (c->format == &api_launch_megatron)
+        launch_megatron_derive(c);
+    else if (c->format == &api_launch_torchtitan)
+        launch_torchtitan_derive(c);
+    else
+        launch_deepspeed_derive(c);
+}
+
+json_t *api_launch_resolve(const json_t *body, bool route_inference, struct api_launch *out,
+                           json_t *errors, bool *contradictory)
+{
+    struct launch_ctx c = {.body = body, .errors = errors};
+    const json_t *member = NULL;
+    json_t *merged = NULL;
+
+    memset(out, 0, sizeof *out);
+    *contradictory = false;
+    for (size_t i = 0; i < TRAINING_FORMAT_COUNT; i++) {
+        const json_t *v = json_object_get(body, training_formats[i]->member);
+
+        if (v == NULL)
+            continue;
+        if (member != NULL || route_inference) {
+            const char *m = training_formats[i]->member;
+
+            api_errors_add(errors, m, strlen(m),
+                           route_inference ? "a training configuration; /inference takes vllm_args"
+                                           : "one launch configuration per request");
+            return NULL;
+        }
+        member = v;
+        c.format = training_formats[i];
+    }
+    if (member == NULL)
+        return json_incref((json_t *)body);
+    c.seen = json_object();
+    c.out = json_object();
+    c.from = json_object();
+    c.warnings = json_array();
+    c.unknown = json_array();
+    if (c.seen != NULL && c.out != NULL && c.from != NULL && c.warnings != NULL &&
+        c.unknown != NULL) {
+        read_member(&c, member);
+        if (c.error_count == 0)
+            derive(&c);
+        if (c.error_count == 0) {
+            json_object_set_new(c.out, "framework", json_string(c.format->framework_name));
+            json_object_set_new(c.from, "framework", json_string(c.format->member));
+            report_unknown(&c);
+            merged = merge(&c);
+        }
+    }
+    json_decref(c.seen);
+    json_decref(c.out);
+    json_decref(c.from);
+    json_decref(c.unknown);
+    *contradictory = c.contradictory;
+    if (merged == NULL) {
+        if (c.error_count == 0)
+            api_errors_add(errors, c.format->member, strlen(c.format->member), "out of memory");
+        json_decref(c.warnings);
+        return NULL;
+    }
+    out->source = c.format->member;
+    out->warnings = c.warnings;
+    return merged;
+}
+
+void api_launch_free(struct api_launch *out)
+{
+    json_decref(out->warnings);
+    memset(out, 0, sizeof *out);
+}

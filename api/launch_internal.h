@@ -1,0 +1,78 @@
+/*
+ * launch_internal.h - what the launch formats share (launch.c): the resolution's state, reading
+ * a configuration through its rows, setting inputs and reporting problems.
+ */
+#ifndef MEMWALL_API_LAUNCH_INTERNAL_H
+#define MEMWALL_API_LAUNCH_INTERNAL_H
+
+#include <stdint.h>
+
+#include "launch.h"
+
+struct launch_ctx {
+    const struct launch_format *format;
+    const json_t *body; /* the request body: the explicit inputs */
+    json_t *seen;       /* {key: value} as read, typed by its row */
+    json_t *out;        /* the resolved memwall inputs */
+    json_t *from;       /* {input: key} the configuration key that set each input */
+    json_t *warnings;   /* [{code, message}] */
+    json_t *unknown;    /* keys no row knows, in order */
+    json_t *errors;     /* borrowed: problems (400, or 422 when contradictory) */
+    bool contradictory;
+    size_t error_count; /* errors added by this resolution */
+};
+
+/* A problem naming <member>.<key> (key may be NULL: the member itself). */
+void launch_error(struct launch_ctx *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Like launch_error, but the values contradict each other (422). */
+void launch_conflict(struct launch_ctx *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void launch_warn(struct launch_ctx *c, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The input `input` (a core_inputs name) gets value (stolen), set by the configuration's key.
+ * An input this build does not have becomes a warning naming the key. */
+void launch_set(struct launch_ctx *c, const char *input, json_t *value, const char *key);
+void launch_set_int(struct launch_ctx *c, const char *input, int64_t v, const char *key);
+void launch_set_str(struct launch_ctx *c, const char *input, const char *v, const char *key);
+void launch_set_bool(struct launch_ctx *c, const char *input, bool v, const char *key);
+
+/* The row for key (exact, or a "prefix.*" row), NULL when none. */
+const struct launch_row *launch_row_of(const struct launch_format *f, const char *key);
+
+/* A typed value for the row from a command-line word: new reference, or NULL with the error
+ * reported against key. */
+json_t *launch_word_value(struct launch_ctx *c, const struct launch_row *row, const char *key,
+                          const char *word);
+/* Record key = value (stolen) for a row: SET rows set their input, WARN rows warn, unknown keys
+ * are collected; every known key lands in seen for the derive step. A JSON/TOML value whose
+ * type the row does not take is an error. */
+void launch_take(struct launch_ctx *c, const char *key, json_t *value);
+
+/* What was read for key: present?, an integer (def when absent), a string (NULL). */
+bool launch_has(const struct launch_ctx *c, const char *key);
+int64_t launch_int(const struct launch_ctx *c, const char *key, int64_t def);
+const char *launch_str(const struct launch_ctx *c, const char *key);
+bool launch_on(const struct launch_ctx *c, const char *key); /* a switch given (or true) */
+/* The resolved input so far (an integer), def when unset or not an integer. */
+int64_t launch_out_int(const struct launch_ctx *c, const char *input, int64_t def);
+/* The body's explicit integer member (a JSON integer or an integral string), def when absent. */
+int64_t launch_body_int(const struct launch_ctx *c, const char *member, int64_t def);
+
+/* Known Hugging Face ids: the preset id for id (case-insensitive; suffixes like -Instruct
+ * allowed where listed), or NULL. */
+const char *launch_preset_of_hf_id(const char *id);
+
+/* The derive steps: run after every key was taken; they read c->seen and c->body. */
+void launch_megatron_derive(struct launch_ctx *c);
+void launch_torchtitan_derive(struct launch_ctx *c);
+void launch_deepspeed_derive(struct launch_ctx *c);
+
+/* Reading a configuration member into seen: an argument string (launch_megatron.c reads
+ * the torchrun words before the script), a TOML text, a JSON object. */
+void launch_read_args(struct launch_ctx *c, const char *text, size_t len);
+void launch_read_toml(struct launch_ctx *c, const char *text, size_t len);
+void launch_read_json(struct launch_ctx *c, const json_t *object, const char *prefix);
+
+#endif

@@ -20,6 +20,7 @@
 #define OFF  "deepspeed/runtime/zero/offload_config.py"
 #define PREC "deepspeed/runtime/precision_config.py"
 #define ACK  "deepspeed/runtime/activation_checkpointing/config.py"
+#define ENG  "deepspeed/runtime/engine.py"
 
 #define SET(key, v, input, file, note)                                                             \
     {                                                                                              \
@@ -80,10 +81,10 @@ static const struct launch_row rows[] = {
     WARN("amp.enabled", LAUNCH_ANY, PREC, "apex AMP is not modelled (priced as fp32 unless bf16/fp16)"),
     IGNORED("amp.*", LAUNCH_ANY, PREC, NO_TIME),
     DERIVED("data_types.grad_accum_dtype", LAUNCH_STRING, "grad_precision", CFG, "fp32, bf16 or fp16"),
-    DERIVED("optimizer.type", LAUNCH_STRING, "optimizer", CFG,
+    DERIVED("optimizer.type", LAUNCH_STRING, "optimizer", ENG,
             "Adam, FusedAdam, CPUAdam (adam_w_mode default true): adamw; AdamW: adamw; SGD: sgd; others warn"),
-    DERIVED("optimizer.params.adam_w_mode", LAUNCH_SWITCH, "optimizer", CFG, "false: adam"),
-    DERIVED("optimizer.params.torch_adam", LAUNCH_SWITCH, "optimizer", CFG, "true: torch.optim.Adam(W)"),
+    DERIVED("optimizer.params.adam_w_mode", LAUNCH_SWITCH, "optimizer", ENG, "false: adam"),
+    DERIVED("optimizer.params.torch_adam", LAUNCH_SWITCH, "optimizer", ENG, "true: torch.optim.Adam(W)"),
     IGNORED("optimizer.params.*", LAUNCH_ANY, CFG, "learning rate, betas, eps, weight decay: " NO_TIME),
     IGNORED("scheduler.*", LAUNCH_ANY, CFG, NO_TIME),
     WARN("activation_checkpointing.partition_activations", LAUNCH_ANY, ACK,

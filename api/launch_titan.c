@@ -72,7 +72,7 @@ static const struct launch_row rows[] = {
             "bfloat16 (default): bf16; float32: fp32"),
     IGNORED("training.mixed_precision_reduce", LAUNCH_STRING, JC,
             "float32 is the only choice; the torchtitan profile prices fp32 gradients"),
-    DERIVED("training.compile", LAUNCH_SWITCH, "compile", JC24, "the 2024 switch: model and loss compiled"),
+    DERIVED("training.compile", LAUNCH_SWITCH, "compile", JC24, "the 2024 switch: the blocks compiled (not the loss)"),
     DERIVED("training.data_parallel_degree", LAUNCH_INT, "gpus, zero_stage", JC24, "the 2024 FSDP degree (-1 allowed)"),
     DERIVED("training.data_parallel_replicate_degree", LAUNCH_INT, "gpus, zero_stage", JC24, "2024 layout"),
     DERIVED("training.data_parallel_shard_degree", LAUNCH_INT, "gpus, zero_stage", JC24, "2024 layout"),
@@ -425,7 +425,7 @@ static void precision_and_rest(struct launch_ctx *c)
     const json_t *parts = json_object_get(c->seen, "compile.components");
     bool fp8 = has_word(conv, "float8") || launch_on(c, "training.enable_float8_linear") ||
                launch_on(c, "float8.enable_float8_linear");
-    bool compiled = launch_on(c, "compile.enable") || launch_on(c, "training.compile");
+    bool compiled = launch_on(c, "compile.enable"), compiled_2024 = launch_on(c, "training.compile");
 
     if (param != NULL && strcmp(param, "bfloat16") != 0 && strcmp(param, "float32") != 0) {
         launch_error(c, "training.mixed_precision_param", "expected bfloat16 or float32");
@@ -448,8 +448,9 @@ static void precision_and_rest(struct launch_ctx *c)
                        "optimizer.name");
     else
         launch_warn(c, "launch_not_modelled", "optimizer.name %.30s is not modelled", opt);
-    launch_set_bool(c, "compile", compiled && (parts == NULL || has_word(parts, "model")),
-                    "compile.enable");
+    launch_set_bool(c, "compile",
+                    compiled_2024 || (compiled && (parts == NULL || has_word(parts, "model"))),
+                    compiled_2024 ? "training.compile" : "compile.enable");
     if (compiled && (parts == NULL || has_word(parts, "loss")))
         launch_set_str(c, "loss", "compiled", "compile.components");
     if (launch_on(c, "training.enable_cpu_offload")) {

@@ -99,6 +99,8 @@ static const struct launch_row rows[] = {
     SET("--global-batch-size", LAUNCH_INT, "global_batch", ARGS, "default micro x dp (memwall's too)"),
     DERIVED("--train-iters", LAUNCH_INT, "tokens", ARGS, "tokens = train-iters x global-batch x seq-length"),
     DERIVED("--train-samples", LAUNCH_INT, "tokens", ARGS, "tokens = train-samples x seq-length"),
+    WARN("--step-batch-size-schedule", LAUNCH_LIST, ARGS,
+         "the batch schedule is not modelled (priced at --global-batch-size throughout)"),
     WARN("--rampup-batch-size", LAUNCH_LIST, ARGS,
          "the ramp-up's smaller batches are not modelled (tokens assume the full global batch)"),
     /* ---- parallelism ---- */

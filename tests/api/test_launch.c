@@ -129,7 +129,8 @@ static void expect_warnings(json_t *gone, const char *const *want, size_t n)
 static const char gpt3_175b_args[] =
     "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 "
     "--max-position-embeddings 2048 --attention-backend auto "
-    "--micro-batch-size 1 --global-batch-size 1536 --rampup-batch-size 16 16 5859375 "
+    "--micro-batch-size 1 --global-batch-size 1536 "
+    "--step-batch-size-schedule \"0:16 2.4B:320 4.8B:624 7.2B:928 9.6B:1232 12B:1536\" "
     "--train-iters 500000 --weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.95 "
     "--init-method-std 0.006 --clip-grad 1.0 --fp16 --lr 6.0e-5 --lr-decay-style cosine "
     "--min-lr 6.0e-6 --lr-warmup-fraction .001 --lr-decay-iters 430000 "
@@ -151,7 +152,8 @@ static const char gpt3_175b_args[] =
  * - tokens = 500000 iterations x 1536 x 2048 = 1,572,864,000,000. */
 START_TEST(megatron_gpt3_175b)
 {
-    static const char *const want[] = {"--rampup-batch-size", "learned_absolute", "GPT2BPE"};
+    static const char *const want[] = {"--step-batch-size-schedule", "learned_absolute",
+                                       "GPT2BPE"};
     json_t *launch = json_pack("{s:i,s:s}", "gpus", 128, "megatron_args", gpt3_175b_args);
     json_t *spelled = json_pack(
         "{s:i,s:i,s:i,s:i,s:b,s:b,s:i,s:i,s:i,s:i,s:f,s:s,s:s,s:i,s:b,s:b,s:b,s:s,s:b,s:s,"

@@ -425,7 +425,8 @@ static void precision_and_rest(struct launch_ctx *c)
     const json_t *parts = json_object_get(c->seen, "compile.components");
     bool fp8 = has_word(conv, "float8") || launch_on(c, "training.enable_float8_linear") ||
                launch_on(c, "float8.enable_float8_linear");
-    bool compiled = launch_on(c, "compile.enable"), compiled_2024 = launch_on(c, "training.compile");
+    bool compiled = launch_on(c, "compile.enable"),
+         compiled_2024 = launch_on(c, "training.compile");
 
     if (param != NULL && strcmp(param, "bfloat16") != 0 && strcmp(param, "float32") != 0) {
         launch_error(c, "training.mixed_precision_param", "expected bfloat16 or float32");

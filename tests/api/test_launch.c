@@ -152,8 +152,7 @@ static const char gpt3_175b_args[] =
  * - tokens = 500000 iterations x 1536 x 2048 = 1,572,864,000,000. */
 START_TEST(megatron_gpt3_175b)
 {
-    static const char *const want[] = {"--step-batch-size-schedule", "learned_absolute",
-                                       "GPT2BPE"};
+    static const char *const want[] = {"--step-batch-size-schedule", "learned_absolute", "GPT2BPE"};
     json_t *launch = json_pack("{s:i,s:s}", "gpus", 128, "megatron_args", gpt3_175b_args);
     json_t *spelled = json_pack(
         "{s:i,s:i,s:i,s:i,s:b,s:b,s:i,s:i,s:i,s:i,s:f,s:s,s:s,s:i,s:b,s:b,s:b,s:s,s:b,s:s,"

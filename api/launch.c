@@ -31,6 +31,9 @@ bool api_launch_is_member(const char *member)
  * ------------------------------------------------------------------------------------------- */
 
 static void problem(struct launch_ctx *c, bool conflict, const char *key, const char *fmt,
+                    va_list ap) __attribute__((format(printf, 4, 0)));
+
+static void problem(struct launch_ctx *c, bool conflict, const char *key, const char *fmt,
                     va_list ap)
 {
     char field[160], msg[API_MSG_MAX + 100];

@@ -378,6 +378,12 @@ static void gpus_from_launcher(struct launch_ctx *c)
     launch_set_int(c, "gpus", per * nodes, "torchrun --nproc-per-node x --nnodes");
 }
 
+/* tp and pp as the job runs: the body's own value when it overrides the flag. */
+static int64_t degree(const struct launch_ctx *c, const char *input, const char *flag)
+{
+    return launch_body_int(c, input, launch_int(c, flag, 1));
+}
+
 /* The vocabulary before padding: --vocab-size, the tokenizer's, or 0 when unknown. */
 static int64_t base_vocab(struct launch_ctx *c)
 {
@@ -405,7 +411,7 @@ static int64_t base_vocab(struct launch_ctx *c)
 /* megatron/core/tokenizers/utils/build_tokenizer.py, vocab_size_with_padding(). */
 static void vocab(struct launch_ctx *c)
 {
-    int64_t v = base_vocab(c), tp = launch_int(c, "--tensor-model-parallel-size", 1);
+    int64_t v = base_vocab(c), tp = degree(c, "tp", "--tensor-model-parallel-size");
     int64_t multiple = launch_int(c, "--make-vocab-size-divisible-by", 128) * tp;
 
     if (v <= 0) {
@@ -474,8 +480,8 @@ static void recompute(struct launch_ctx *c)
     const char *g = launch_str(c, "--recompute-granularity");
     const char *method = launch_str(c, "--recompute-method");
     int64_t n = launch_int(c, "--recompute-num-layers", 0);
-    int64_t per_stage =
-        launch_int(c, "--num-layers", 0) / launch_int(c, "--pipeline-model-parallel-size", 1);
+    int64_t pp = degree(c, "pp", "--pipeline-model-parallel-size");
+    int64_t per_stage = pp > 0 ? launch_int(c, "--num-layers", 0) / pp : 0;
 
     if (g == NULL && launch_on(c, "--recompute-activations"))
         g = "selective";
@@ -567,8 +573,8 @@ static void optimizer(struct launch_ctx *c)
 
 static void parallel(struct launch_ctx *c)
 {
-    int64_t tp = launch_int(c, "--tensor-model-parallel-size", 1);
-    int64_t pp = launch_int(c, "--pipeline-model-parallel-size", 1);
+    int64_t tp = degree(c, "tp", "--tensor-model-parallel-size");
+    int64_t pp = degree(c, "pp", "--pipeline-model-parallel-size");
     int64_t layers = launch_int(c, "--num-layers", 0);
     int64_t per_vstage = launch_int(c, "--num-layers-per-virtual-pipeline-stage", 0);
     const char *strategy = launch_str(c, "--data-parallel-sharding-strategy");

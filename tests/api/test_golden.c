@@ -139,6 +139,15 @@ static const struct golden_case cases[] = {
      "[{},{\"model\":\"llama2-7b\",\"gpus\":8},1,{\"gpus\":0},{\"gpus\":3,\"tp\":2}]"},
     {"post_runtime_batch", "POST", "/runtime", NULL,
      "[{\"gpus\":8,\"usd_per_gpu_hour\":2},{\"gpus\":16}]"},
+    /* Launch configurations (docs/launch.md): inputs.source, every launch_* warning code, and a
+     * 400 naming the flag. */
+    {"post_fit_megatron_args", "POST", "/fit", NULL,
+     "{\"megatron_args\":\"torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 "
+     "--hidden-size 4096 --num-attention-heads 32 --swiglu --seq-length 4096 --micro-batch-size 1 "
+     "--tensor-model-parallel-size 2 --sequence-parallel --bf16 --vocab-size 32000 "
+     "--empty-unused-memory-level 1 --acme-flag 3\",\"tp\":4}"},
+    {"problem_400_launch_flag", "POST", "/fit", NULL,
+     "{\"megatron_args\":\"--num-layers 2 --tensor-model-parallel-size two\"}"},
     /* /plan: unpriced, priced by GPU, and nothing feasible (reasons). */
     {"plan_h100", "POST", "/plan", NULL, "{\"gpu\":\"h100-sxm\",\"gpus_max\":8}"},
     {"plan_priced_by_gpu", "POST", "/plan", NULL,

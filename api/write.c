@@ -8,6 +8,7 @@
  * cost ~100x the core evaluation (docs/performance.md).
  */
 #include "api_internal.h"
+#include "inputs.h"
 #include "perf.h"
 
 #define KEY API_JSONW_KEY
@@ -85,16 +86,6 @@ static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
     }
 }
 
-/* A real when present (given: > 0, or >= 0 for prices), else null. */
-static void k_real_if(struct api_jsonw *w, const char *key, size_t klen, bool present, double v)
-{
-    api_jsonw_key_encoded(w, key, klen);
-    if (present)
-        api_jsonw_double(w, v);
-    else
-        api_jsonw_null(w);
-}
-
 /* {"bytes":b,"gb":b/1e9,"gib":b/2^30} after its key: the reply's most frequent shape (20 in a
  * /fit reply), written in place with one room check. */
 static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
@@ -161,60 +152,74 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     api_jsonw_close_object(w);
 }
 
+/* The resolved value of an echoed row, as .store keeps it (a flag resolves to a bool). */
+static int64_t echo_int(const struct core_input_spec *row, const char *at)
+{
+    int64_t i64;
+    int i;
+
+    if (row->store == CORE_STORE_I64) {
+        memcpy(&i64, at, sizeof i64);
+        return i64;
+    }
+    memcpy(&i, at, sizeof i);
+    return i;
+}
+
+/* One row of the input table as `inputs` shows it (enum core_input_echo). */
+static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
+                     const struct core_resolved *in)
+{
+    const char *at = (const char *)in + row->resolved;
+    double d;
+    bool b;
+
+    api_jsonw_key(w, row->name);
+    switch (row->kind) {
+    case CORE_KIND_PRESET: /* the model, only when the shape is the preset's own */
+        api_jsonw_string(
+            w, in->shape.source == CORE_SHAPE_PRESET ? core_presets[echo_int(row, at)].id : NULL);
+        return;
+    case CORE_KIND_GPU:
+        api_jsonw_string(w, core_gpus[echo_int(row, at)].id);
+        return;
+    case CORE_KIND_CHOICE: {
+        int64_t i = echo_int(row, at);
+        api_jsonw_string(w, i >= 0 && i < row->choice_count ? row->choices[i] : NULL);
+        return;
+    }
+    case CORE_KIND_BOOL:
+    case CORE_KIND_FLAG:
+        memcpy(&b, at, sizeof b);
+        api_jsonw_bool(w, b);
+        return;
+    default:
+        break;
+    }
+    if (row->echo == CORE_ECHO_PREDICTED && in->mfu_predicted) {
+        api_jsonw_string(w, row->choices[0]);
+        return;
+    }
+    if (row->store != CORE_STORE_DOUBLE) {
+        api_jsonw_int(w, echo_int(row, at));
+        return;
+    }
+    memcpy(&d, at, sizeof d);
+    if (row->nullable && d == row->dflt)
+        api_jsonw_null(w); /* still "not given" */
+    else
+        api_jsonw_double(w, d);
+}
+
+/* `inputs`: every row of the input table that echoes a resolved value, in the table's order,
+ * then the resolved architecture (shape) for the rows that set it. */
 void api_write_inputs(struct api_jsonw *w, const struct core_result *r, const char *source)
 {
-    const struct core_resolved *in = &r->resolved;
-
     k_open(w, KEY("inputs"));
-    k_str(w, KEY("model"),
-          in->shape.source == CORE_SHAPE_PRESET ? core_presets[in->shape.preset].id : NULL);
-    k_int(w, KEY("params"), in->params);
-    k_int(w, KEY("active_params"), in->active_params);
-    k_int(w, KEY("batch"), in->batch);
-    k_int(w, KEY("seq_len"), in->seq_len);
-    k_real(w, KEY("tokens"), in->tokens);
-    k_str(w, KEY("precision"), core_precision_names[in->precision]);
-    k_str(w, KEY("grad_precision"), core_precision_names[in->grad_precision]);
-    k_bool(w, KEY("master_weights"), in->master_weights);
-    k_str(w, KEY("optimizer"), core_optimizer_names[in->optimizer]);
-    k_str(w, KEY("checkpointing"), core_checkpointing_names[in->checkpointing]);
-    k_bool(w, KEY("flash_attention"), in->flash_attention);
-    k_str(w, KEY("attention_flops"), core_attention_flops_names[in->attention_flops]);
-    k_int(w, KEY("gpus"), in->gpus);
-    k_str(w, KEY("gpu"), core_gpus[in->gpu].id);
-    k_int(w, KEY("zero_stage"), in->zero_stage);
-    k_int(w, KEY("tp"), in->tp);
-    k_int(w, KEY("pp"), in->pp);
-    k_int(w, KEY("cp"), in->cp);
-    k_int(w, KEY("virtual_stages"), in->virtual_stages);
-    k_bool(w, KEY("sequence_parallel"), in->sequence_parallel);
-    k_bool(w, KEY("tp_comm_overlap"), in->tp_comm_overlap);
-    k_bool(w, KEY("dp_comm_overlap"), in->dp_comm_overlap);
-    k_int(w, KEY("gpus_per_node"), in->gpus_per_node);
-    k_real(w, KEY("intra_node_gbs"), in->intra_node_gbs);
-    k_real(w, KEY("inter_node_gbs"), in->inter_node_gbs);
-    k_real(w, KEY("memory_gb"), in->memory_gb);
-    k_real(w, KEY("peak_tflops"), in->peak_tflops);
-    k_real(w, KEY("reserve_gb"), in->reserve_gb);
-    if (in->mfu_predicted)
-        k_str(w, KEY("mfu"), "predicted");
-    else
-        k_real(w, KEY("mfu"), in->mfu);
-    k_str(w, KEY("count"), core_count_names[in->count]);
-    k_real_if(w, KEY("usd_per_gpu_hour"), in->usd_per_gpu_hour >= 0, in->usd_per_gpu_hour);
-    k_real_if(w, KEY("tokens_per_second"), in->tokens_per_second > 0, in->tokens_per_second);
-    k_real(w, KEY("global_batch_tokens"), in->global_batch_tokens);
-    k_real(w, KEY("global_batch"), in->global_batch);
-    k_str(w, KEY("framework"), core_framework_names[in->framework]);
-    k_str(w, KEY("loss"), core_loss_names[in->loss]);
-    k_bool(w, KEY("compile"), in->compile);
-    k_bool(w, KEY("optimizer_in_backward"), in->optimizer_in_backward);
-    k_bool(w, KEY("activation_offload"), in->activation_offload);
-    k_str(w, KEY("memory_metric"), core_memory_metric_names[in->memory_metric]);
-    k_int(w, KEY("ep"), in->ep);
-    k_str(w, KEY("offload_optimizer"), core_offload_names[in->offload_optimizer]);
-    k_str(w, KEY("offload_params"), core_offload_names[in->offload_params]);
-    shape(w, &in->shape);
+    for (size_t i = 0; i < core_input_count; i++)
+        if (core_inputs[i].echo == CORE_ECHO_RESOLVED || core_inputs[i].echo == CORE_ECHO_PREDICTED)
+            echo_row(w, &core_inputs[i], &r->resolved);
+    shape(w, &r->resolved.shape);
     if (source != NULL)
         k_str(w, KEY("source"), source);
     api_jsonw_close_object(w);

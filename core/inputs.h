@@ -5,7 +5,8 @@
  * core_input_init() stores every row's default, core_evaluate() checks every row's bounds, the
  * api layer decodes query strings and JSON bodies by walking the same rows (it adds only syntax:
  * SI suffixes, JSON types, the query grammar), GET /inputs publishes them for the page, and the
- * contract tests hold openapi.yaml and docs/model.md to them. Adding an input is one row here,
+ * contract tests hold openapi.yaml and docs/model.md to them; api/write.c echoes the resolved
+ * inputs from the rows' echo column. Adding an input is one row here (its echo included),
  * one member in struct core_input, its formula, its test and its doc line.
  *
  * A row whose default is a "not given" sentinel (unset) is resolved later by core_evaluate()
@@ -68,6 +69,15 @@ enum core_input_store {
     CORE_STORE_PRICES, /* usd_per_gpu_hour[] of struct core_plan_input */
 };
 
+/* How the reply's `inputs` member echoes a row (api/write.c walks the rows in table order). */
+enum core_input_echo {
+    CORE_ECHO_UNSET,     /* the row says nothing: the apiunit suite fails on it */
+    CORE_ECHO_RESOLVED,  /* the resolved value at .resolved in struct core_resolved */
+    CORE_ECHO_PREDICTED, /* mfu: "predicted" when resolved.mfu_predicted, else the value */
+    CORE_ECHO_SHAPE,     /* shown inside inputs.shape (the architecture as resolved) */
+    CORE_ECHO_NONE,      /* not echoed (a /plan row: the plan reply has its own) */
+};
+
 struct core_input_spec {
     const char *name; /* as the API spells it */
     enum core_input_kind kind;
@@ -87,6 +97,12 @@ struct core_input_spec {
     const char *unit;        /* "parameters", "tokens", "GB", ... or "" for pure names */
     const char *default_doc; /* the default in words ("the preset's, else inferred") */
     const char *doc;         /* one line: what it is */
+    /* The echo: how, and for CORE_ECHO_RESOLVED / PREDICTED where the value is after
+     * core_evaluate() (stored as .store says, except that a CORE_KIND_FLAG row resolves to a
+     * bool). A nullable row echoes null while its resolved value is still dflt; a preset row
+     * echoes the id only when the shape is the preset's (not the nearest one's). */
+    enum core_input_echo echo;
+    size_t resolved;
 };
 
 /* The compute routes' inputs (struct core_input), in the order the API documents them. */

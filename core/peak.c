@@ -49,20 +49,42 @@ struct profile {
     double reserved_compiled; /* the same with compiled blocks (fewer odd-sized temporaries) */
 };
 
+/* A field left out is false (or 0): each row names what its framework does. */
 /* clang-format off */
 static const struct profile profiles[CORE_FW_COUNT] = {
-    [CORE_FW_GENERIC] = {CORE_LOSS_FP32_LOGITS, true, true, false, false, false, false, false,
-                         false, 0, 1.08, 1.02},
-    [CORE_FW_MEGATRON] = {CORE_LOSS_VOCAB_PARALLEL, true, true, false, false, false, false, false,
-                          false, 0, 1.06, 1.06},
-    [CORE_FW_TORCHTITAN] = {CORE_LOSS_UNFUSED_FP32, false, false, true, true, true, false, false,
-                            true, 0, 1.08, 1.02},
-    [CORE_FW_TORCHTUNE] = {CORE_LOSS_CHUNKED, false, false, true, true, false, false, false, false,
-                           0, 1.08, 1.02},
-    [CORE_FW_DEEPSPEED] = {CORE_LOSS_UNFUSED_FP32, false, true, false, false, false, false, false,
-                           false, 5e8, 1.08, 1.02},
-    [CORE_FW_HF_TRAINER] = {CORE_LOSS_UNFUSED_FP32, false, false, true, true, true, true, true,
-                            false, 0, 1.08, 1.02},
+    [CORE_FW_GENERIC] = {
+        .loss = CORE_LOSS_FP32_LOGITS,
+        .korthikanti = true, .grads_persist = true,
+        .reserved_eager = 1.08, .reserved_compiled = 1.02,
+    },
+    [CORE_FW_MEGATRON] = {
+        .loss = CORE_LOSS_VOCAB_PARALLEL,
+        .korthikanti = true, .grads_persist = true,
+        .reserved_eager = 1.06, .reserved_compiled = 1.06,
+    },
+    [CORE_FW_TORCHTITAN] = {
+        .loss = CORE_LOSS_UNFUSED_FP32,
+        .fp32_storage = true, .states_like_params = true, .foreach_step = true,
+        .pp_unsharded = true,
+        .reserved_eager = 1.08, .reserved_compiled = 1.02,
+    },
+    [CORE_FW_TORCHTUNE] = {
+        .loss = CORE_LOSS_CHUNKED,
+        .fp32_storage = true, .states_like_params = true,
+        .reserved_eager = 1.08, .reserved_compiled = 1.02,
+    },
+    [CORE_FW_DEEPSPEED] = {
+        .loss = CORE_LOSS_UNFUSED_FP32,
+        .grads_persist = true,
+        .zero_bucket = 5e8,
+        .reserved_eager = 1.08, .reserved_compiled = 1.02,
+    },
+    [CORE_FW_HF_TRAINER] = {
+        .loss = CORE_LOSS_UNFUSED_FP32,
+        .fp32_storage = true, .states_like_params = true, .foreach_step = true,
+        .autocast_copies = true, .ddp_bucket_copy = true,
+        .reserved_eager = 1.08, .reserved_compiled = 1.02,
+    },
 };
 /* clang-format on */
 

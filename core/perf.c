@@ -42,21 +42,54 @@ struct gen {
     double launch;   /* seconds of fixed cost per layer per pass (kernel launches, syncs) */
 };
 
-/* Columns in field order: gemm, gemm_fp8, half_dim, flash, hbm, up, net, lat_base, hop_up,
- * hop_net, overlap, tp_hide, launch. */
+/* One row per generation, its fields grouped: kernels (GEMM, attention, element-wise), links
+ * (NCCL bus bandwidth over the line rates), latencies, overlap, and the per-layer fixed cost. */
+/* clang-format off */
 static const struct gen gens[CORE_GEN_COUNT] = {
-    [CORE_GEN_VOLTA] = {0.70, 0.70, 96, 0.35, 0.80, 0.75, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 0.5, 40e-6},
-    [CORE_GEN_AMPERE] = {0.80, 0.80, 64, 0.45, 0.80, 0.78, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 0.5,
-                         40e-6},
-    [CORE_GEN_ADA] = {0.65, 0.50, 64, 0.35, 0.80, 0.70, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 0.5, 40e-6},
-    [CORE_GEN_HOPPER] = {0.65, 0.55, 96, 0.30, 0.80, 0.80, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 0.9,
-                         30e-6},
-    [CORE_GEN_BLACKWELL] = {0.65, 0.55, 128, 0.30, 0.80, 0.80, 0.90, 10e-6, 1e-6, 2e-6, 0.5, 0.9,
-                            30e-6},
-    [CORE_GEN_CDNA3] = {0.45, 0.35, 128, 0.25, 0.75, 0.60, 0.85, 15e-6, 2e-6, 4e-6, 0.5, 0.5,
-                        40e-6},
-    [CORE_GEN_TPU] = {0.70, 0.70, 128, 0.45, 0.80, 0.80, 0.85, 10e-6, 1e-6, 2e-6, 0.5, 0.5, 30e-6},
+    [CORE_GEN_VOLTA] = {
+        .gemm = 0.70, .gemm_fp8 = 0.70, .half_dim = 96, .flash = 0.35, .hbm = 0.80,
+        .up = 0.75, .net = 0.85,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_AMPERE] = {
+        .gemm = 0.80, .gemm_fp8 = 0.80, .half_dim = 64, .flash = 0.45, .hbm = 0.80,
+        .up = 0.78, .net = 0.90,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_ADA] = {
+        .gemm = 0.65, .gemm_fp8 = 0.50, .half_dim = 64, .flash = 0.35, .hbm = 0.80,
+        .up = 0.70, .net = 0.85,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_HOPPER] = {
+        .gemm = 0.65, .gemm_fp8 = 0.55, .half_dim = 96, .flash = 0.30, .hbm = 0.80,
+        .up = 0.80, .net = 0.90,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.9, .launch = 30e-6,
+    },
+    [CORE_GEN_BLACKWELL] = {
+        .gemm = 0.65, .gemm_fp8 = 0.55, .half_dim = 128, .flash = 0.30, .hbm = 0.80,
+        .up = 0.80, .net = 0.90,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.9, .launch = 30e-6,
+    },
+    [CORE_GEN_CDNA3] = {
+        .gemm = 0.45, .gemm_fp8 = 0.35, .half_dim = 128, .flash = 0.25, .hbm = 0.75,
+        .up = 0.60, .net = 0.85,
+        .lat_base = 15e-6, .hop_up = 2e-6, .hop_net = 4e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 40e-6,
+    },
+    [CORE_GEN_TPU] = {
+        .gemm = 0.70, .gemm_fp8 = 0.70, .half_dim = 128, .flash = 0.45, .hbm = 0.80,
+        .up = 0.80, .net = 0.85,
+        .lat_base = 10e-6, .hop_up = 1e-6, .hop_net = 2e-6,
+        .overlap = 0.5, .tp_hide = 0.5, .launch = 30e-6,
+    },
 };
+/* clang-format on */
 
 /* ZeRO-3 / FSDP gathers and reduces the weights in pieces of at most this many parameters
  * (DeepSpeed's stage3_prefetch_bucket_size default, 5e7; FSDP wraps one block per unit). */

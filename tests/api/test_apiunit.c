@@ -15,6 +15,7 @@
 #include "api.h"
 #include "api_internal.h"
 #include "check_main.h"
+#include "inputs.h"
 #include "number.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -415,6 +416,44 @@ START_TEST(default_fit)
     ck_assert_str_eq(str_at(j, "inputs.shape.preset"), "mistral-7b");
     ck_assert_int_eq(int_at(j, "inputs.shape.layers"), 32);
     ck_assert_int_eq(int_at(j, "inputs.shape.hidden"), 4096);
+    json_decref(j);
+    api_response_free(&r);
+}
+END_TEST
+
+/*
+ * The `inputs` echo is written from the input table: every compute row says how it is echoed
+ * (a row added without its echo fails here), and the echo's members are exactly the rows that
+ * echo a value, in the table's order, then `shape` (which shows the rows marked IN_SHAPE).
+ */
+START_TEST(inputs_echo_follows_the_table)
+{
+    struct api_response r;
+    json_t *j, *in;
+    const char *key;
+    json_t *v;
+    size_t row = 0;
+
+    for (size_t i = 0; i < core_input_count; i++)
+        ck_assert_msg(core_inputs[i].echo != CORE_ECHO_UNSET &&
+                          core_inputs[i].echo != CORE_ECHO_NONE,
+                      "input row %s says nothing of its echo (core/inputs.c: ECHO or IN_SHAPE)",
+                      core_inputs[i].name);
+    get("/fit", NULL, &r);
+    j = parse(&r);
+    in = path_get(j, "inputs");
+    json_object_foreach (in, key, v) {
+        (void)v;
+        while (row < core_input_count && core_inputs[row].echo == CORE_ECHO_SHAPE)
+            row++;
+        if (row == core_input_count) {
+            ck_assert_str_eq(key, "shape");
+            continue;
+        }
+        ck_assert_str_eq(key, core_inputs[row].name);
+        row++;
+    }
+    ck_assert_uint_eq(row, core_input_count);
     json_decref(j);
     api_response_free(&r);
 }
@@ -1098,6 +1137,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, checkpointing_booleans);
     tcase_add_test(tc, errors_capped);
     tcase_add_test(tc, default_fit);
+    tcase_add_test(tc, inputs_echo_follows_the_table);
     tcase_add_test(tc, lesson_runtime);
     tcase_add_test(tc, flops_route);
     tcase_add_test(tc, number_printing);

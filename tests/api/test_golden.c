@@ -11,10 +11,20 @@
  * reply that is not valid JSON.
  *
  * A .reply file is the status and headers api_dispatch() set, one "name: value" per line, a
- * blank line, then the body exactly as sent. The ETag is left out (it hashes the body in host
- * byte order, so it is not portable) but its presence is recorded. POST /plan's
- * elapsed_seconds, the one member that differs from run to run, is replaced by 0.0 after its
- * reply has been checked as JSON, and the file says so ("masked: elapsed_seconds").
+ * blank line, then the body laid out one member (or array element) per line, indented by two
+ * spaces a level, so that a change to a reply touches only the lines of the members it moves.
+ * The ETag is left out (it hashes the body in host byte order, so it is not portable) but its
+ * presence is recorded. POST /plan's elapsed_seconds, the one member that differs from run to
+ * run, is replaced by 0.0 after its reply has been checked as JSON, and the file says so
+ * ("masked: elapsed_seconds").
+ *
+ * The layout still proves every byte. The reply memwall sends has no whitespace outside its
+ * strings (asserted below), and the layout only adds whitespace outside strings, copying every
+ * token - numbers as printed, strings with their escapes - unchanged. So removing the
+ * whitespace outside strings from a stored body gives back the reply byte for byte, and the
+ * test checks exactly that (compact(file body) == reply body), then that the file is the
+ * canonical layout of that reply (file == layout(reply)), so a hand-edited indent fails too.
+ * No JSON parser touches the numbers: 14.0 stays 14.0, 13.0385160446167 stays as printed.
  *
  * Regenerating: MEMWALL_GOLDEN_UPDATE=1 ctest --test-dir build -R golden (or run test_golden
  * with that variable set and the golden directory as its argument) rewrites every file; see
@@ -295,32 +305,137 @@ static bool mask_elapsed(struct buf *out, const char *body, size_t len)
     return false;
 }
 
-/* The .reply text of one case: status and headers, a blank line, the body. */
-static struct buf render(const struct golden_case *c)
+/* a[0..alen) and b[0..blen) hold the same bytes (either may be NULL when empty). */
+static bool same(const char *a, size_t alen, const char *b, size_t blen)
+{
+    return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+/* The bytes of json[0..len) less every whitespace byte outside strings. */
+static struct buf compact(const char *json, size_t len)
+{
+    struct buf out = {NULL, 0, 0};
+    bool in_string = false;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = json[i];
+
+        if (in_string) {
+            buf_add(&out, &c, 1);
+            if (c == '\\' && i + 1 < len)
+                buf_add(&out, &json[++i], 1); /* the escaped byte, even a quote */
+            else if (c == '"')
+                in_string = false;
+        } else if (!is_space(c)) {
+            buf_add(&out, &c, 1);
+            in_string = c == '"';
+        }
+    }
+    return out;
+}
+
+static void newline_indent(struct buf *b, int depth)
+{
+    buf_str(b, "\n");
+    for (int d = 0; d < depth; d++)
+        buf_str(b, "  ");
+}
+
+/* The layout of a compact body: a line per member and per array element, two spaces a level,
+ * ": " after a key, empty {} and [] kept whole; every other byte copied as it is. */
+static void layout(struct buf *out, const char *json, size_t len)
+{
+    bool in_string = false;
+    int depth = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = json[i];
+
+        if (in_string) {
+            buf_add(out, &c, 1);
+            if (c == '\\' && i + 1 < len)
+                buf_add(out, &json[++i], 1);
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        switch (c) {
+        case '{':
+        case '[':
+            buf_add(out, &c, 1);
+            if (i + 1 < len && (json[i + 1] == '}' || json[i + 1] == ']')) {
+                buf_add(out, &json[++i], 1);
+                break;
+            }
+            newline_indent(out, ++depth);
+            break;
+        case '}':
+        case ']':
+            newline_indent(out, --depth);
+            buf_add(out, &c, 1);
+            break;
+        case ',':
+            buf_add(out, &c, 1);
+            newline_indent(out, depth);
+            break;
+        case ':':
+            buf_str(out, ": ");
+            break;
+        default:
+            buf_add(out, &c, 1);
+            in_string = c == '"';
+        }
+    }
+    buf_str(out, "\n");
+}
+
+/* One case's reply: the status and headers as the file holds them, and the body as sent
+ * (elapsed_seconds masked). */
+struct rendered {
+    struct buf head, body;
+};
+
+static struct rendered render(const struct golden_case *c)
 {
     struct api_response r;
-    struct buf b = {NULL, 0, 0};
+    struct rendered out = {{NULL, 0, 0}, {NULL, 0, 0}};
+    struct buf *b = &out.head;
     char status[16];
 
     dispatch(c, &r);
     expect_valid_json(c, &r);
     snprintf(status, sizeof status, "%u", r.status);
-    header(&b, "status", status);
-    header(&b, "content-type", r.content_type);
-    header(&b, "allow", r.allow);
-    header(&b, "cache-control", r.cache_control);
-    header(&b, "etag", r.etag[0] != '\0' ? "(present, not recorded)" : NULL);
+    header(b, "status", status);
+    header(b, "content-type", r.content_type);
+    header(b, "allow", r.allow);
+    header(b, "cache-control", r.cache_control);
+    header(b, "etag", r.etag[0] != '\0' ? "(present, not recorded)" : NULL);
     if (strcmp(c->path, "/plan") == 0 && r.status == 200) {
-        header(&b, "masked", "elapsed_seconds");
-        buf_str(&b, "\n");
-        ck_assert_msg(mask_elapsed(&b, r.body, r.body_len), "%s: no elapsed_seconds", c->name);
-    } else {
-        buf_str(&b, "\n");
-        if (r.body_len > 0)
-            buf_add(&b, r.body, r.body_len);
+        header(b, "masked", "elapsed_seconds");
+        ck_assert_msg(mask_elapsed(&out.body, r.body, r.body_len), "%s: no elapsed_seconds",
+                      c->name);
+    } else if (r.body_len > 0) {
+        buf_add(&out.body, r.body, r.body_len);
     }
+    buf_str(b, "\n");
     api_response_free(&r);
-    return b;
+    return out;
+}
+
+/* The .reply file of a rendered case: the head, then the body's layout. */
+static struct buf reply_file(const struct rendered *r)
+{
+    struct buf f = {NULL, 0, 0};
+
+    buf_add(&f, r->head.data, r->head.len);
+    if (r->body.len > 0)
+        layout(&f, r->body.data, r->body.len);
+    return f;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -381,23 +496,40 @@ START_TEST(reply_matches_golden)
 {
     const struct golden_case *c = &cases[_i];
     char path[4096];
-    struct buf got = render(c), want = {NULL, 0, 0};
+    struct rendered got = render(c);
+    struct buf sent_compact = compact(got.body.data, got.body.len);
+    struct buf file = reply_file(&got), want = {NULL, 0, 0};
 
+    /* The layout is reversible only for a body with no whitespace between tokens. */
+    ck_assert_msg(same(sent_compact.data, sent_compact.len, got.body.data, got.body.len),
+                  "%s: the reply has whitespace outside strings", c->name);
     file_path(path, sizeof path, c->name);
     if (updating()) {
-        write_file(path, &got);
+        write_file(path, &file);
     } else {
         ck_assert_msg(read_file(path, &want),
                       "%s is missing; MEMWALL_GOLDEN_UPDATE=1 records it (tests/golden/README.md)",
                       path);
-        ck_assert_msg(got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
-                      "%s: the reply differs from %s (first at line %d; %zu bytes, file %zu):\n"
-                      "%.*s",
-                      c->name, path, first_difference(&got, &want), got.len, want.len,
-                      /* Check's messages are limited to a few KiB: show the start */
-                      (int)(got.len < 1500 ? got.len : 1500), got.data);
+        /* The bytes: the stored head, and the stored body less its layout, are the reply. */
+        ck_assert_msg(want.len >= got.head.len &&
+                          same(want.data, got.head.len, got.head.data, got.head.len),
+                      "%s: the status or headers differ from %s:\n%.*s", c->name, path,
+                      (int)got.head.len, got.head.data);
+        struct buf stored = compact(want.data + got.head.len, want.len - got.head.len);
+        ck_assert_msg(same(stored.data, stored.len, got.body.data, got.body.len),
+                      "%s: the reply differs from %s (first at line %d)", c->name, path,
+                      first_difference(&file, &want));
+        /* The layout: the file is the canonical one of that reply. */
+        ck_assert_msg(same(file.data, file.len, want.data, want.len),
+                      "%s: %s holds the reply but not laid out as the test writes it (first at "
+                      "line %d); MEMWALL_GOLDEN_UPDATE=1 rewrites it",
+                      c->name, path, first_difference(&file, &want));
+        free(stored.data);
     }
-    free(got.data);
+    free(got.head.data);
+    free(got.body.data);
+    free(sent_compact.data);
+    free(file.data);
     free(want.data);
 }
 END_TEST
@@ -449,9 +581,11 @@ START_TEST(cases_cover_every_code)
     struct buf all = {NULL, 0, 0};
 
     for (size_t i = 0; i < CASE_COUNT; i++) {
-        struct buf b = render(&cases[i]);
-        buf_add(&all, b.data, b.len);
-        free(b.data);
+        struct rendered r = render(&cases[i]);
+        buf_add(&all, r.head.data, r.head.len);
+        buf_add(&all, r.body.data, r.body.len);
+        free(r.head.data);
+        free(r.body.data);
     }
     for (size_t w = 0; w < sizeof wanted / sizeof wanted[0]; w++) {
         size_t n = strlen(wanted[w]);

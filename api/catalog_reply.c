@@ -46,10 +46,12 @@ json_t *api_encode_models(void)
     for (i = 0; arr != NULL && i < core_preset_count; i++) {
         const struct core_preset *p = &core_presets[i];
         const struct core_arch *a = &p->arch;
+        struct core_layer_types t;
+        core_arch_layer_types(a, &t);
         /* Published counts are whole numbers of parameters: print them as integers. */
         json_t *row = json_pack(
-            "{s:s,s:s,s:s,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:b}}", "id",
-            p->id, "name", p->name, "source", p->source, "published_params",
+            "{s:s,s:s,s:s,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:b,s:I,s:I}}",
+            "id", p->id, "name", p->name, "source", p->source, "published_params",
             (json_int_t)llround(p->published_params), "params", (json_int_t)core_arch_params(a),
             "context", (json_int_t)p->context, "architecture", "layers", (json_int_t)a->layers,
             "hidden", (json_int_t)a->hidden, "heads", (json_int_t)a->heads, "kv_heads",
@@ -57,7 +59,8 @@ json_t *api_encode_models(void)
             (json_int_t)a->ffn_hidden, "vocab", (json_int_t)a->vocab, "gated_mlp",
             (int)a->gated_mlp, "tied_embeddings", (int)a->tied_embeddings, "learned_positions",
             (json_int_t)a->learned_positions, "relative_position_projection",
-            (int)a->relative_position_projection);
+            (int)a->relative_position_projection, "sliding_window", (json_int_t)t.window,
+            "sliding_layers", (json_int_t)t.layers[CORE_LAYER_SLIDING]);
         if (json_array_append_new(arr, row) != 0) {
             json_decref(arr);
             arr = NULL;

@@ -6,8 +6,9 @@
  * when a key is absent, and the architectural facts no key states (Qwen2's q/k/v biases,
  * Gemma 2's four norms, GPT-2's learned positions). Family-specific keys - experts, multi-latent
  * attention, Falcon's attention layout, DBRX's nested configs - are read by one small hook per
- * family. Keys that do not change the count are ignored; a key of the wrong type, out of bounds
- * or contradicting another is an error naming config.<key>.
+ * family, and the attention layer types (sliding windows) by hfattn.c. Keys that do not change the
+ * count are ignored; a key of the wrong type, out of bounds or contradicting another is an error
+ * naming config.<key>.
  */
 #include <string.h>
 
@@ -81,6 +82,30 @@ static const struct family families[] = {
      F_GATED | F_ATTN_BIAS | F_TIED,
      4,
      NULL},
+    /* Gemma3TextConfig: head_dim 256, tied, four norms, QK-norm over the head size; the
+     * multimodal Gemma3Config nests the same keys under text_config (the vision tower is not
+     * counted). Attention layer types: hfattn.c */
+    {"gemma3_text",
+     K_GENERIC,
+     {262208, 2304, 26, 8, 4, 256, 9216, 131072},
+     F_GATED | F_ATTN_BIAS | F_TIED | F_QK_HEAD,
+     4,
+     NULL},
+    {"gemma3",
+     {"text_config.vocab_size", "text_config.hidden_size", "text_config.num_hidden_layers",
+      "text_config.num_attention_heads", "text_config.num_key_value_heads", "text_config.head_dim",
+      "text_config.intermediate_size", "text_config.max_position_embeddings"},
+     {262208, 2304, 26, 8, 4, 256, 9216, 131072},
+     F_GATED | F_ATTN_BIAS | F_TIED | F_QK_HEAD,
+     4,
+     hf_hook_gemma3},
+    /* GptOssConfig: attention_bias true, untied; experts, router bias and sinks in the hook */
+    {"gpt_oss",
+     K_GENERIC,
+     {201088, 2880, 36, 64, 8, 64, 2880, 131072},
+     F_GATED | F_ATTN_BIAS | F_BIAS_ON,
+     0,
+     hf_hook_gpt_oss},
     /* Phi3Config: fused qkv and gate_up projections, no biases */
     {"phi3", K_NO_HEAD_DIM, {32064, 3072, 32, 32, 0, 0, 8192, 4096}, F_GATED, 0, NULL},
     /* GPT2Config: n_inner null = 4 n_embd; hidden_size etc. are attribute_map aliases */
@@ -276,6 +301,8 @@ bool api_hfconfig_decode(const json_t *config, struct core_arch *arch, int64_t *
     read_common(&d, f, arch, max_positions);
     if (f->hook != NULL && d.ok)
         f->hook(&d, f, arch);
+    if (d.ok)
+        hf_attention_types(&d, f == LLAMA ? NULL : f->model_type, arch);
     if (!d.ok)
         return false;
     check_heads(&d, f, arch);

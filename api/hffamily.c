@@ -159,3 +159,27 @@ void hf_hook_dbrx(struct dec *d, const struct family *f, struct core_arch *a)
         hf_int(d, "ffn_config.ffn_hidden_size", f->def[S_FFN], f->def[S_FFN], 1, FFN_MAX);
     experts(d, a, "ffn_config.moe_num_experts", 4, "ffn_config.moe_top_k", 1, NULL, 0);
 }
+
+/* GptOssMLP: num_local_experts (alias num_experts) gated experts of width intermediate_size with
+ * biases on gate_up_proj and down_proj (2 f + d each); GptOssTopKRouter: a d x E weight and an E
+ * bias; GptOssAttention: one sink logit per head. The config states top-k twice
+ * (num_experts_per_tok and experts_per_token): they must agree. */
+void hf_hook_gpt_oss(struct dec *d, const struct family *f, struct core_arch *a)
+{
+    (void)f;
+    experts(d, a, "num_local_experts|num_experts", 128, "num_experts_per_tok|experts_per_token", 4,
+            NULL, 0);
+    a->mlp_bias = true;
+    a->router_bias = a->experts > 0;
+    a->attention_sinks = true;
+}
+
+/* Gemma3Config keeps the text model under text_config: it must be an object when present. */
+void hf_hook_gemma3(struct dec *d, const struct family *f, struct core_arch *a)
+{
+    const json_t *v = hf_lookup(d->cfg, "text_config");
+
+    (void)f, (void)a;
+    if (v != NULL && !json_is_null(v) && !json_is_object(v))
+        hf_fail(d, "text_config", "must be an object");
+}

@@ -130,6 +130,16 @@ static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
     k_int(w, KEY("kv_lora_rank"), a->kv_lora_rank);
 }
 
+/* The attention layer types (docs/architectures.md): the window and how many layers use it. */
+static void attention_shape(struct api_jsonw *w, const struct core_arch *a)
+{
+    struct core_layer_types t;
+
+    core_arch_layer_types(a, &t);
+    k_int(w, KEY("sliding_window"), t.window);
+    k_int(w, KEY("sliding_layers"), t.layers[CORE_LAYER_SLIDING]);
+}
+
 static void shape(struct api_jsonw *w, const struct core_shape *s)
 {
     const struct core_arch *a = &s->arch;
@@ -149,6 +159,7 @@ static void shape(struct api_jsonw *w, const struct core_shape *s)
     k_int(w, KEY("learned_positions"), a->learned_positions);
     k_int(w, KEY("params"), s->arch_params);
     moe_shape(w, s);
+    attention_shape(w, a);
     api_jsonw_close_object(w);
 }
 

@@ -116,7 +116,8 @@ static bool arch_valid(const struct core_arch *a)
                (a->kv_lora_rank == 0 ||
                 (a->qk_nope_head_dim >= 0 && a->qk_rope_head_dim >= 0 &&
                  a->qk_nope_head_dim + a->qk_rope_head_dim > 0 && a->v_head_dim > 0));
-    return base && extra && mla && (a->experts == 0 || a->experts_per_token > 0);
+    return base && extra && mla && (a->experts == 0 || a->experts_per_token > 0) &&
+           core_arch_layer_types_valid(a);
 }
 
 /* Layers i in [0, n) with i % freq == phase. */
@@ -175,6 +176,9 @@ bool core_arch_count(const struct core_arch *a, struct core_arch_counts *out)
         !ck_mul(norm, a->norms_per_layer > 0 ? a->norms_per_layer : 2, &norms))
         return false;
     if (!mlp(a, a->ffn_hidden, &dense_mlp) || !ck_add(attn, norms, &per_layer))
+        return false;
+    /* Attention sinks (GPT-OSS): one learned logit per head, in every layer. */
+    if (a->attention_sinks && !ck_add(per_layer, a->heads, &per_layer))
         return false;
     moe = core_arch_moe_layers(a);
     dense = a->layers - moe;

@@ -215,7 +215,21 @@ struct core_arch {
     int64_t q_lora_rank;  /* 0 = a full d -> a (n + r) query projection */
     int64_t kv_lora_rank; /* 0 = not MLA */
     int64_t qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    /* Attention layer types (core/layers.c; docs/architectures.md, "Attention layer types").
+     * All zero: every layer is full causal attention (every original preset). With a window
+     * w > 0 the types repeat every layer_period layers (0 = 1): layer i is full attention when
+     * bit (i mod P) of full_layers is set, else sliding-window attention over its own and the
+     * w - 1 previous positions. Mistral 7B v0.1: w 4096, P 1, no full bit (every layer
+     * sliding); Gemma 2 and GPT-OSS: P 2, full_layers 0x2 (sliding, full, sliding, ...);
+     * Gemma 3: P 6, full_layers 0x20 (five sliding, then one full). */
+    int64_t sliding_window; /* w, tokens; 0 = no sliding layers */
+    int64_t layer_period;   /* P in 0..CORE_LAYER_PERIOD_MAX; 0 = 1 */
+    uint64_t full_layers;   /* bit j: layers i with i mod P = j are full attention */
+    bool attention_sinks;   /* a learned logit per head per layer (GPT-OSS): + a per layer */
 };
+
+/* The longest pattern of layer types an architecture can state (bits of full_layers). */
+#define CORE_LAYER_PERIOD_MAX 64
 
 struct core_preset {
     const char *id;          /* "llama2-7b" */
@@ -228,6 +242,10 @@ struct core_preset {
 
 extern const struct core_preset core_presets[];
 extern const size_t core_preset_count;
+/* Nearest-preset inference (a bare N) borrows a shape only from the first rows, the original
+ * dense presets (gpt3-125m .. mpt-7b); rows appended later (mixtures of experts, Gemma, GPT-OSS)
+ * never stand in for a bare N, so what a bare N infers stays put as the table grows. */
+#define CORE_PRESET_STAND_INS 17
 
 /* Index of the catalog row / preset with this id, or -1. */
 int core_gpu_find(const char *id);
@@ -261,6 +279,50 @@ int64_t core_arch_moe_layers(const struct core_arch *arch);
 double core_arch_forward_flops(const struct core_arch *arch);
 /* Width that the attention-core FLOP term multiplies: a h_d, or for MLA a (h_qk + h_v) / 2. */
 double core_arch_attention_width(const struct core_arch *arch);
+
+/* ---- Attention layer types (layers.c; docs/architectures.md) ------------------------------ */
+
+/* What a layer's token mixer is. Linear attention / state-space layers (Qwen3-Next, Jamba) keep
+ * no per-token KV cache and no quadratic term; no architecture states them yet, so their count
+ * is always 0 today (the kind is reserved so callers can switch over it). */
+enum core_layer_kind { CORE_LAYER_FULL, CORE_LAYER_SLIDING, CORE_LAYER_LINEAR };
+#define CORE_LAYER_KINDS 3
+/* As Hugging Face's layer_types spells them: "full_attention", "sliding_attention",
+ * "linear_attention". */
+extern const char *const core_layer_kind_names[CORE_LAYER_KINDS];
+
+struct core_layer_types {
+    int64_t layers[CORE_LAYER_KINDS]; /* layers of each kind, indexed by enum core_layer_kind */
+    int64_t window;                   /* w of the sliding layers; 0 when there are none */
+};
+
+/* The kind of layer i (from 0); CORE_LAYER_FULL for every layer of a model without windows. */
+enum core_layer_kind core_arch_layer_kind(const struct core_arch *arch, int64_t layer);
+/* Layers of each kind among layers [first, first + count) (a pipeline stage); closed form.
+ * Out-of-range parts of the range are not counted. */
+void core_arch_layer_types_range(const struct core_arch *arch, int64_t first, int64_t count,
+                                 struct core_layer_types *out);
+/* The same over all L layers. */
+void core_arch_layer_types(const struct core_arch *arch, struct core_layer_types *out);
+/* Positions one layer of this kind holds in its KV cache after seq_len tokens: seq_len for
+ * full attention, min(seq_len, w) for a sliding layer, 0 for a linear layer. */
+int64_t core_arch_kv_positions(const struct core_arch *arch, enum core_layer_kind kind,
+                               int64_t seq_len);
+/* The sum of that over all layers: what the KV cache of one sequence holds, in layer-positions
+ * (L x seq_len without windows); -1 on overflow. */
+int64_t core_arch_kv_positions_total(const struct core_arch *arch, int64_t seq_len);
+/* Keys one query attends, averaged over the T = seq_len queries of a sequence, in a layer with
+ * window w (0 = full attention). causal: T/2 for full attention or T <= w, else w - w^2/(2T)
+ * (the mean of min(t, w) over t in (0, T], taken continuously as the T/2 of full attention is).
+ * Not causal (the `full` FLOP convention: every query against every key it may see): min(T, w).
+ */
+double core_attention_mean_keys(int64_t seq_len, int64_t window, bool causal);
+/* Sum over the layers of core_attention_mean_keys: L x T (L x T / 2 causal) without windows. The
+ * attention-core FLOPs per token are 12 x core_arch_attention_width() x this. */
+double core_arch_attended_keys(const struct core_arch *arch, int64_t seq_len, bool causal);
+/* The layer-type fields are consistent: w >= 0, 0 <= P <= CORE_LAYER_PERIOD_MAX, no full bit at
+ * or above P. */
+bool core_arch_layer_types_valid(const struct core_arch *arch);
 
 /* ---------------------------------------------------------------------------------------------
  * Input
@@ -332,6 +394,9 @@ struct core_input {
     int64_t shared_experts;       /* -1 = not given */
     int64_t moe_ffn_hidden;       /* one routed expert's width; 0 = not given */
     int64_t dense_layers;         /* leading dense layers; -1 = not given */
+    int64_t sliding_window;       /* -1 = not given (the architecture's); 0 = every layer full
+                                     attention; w > 0: the window of the sliding layers (every
+                                     layer when the architecture has no pattern) */
     int64_t ep;                   /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
 };
@@ -397,7 +462,8 @@ struct core_flops {
         double forward;   /* 2 N_active + attention forward */
         double backward;  /* 4 N_active + attention backward */
         double recompute; /* full: 2 N_active + attention forward; selective: attention forward */
-        double attention; /* 12 L T (a h_d), halved when causal */
+        double attention; /* 12 (a h_d) x keys attended summed over layers (L T, halved
+                             when causal; a sliding layer's w keys: layers.c) */
     } per_token;
     double attention_fraction; /* attention / (6 N_active + attention) */
 };

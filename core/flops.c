@@ -4,18 +4,21 @@
  * Every weight matrix costs 2 FLOPs per parameter per token forward and 4 backward, so the
  * dense part is 6 N_active per token. Attention's score and value matmuls are not weights and
  * add 12 L T (a h_d) per token (a third forward, two thirds backward); causal masking halves
- * them if the caller counts that way. Recompute under checkpointing is reported separately so
+ * them if the caller counts that way, and a sliding-window layer counts the w keys it attends
+ * instead of T. Recompute under checkpointing is reported separately so
  * that "model" FLOPs (what MFU counts) and "hardware" FLOPs (what the GPU executes) differ.
  */
 #include "internal.h"
 
+/* 12 x width x the keys each layer's queries attend, summed over the layers: L T without
+ * windows (L T / 2 causal); a sliding-window layer attends min(t, w) keys, not t (layers.c). */
 static double attention_per_token(const struct core_resolved *r)
 {
     const struct core_arch *a = &r->shape.arch;
     double width = core_arch_attention_width(a); /* a h_d; MLA: a (h_qk + h_v) / 2 */
-    double att = 12.0 * (double)a->layers * (double)r->seq_len * width;
+    bool causal = r->attention_flops == CORE_ATTN_CAUSAL;
 
-    return r->attention_flops == CORE_ATTN_CAUSAL ? att / 2.0 : att;
+    return 12.0 * core_arch_attended_keys(a, r->seq_len, causal) * width;
 }
 
 static double recompute_per_token(const struct core_resolved *r, double dense_fwd, double att)

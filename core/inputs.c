@@ -117,6 +117,11 @@ const struct core_input_spec core_inputs[] = {
     INT_ROW("dense_layers", dense_layers, 0, CORE_LAYERS_MAX, -1, true, "layers",
             "the preset's or config's, else 0", "leading layers with a dense MLP; < layers",
             IN_SHAPE),
+    INT_ROW("sliding_window", sliding_window, 0, CORE_SEQ_LEN_MAX, -1, true, "tokens",
+            "the preset's or config's, else 0 (none)",
+            "sliding-window attention: keys a sliding layer attends (itself included); 0 = full "
+            "attention in every layer; a model without a layer pattern slides on every layer",
+            IN_SHAPE),
     {"ep", CORE_KIND_INT, CORE_STORE_I64, AT(ep), 1, CORE_PARALLEL_MAX, false, 1, false, false,
      false, false, NO_CHOICES, "GPUs", NULL,
      "expert-parallel size: routed experts split over ep ranks; divides experts and gpus/(tp*pp)",

@@ -64,7 +64,7 @@ static int nearest_preset(int64_t n)
     double best = NEAREST_MAX;
     int found = -1;
 
-    for (size_t i = 0; i < core_preset_count; i++) {
+    for (size_t i = 0; i < core_preset_count && i < CORE_PRESET_STAND_INS; i++) {
         const struct core_preset *pre = &core_presets[i];
         double published = pre->published_params;
         int64_t p;
@@ -151,6 +151,18 @@ static void apply_overrides(const struct core_input *in, struct core_shape *s,
                          (long long)a->kv_heads, (long long)a->heads);
 }
 
+/* `sliding_window` (docs/architectures.md, "Attention layer types"): 0 makes every layer full
+ * attention; a window replaces the architecture's, on its sliding layers, or on every layer
+ * when it has no pattern (Mistral's rule). */
+static void apply_window(const struct core_input *in, struct core_arch *a)
+{
+    if (in->sliding_window < 0)
+        return;
+    if (in->sliding_window == 0)
+        a->layer_period = 0, a->full_layers = 0;
+    a->sliding_window = in->sliding_window;
+}
+
 /* Mixture-of-experts rows replace the base's fields (docs/model.md, "Mixture of experts").
  * experts 0 makes the model dense; a new MoE needs its top-k. */
 static void apply_moe(const struct core_input *in, struct core_arch *a, struct core_problems *p)
@@ -205,13 +217,19 @@ enum core_status core_resolve_shape(const struct core_input *in, struct core_sha
     } else {
         int64_t n = in->params > 0 ? in->params : DEFAULT_PARAMS;
         int idx = nearest_preset(n);
-        if (idx >= 0)
+        if (idx >= 0) {
             shape_from_preset(idx, CORE_SHAPE_NEAREST, s);
-        else
+            /* A stand-in lends its size, not its attention pattern: a bare N is priced with
+             * full attention in every layer (Mistral 7B's window stays with `model`). */
+            s->arch.sliding_window = 0;
+            s->arch.layer_period = 0;
+            s->arch.full_layers = 0;
+        } else
             shape_from_aspect(n, s);
     }
     apply_overrides(in, s, p);
     apply_moe(in, &s->arch, p);
+    apply_window(in, &s->arch);
     if (p->count > before)
         return CORE_EINVAL;
     s->arch_params = core_arch_params(&s->arch);

@@ -219,6 +219,12 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->checkpointing = r->checkpointing;
     in->flash_attention = r->flash_attention;
     in->full_mask = false; /* decoders are causal, whatever `attention_flops` counts */
+    {
+        struct core_layer_types lt;
+        core_arch_layer_types(a, &lt);
+        in->sliding_layers = lt.layers[CORE_LAYER_SLIDING];
+        in->sliding_window = lt.window;
+    }
     in->optimizer = r->optimizer;
     in->master_weights = r->master_weights;
     in->zero_stage = r->zero_stage;
@@ -314,6 +320,24 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     return passes * (double)in->moe_layers / x->p * one;
 }
 
+/* Keys a fused attention kernel processes per query, averaged over the layers: s/2 causal (the
+ * masked half skipped), s with a full mask; a sliding layer's kernel skips the blocks outside
+ * its window too, min(t, w) keys for query t (core_attention_mean_keys). Materialized attention
+ * computes the whole s x s matrix and masks it, window or not. */
+static double flash_keys(const struct core_perf_input *in, const struct shape *x)
+{
+    bool causal = !in->full_mask;
+    double sliding = in->sliding_window > 0 ? (double)in->sliding_layers : 0.0;
+    double full = x->s * (causal ? 0.5 : 1.0);
+
+    if (sliding <= 0.0)
+        return full;
+    sliding = sliding < x->L ? sliding : x->L;
+    return ((x->L - sliding) * full +
+            sliding * core_attention_mean_keys((int64_t)x->s, in->sliding_window, causal)) /
+           x->L;
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -337,8 +361,7 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     double heads = x->b * x->a / t, sq = x->s / x->c;
     double att_f, score_mem_f = 0.0;
     if (in->flash_attention) {
-        double skip = in->full_mask ? 1.0 : 0.5;
-        att_f = 4.0 * heads * sq * x->s * x->hd * skip / (x->peak16 * k->flash);
+        att_f = 4.0 * heads * sq * flash_keys(in, x) * x->hd / (x->peak16 * k->flash);
     } else {
         att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
         score_mem_f = heads * sq * x->s * 13.0 / hbm;

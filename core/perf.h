@@ -35,6 +35,9 @@ struct core_perf_input {
     bool flash_attention;
     bool full_mask; /* bidirectional attention; false (default) = causal decoder, whose fused
                        kernels skip the masked half of the score matrix */
+    /* Sliding-window attention (core/layers.c): of the layers, sliding_layers attend only the
+     * last sliding_window keys, which fused kernels skip the rest of; 0 = every layer full. */
+    int64_t sliding_layers, sliding_window;
     enum core_optimizer optimizer;
     bool master_weights;
     /* Layout: gpus = tp * pp * dp * cp (not checked here). zero_stage 0..3; virtual_stages is

@@ -879,7 +879,8 @@
         else
             add('dense · ');
         add(sh.layers + ' layers × d ' + sh.hidden + ', ' + sh.heads + ' heads' +
-            (sh.kv_heads && sh.kv_heads !== sh.heads ? ' (' + sh.kv_heads + ' KV)' : '') + ', V ' + sh.vocab);
+            (sh.kv_heads && sh.kv_heads !== sh.heads ? ' (' + sh.kv_heads + ' KV)' : '') + ', V ' + sh.vocab +
+            (sh.sliding_layers ? ' · ' + sh.sliding_layers + ' sliding-window layers (' + sh.sliding_window + ' tokens)' : ''));
     }
 
     function renderWarnings(list) {

@@ -83,9 +83,13 @@ void launch_warn(struct launch_ctx *c, const char *code, const char *fmt, ...)
 
 void launch_set(struct launch_ctx *c, const char *input, json_t *value, const char *key)
 {
+    const struct core_input_spec *row = c->format->find != NULL
+                                            ? c->format->find(input, strlen(input))
+                                            : core_input_find(input, strlen(input), false);
+
     if (value == NULL)
         return;
-    if (core_input_find(input, strlen(input), false) == NULL) {
+    if (row == NULL) {
         launch_warn(c, "launch_not_modelled",
                     "%s sets %s, which this build of memwall does not model; ignored", key, input);
         json_decref(value);
@@ -235,6 +239,77 @@ void launch_take(struct launch_ctx *c, const char *key, json_t *value)
     else if (row->use == LAUNCH_WARN)
         launch_warn(c, "launch_not_modelled", "%s: %s", key, row->note);
     json_object_set_new(c->seen, key, value);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Command-line flags (megatron_args, vllm_args)
+ * ------------------------------------------------------------------------------------------- */
+
+bool launch_is_flag(const char *w)
+{
+    return w[0] == '-' && w[1] == '-' && w[2] != '\0';
+}
+
+/* --name or --name=value into name (with '_' read as '-') and *value. */
+static void flag_name(const char *w, char *name, size_t size, const char **value)
+{
+    const char *eq = strchr(w, '=');
+    size_t n = eq != NULL ? (size_t)(eq - w) : strlen(w);
+
+    if (n >= size)
+        n = size - 1;
+    memcpy(name, w, n);
+    name[n] = '\0';
+    for (size_t k = 2; k < n; k++)
+        name[k] = name[k] == '_' ? '-' : name[k];
+    *value = eq != NULL ? eq + 1 : NULL;
+}
+
+/* The flags of words[from, to): each with its value(s) into launch_take. prefix names the
+ * launcher's flags ("torchrun "); launcher flags outside the table are skipped silently. */
+void launch_read_flags(struct launch_ctx *c, char **words, size_t from, size_t to,
+                       const char *prefix)
+{
+    for (size_t i = from; i < to; i++) {
+        char name[96], key[128];
+        const char *inline_value;
+        const struct launch_row *row;
+        json_t *v;
+
+        if (!launch_is_flag(words[i])) {
+            if (prefix[0] == '\0')
+                json_array_append_new(c->unknown, json_string(words[i]));
+            continue;
+        }
+        flag_name(words[i], name, sizeof name, &inline_value);
+        snprintf(key, sizeof key, "%s%s", prefix, name);
+        row = launch_row_of(c->format, key);
+        if (row == NULL && prefix[0] != '\0')
+            continue;
+        if (row != NULL && row->value == LAUNCH_SWITCH) {
+            if (inline_value != NULL)
+                launch_error(c, key, "takes no value, got '%.40s'", inline_value);
+            else
+                launch_take(c, key, json_true());
+            continue;
+        }
+        if (inline_value != NULL) {
+            launch_take(c, key, json_string(inline_value));
+            continue;
+        }
+        if (row != NULL && row->value != LAUNCH_LIST && row->value != LAUNCH_ANY) {
+            if (i + 1 >= to || launch_is_flag(words[i + 1])) {
+                launch_error(c, key, "needs a value");
+                continue;
+            }
+            launch_take(c, key, json_string(words[++i]));
+            continue;
+        }
+        v = json_array(); /* nargs='+', ignored rows and unknown flags: every word up to a flag */
+        while (i + 1 < to && !launch_is_flag(words[i + 1]))
+            json_array_append_new(v, json_string(words[++i]));
+        launch_take(c, key, v);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -47,11 +47,15 @@ struct launch_row {
     const char *note;       /* conversion, or why ignored / what is not modelled */
 };
 
+struct core_input_spec;
+
 struct launch_format {
-    const char *member; /* the body member: "megatron_args" */
-    const char *framework_name;
+    const char *member;         /* the body member: "megatron_args" */
+    const char *framework_name; /* the framework (or, for vllm_args, the default engine) */
     const struct launch_row *rows;
     size_t row_count;
+    /* The input table an input name is looked up in; NULL: the compute routes' (core_inputs). */
+    const struct core_input_spec *(*find)(const char *name, size_t len);
 };
 
 /* The formats, for docs and tests. */

@@ -111,7 +111,7 @@ static const struct launch_row rows[] = {
 /* clang-format on */
 
 const struct launch_format api_launch_deepspeed = {"deepspeed_config", "deepspeed", rows,
-                                                   sizeof rows / sizeof rows[0]};
+                                                   sizeof rows / sizeof rows[0], NULL};
 
 /* A positive integer value (a number or a numeric string), 0 when absent, -1 when "auto", -2
  * when malformed (reported). */

@@ -50,6 +50,15 @@ json_t *launch_word_value(struct launch_ctx *c, const struct launch_row *row, co
  * type the row does not take is an error. */
 void launch_take(struct launch_ctx *c, const char *key, json_t *value);
 
+/* Is w a long flag (--x)? */
+bool launch_is_flag(const char *w);
+/* The flags of words[from, to), each with its value(s), into launch_take: `--flag value`,
+ * `--flag=value`, '_' in a name read as '-'; a switch takes no value, a list or an unknown flag
+ * every word up to the next flag. prefix names a launcher's flags ("torchrun "); a launcher flag
+ * no row knows is skipped silently, a stray word of the command itself is listed as unknown. */
+void launch_read_flags(struct launch_ctx *c, char **words, size_t from, size_t to,
+                       const char *prefix);
+
 /* What was read for key: present?, an integer (def when absent), a string (NULL). */
 bool launch_has(const struct launch_ctx *c, const char *key);
 int64_t launch_int(const struct launch_ctx *c, const char *key, int64_t def);

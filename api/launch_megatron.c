@@ -235,7 +235,7 @@ static const struct launch_row rows[] = {
 /* clang-format on */
 
 const struct launch_format api_launch_megatron = {"megatron_args", "megatron", rows,
-                                                  sizeof rows / sizeof rows[0]};
+                                                  sizeof rows / sizeof rows[0], NULL};
 
 /* ---------------------------------------------------------------------------------------------
  * Reading the words
@@ -246,73 +246,6 @@ static bool ends_with(const char *s, const char *tail)
     size_t n = strlen(s), t = strlen(tail);
 
     return n >= t && strcmp(s + n - t, tail) == 0;
-}
-
-static bool is_flag(const char *w)
-{
-    return w[0] == '-' && w[1] == '-' && w[2] != '\0';
-}
-
-/* --name or --name=value into name (with '_' read as '-') and *value. */
-static void flag_name(const char *w, char *name, size_t size, const char **value)
-{
-    const char *eq = strchr(w, '=');
-    size_t n = eq != NULL ? (size_t)(eq - w) : strlen(w);
-
-    if (n >= size)
-        n = size - 1;
-    memcpy(name, w, n);
-    name[n] = '\0';
-    for (size_t k = 2; k < n; k++)
-        name[k] = name[k] == '_' ? '-' : name[k];
-    *value = eq != NULL ? eq + 1 : NULL;
-}
-
-/* The flags of words[from, to): each with its value(s) into launch_take. prefix names the
- * launcher's flags ("torchrun "); launcher flags outside the table are skipped silently. */
-static void read_flags(struct launch_ctx *c, char **words, size_t from, size_t to,
-                       const char *prefix)
-{
-    for (size_t i = from; i < to; i++) {
-        char name[96], key[128];
-        const char *inline_value;
-        const struct launch_row *row;
-        json_t *v;
-
-        if (!is_flag(words[i])) {
-            if (prefix[0] == '\0')
-                json_array_append_new(c->unknown, json_string(words[i]));
-            continue;
-        }
-        flag_name(words[i], name, sizeof name, &inline_value);
-        snprintf(key, sizeof key, "%s%s", prefix, name);
-        row = launch_row_of(c->format, key);
-        if (row == NULL && prefix[0] != '\0')
-            continue;
-        if (row != NULL && row->value == LAUNCH_SWITCH) {
-            if (inline_value != NULL)
-                launch_error(c, key, "takes no value, got '%.40s'", inline_value);
-            else
-                launch_take(c, key, json_true());
-            continue;
-        }
-        if (inline_value != NULL) {
-            launch_take(c, key, json_string(inline_value));
-            continue;
-        }
-        if (row != NULL && row->value != LAUNCH_LIST && row->value != LAUNCH_ANY) {
-            if (i + 1 >= to || is_flag(words[i + 1])) {
-                launch_error(c, key, "needs a value");
-                continue;
-            }
-            launch_take(c, key, json_string(words[++i]));
-            continue;
-        }
-        v = json_array(); /* nargs='+', ignored rows and unknown flags: every word up to a flag */
-        while (i + 1 < to && !is_flag(words[i + 1]))
-            json_array_append_new(v, json_string(words[++i]));
-        launch_take(c, key, v);
-    }
 }
 
 void launch_read_args(struct launch_ctx *c, const char *text, size_t len)
@@ -331,8 +264,8 @@ void launch_read_args(struct launch_ctx *c, const char *text, size_t len)
             break;
         }
     if (script > 0)
-        read_flags(c, w.word, 0, script - 1, "torchrun ");
-    read_flags(c, w.word, script, w.count, "");
+        launch_read_flags(c, w.word, 0, script - 1, "torchrun ");
+    launch_read_flags(c, w.word, script, w.count, "");
     api_words_free(&w);
 }
 

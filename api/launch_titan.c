@@ -137,7 +137,7 @@ static const struct launch_row rows[] = {
 /* clang-format on */
 
 const struct launch_format api_launch_torchtitan = {"torchtitan_config", "torchtitan", rows,
-                                                    sizeof rows / sizeof rows[0]};
+                                                    sizeof rows / sizeof rows[0], NULL};
 
 /* ---------------------------------------------------------------------------------------------
  * Reading the TOML: every leaf (a scalar or an array) under its dotted key

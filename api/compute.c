@@ -95,6 +95,7 @@ static unsigned object_answer(const struct compute_route *route, const json_t *i
                                         "The launch configuration contradicts itself.", errors)
                    : api_answer_invalid(w, errors);
     if (!api_decode_object(inputs, &in, errors)) {
+        api_launch_blame(&launch, errors);
         json_decref(inputs);
         api_launch_free(&launch);
         return api_answer_invalid(w, errors);
@@ -150,7 +151,7 @@ static void compute(const struct compute_route *route, const struct api_request 
         else if (!api_decode_query(req->query, req->query_count, &in, errors))
             status = api_answer_invalid(&w, errors);
         else {
-            struct api_launch none = {NULL, NULL};
+            struct api_launch none = {NULL, NULL, NULL};
 
             json_decref(errors);
             status = compute_answer(route, &in, &none, &w);

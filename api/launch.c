@@ -529,7 +529,8 @@ json_t *api_launch_resolve(const json_t *body, bool route_inference, struct api_
 {
     struct launch_ctx c = {.body = body, .errors = errors};
     const json_t *member = NULL;
-    json_t *merged = NULL;
+    json_t *merged = NULL, *value;
+    const char *key;
 
     memset(out, 0, sizeof *out);
     *contradictory = false;
@@ -570,22 +571,50 @@ json_t *api_launch_resolve(const json_t *body, bool route_inference, struct api_
     }
     json_decref(c.seen);
     json_decref(c.out);
-    json_decref(c.from);
     json_decref(c.unknown);
     *contradictory = c.contradictory;
     if (merged == NULL) {
         if (c.error_count == 0)
             api_errors_add(errors, c.format->member, strlen(c.format->member), "out of memory");
         json_decref(c.warnings);
+        json_decref(c.from);
         return NULL;
     }
+    /* Inputs the body gave itself are not the configuration's to answer for. */
+    json_object_foreach ((json_t *)body, key, value)
+        json_object_del(c.from, key);
     out->source = c.format->member;
     out->warnings = c.warnings;
+    out->from = c.from;
     return merged;
 }
 
 void api_launch_free(struct api_launch *out)
 {
     json_decref(out->warnings);
+    json_decref(out->from);
     memset(out, 0, sizeof *out);
+}
+
+void api_launch_blame(const struct api_launch *launch, json_t *errors)
+{
+    size_t i;
+    json_t *e;
+
+    if (launch->source == NULL)
+        return;
+    json_array_foreach (errors, i, e) {
+        const char *field = json_string_value(json_object_get(e, "field"));
+        const char *flag =
+            json_string_value(json_object_get(launch->from, field != NULL ? field : ""));
+        char name[200], msg[API_MSG_MAX + 120];
+
+        if (flag == NULL)
+            continue;
+        snprintf(name, sizeof name, "%s.%s", launch->source, flag);
+        snprintf(msg, sizeof msg, "sets %s, which %s", field,
+                 json_string_value(json_object_get(e, "message")));
+        json_object_set_new(e, "message", json_string(msg));
+        json_object_set_new(e, "field", json_string(name));
+    }
 }

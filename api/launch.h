@@ -65,6 +65,7 @@ extern const struct launch_format api_launch_megatron, api_launch_torchtitan, ap
 struct api_launch {
     const char *source; /* the member it came from, NULL when the body held none */
     json_t *warnings;   /* [{code, message}], owned (NULL when none) */
+    json_t *from;       /* {input: flag or key} for the inputs the configuration set, owned */
 };
 
 /* body's members resolved: a new object holding the configuration's inputs with the body's
@@ -75,6 +76,11 @@ struct api_launch {
 json_t *api_launch_resolve(const json_t *body, bool route_inference, struct api_launch *out,
                            json_t *errors, bool *contradictory);
 void api_launch_free(struct api_launch *out);
+
+/* After the resolved inputs failed to decode: each problem with an input the configuration set
+ * is renamed to the flag or key that set it (<member>.<flag>), the input named in the message,
+ * so a 400 names what the user wrote. */
+void api_launch_blame(const struct api_launch *launch, json_t *errors);
 
 /* Is member one of the launch-configuration members (so not an unknown input)? */
 bool api_launch_is_member(const char *member);

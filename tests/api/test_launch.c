@@ -369,6 +369,11 @@ START_TEST(malformed_values)
                    "expected an integer, got 'two'");
     expect_problem(json_pack("{s:s}", "megatron_args", "--num-layers"), 400,
                    "megatron_args.--num-layers", "needs a value");
+    /* A value of the right type outside the input's bounds: the decoder's 400, renamed to the
+     * flag that set it. */
+    expect_problem(json_pack("{s:s}", "megatron_args",
+                             "--num-layers 0 --hidden-size 64 --num-attention-heads 2"),
+                   400, "megatron_args.--num-layers", "sets layers, which must be >= 1");
     expect_problem(json_pack("{s:s}", "megatron_args", "--num-layers 2 --split '99,1"), 400,
                    "megatron_args", "single quote that is never closed");
     expect_problem(json_pack("{s:s}", "megatron_args", "--num-layers 2 --bf16=yes"), 400,

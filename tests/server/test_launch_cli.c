@@ -171,6 +171,33 @@ START_TEST(toml_and_json)
 }
 END_TEST
 
+/* The shell subset: ${X:-default}, NAME+=( ), $1 kept as written, export, a comment holding
+ * parentheses inside an array, a continuation, a pipe and a redirection cut off. */
+START_TEST(shell_subset)
+{
+    static const char script[] = "#!/bin/bash\n"
+                                 "export TP=${TP_SIZE:-4}\n"
+                                 "ARGS=(\n"
+                                 "  --num-layers 8 # a comment (with parentheses)\n"
+                                 "  --tensor-model-parallel-size $TP\n"
+                                 ")\n"
+                                 "ARGS+=(--save \"$1\" \"--split 99,1,0\")\n"
+                                 "if [ -f x ]; then echo pretrain_gpt.py; fi\n"
+                                 "python pretrain_gpt.py ${ARGS[@]} \\\n"
+                                 "   --hidden-size 512 2>&1 | tee log\n";
+    int line = 0;
+    char *cmd = cli_launch_script_command(script, &line);
+
+    ck_assert_ptr_nonnull(cmd);
+    ck_assert_int_eq(line, 9);
+    ck_assert_str_eq(cmd, "'python' 'pretrain_gpt.py' '--num-layers' '8' "
+                          "'--tensor-model-parallel-size' '4' '--save' '$1' '--split' "
+                          "'99,1,0' '--hidden-size' '512'");
+    free(cmd);
+    ck_assert_ptr_null(cli_launch_script_command("echo hello\nls -l\n", &line));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("launch_cli");
@@ -180,6 +207,7 @@ static Suite *suite(void)
     tcase_add_test(t, torchrun_script);
     tcase_add_test(t, kubernetes_manifest);
     tcase_add_test(t, toml_and_json);
+    tcase_add_test(t, shell_subset);
     suite_add_tcase(s, t);
     return s;
 }

@@ -14,7 +14,7 @@
 #include "launch_internal.h"
 #include "value.h"
 
-static const struct launch_format *const training_formats[] = {
+static const struct api_launch_format *const training_formats[] = {
     &api_launch_megatron, &api_launch_torchtitan, &api_launch_deepspeed};
 #define TRAINING_FORMAT_COUNT (sizeof training_formats / sizeof training_formats[0])
 
@@ -30,10 +30,10 @@ bool api_launch_is_member(const char *member)
  * Problems and warnings
  * ------------------------------------------------------------------------------------------- */
 
-static void problem(struct launch_ctx *c, bool conflict, const char *key, const char *fmt,
+static void problem(struct api_launch_ctx *c, bool conflict, const char *key, const char *fmt,
                     va_list ap) __attribute__((format(printf, 4, 0)));
 
-static void problem(struct launch_ctx *c, bool conflict, const char *key, const char *fmt,
+static void problem(struct api_launch_ctx *c, bool conflict, const char *key, const char *fmt,
                     va_list ap)
 {
     char field[160], msg[API_MSG_MAX + 100];
@@ -48,7 +48,7 @@ static void problem(struct launch_ctx *c, bool conflict, const char *key, const 
     c->contradictory = c->contradictory || conflict;
 }
 
-void launch_error(struct launch_ctx *c, const char *key, const char *fmt, ...)
+void api_launch_error(struct api_launch_ctx *c, const char *key, const char *fmt, ...)
 {
     va_list ap;
 
@@ -57,7 +57,7 @@ void launch_error(struct launch_ctx *c, const char *key, const char *fmt, ...)
     va_end(ap);
 }
 
-void launch_conflict(struct launch_ctx *c, const char *key, const char *fmt, ...)
+void api_launch_conflict(struct api_launch_ctx *c, const char *key, const char *fmt, ...)
 {
     va_list ap;
 
@@ -66,7 +66,7 @@ void launch_conflict(struct launch_ctx *c, const char *key, const char *fmt, ...
     va_end(ap);
 }
 
-void launch_warn(struct launch_ctx *c, const char *code, const char *fmt, ...)
+void api_launch_warn(struct api_launch_ctx *c, const char *code, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -81,7 +81,7 @@ void launch_warn(struct launch_ctx *c, const char *code, const char *fmt, ...)
  * Setting inputs
  * ------------------------------------------------------------------------------------------- */
 
-void launch_set(struct launch_ctx *c, const char *input, json_t *value, const char *key)
+void api_launch_set(struct api_launch_ctx *c, const char *input, json_t *value, const char *key)
 {
     const struct core_input_spec *row = c->format->find != NULL
                                             ? c->format->find(input, strlen(input))
@@ -90,8 +90,9 @@ void launch_set(struct launch_ctx *c, const char *input, json_t *value, const ch
     if (value == NULL)
         return;
     if (row == NULL) {
-        launch_warn(c, "launch_not_modelled",
-                    "%s sets %s, which this build of memwall does not model; ignored", key, input);
+        api_launch_warn(c, "launch_not_modelled",
+                        "%s sets %s, which this build of memwall does not model; ignored", key,
+                        input);
         json_decref(value);
         return;
     }
@@ -99,28 +100,28 @@ void launch_set(struct launch_ctx *c, const char *input, json_t *value, const ch
     json_object_set_new(c->from, input, json_string(key));
 }
 
-void launch_set_int(struct launch_ctx *c, const char *input, int64_t v, const char *key)
+void api_launch_set_int(struct api_launch_ctx *c, const char *input, int64_t v, const char *key)
 {
-    launch_set(c, input, json_integer(v), key);
+    api_launch_set(c, input, json_integer(v), key);
 }
 
-void launch_set_str(struct launch_ctx *c, const char *input, const char *v, const char *key)
+void api_launch_set_str(struct api_launch_ctx *c, const char *input, const char *v, const char *key)
 {
-    launch_set(c, input, json_string(v), key);
+    api_launch_set(c, input, json_string(v), key);
 }
 
-void launch_set_bool(struct launch_ctx *c, const char *input, bool v, const char *key)
+void api_launch_set_bool(struct api_launch_ctx *c, const char *input, bool v, const char *key)
 {
-    launch_set(c, input, json_boolean(v), key);
+    api_launch_set(c, input, json_boolean(v), key);
 }
 
 /* ---------------------------------------------------------------------------------------------
  * Rows and values
  * ------------------------------------------------------------------------------------------- */
 
-const struct launch_row *launch_row_of(const struct launch_format *f, const char *key)
+const struct api_launch_row *api_launch_row_of(const struct api_launch_format *f, const char *key)
 {
-    const struct launch_row *wild = NULL;
+    const struct api_launch_row *wild = NULL;
 
     for (size_t i = 0; i < f->row_count; i++) {
         const char *k = f->rows[i].key;
@@ -150,29 +151,29 @@ static bool word_int(const char *s, int64_t *v)
     return true;
 }
 
-json_t *launch_word_value(struct launch_ctx *c, const struct launch_row *row, const char *key,
-                          const char *word)
+json_t *api_launch_word_value(struct api_launch_ctx *c, const struct api_launch_row *row,
+                              const char *key, const char *word)
 {
     int64_t i;
     double d;
     char *end;
 
     switch (row->value) {
-    case LAUNCH_INT:
+    case API_LAUNCH_INT:
         if (!word_int(word, &i)) {
-            launch_error(c, key, "expected an integer, got '%.40s'", word);
+            api_launch_error(c, key, "expected an integer, got '%.40s'", word);
             return NULL;
         }
         return json_integer(i);
-    case LAUNCH_REAL:
+    case API_LAUNCH_REAL:
         errno = 0;
         d = strtod(word, &end);
         if (*word == '\0' || *end != '\0' || errno != 0 || !(d == d)) {
-            launch_error(c, key, "expected a number, got '%.40s'", word);
+            api_launch_error(c, key, "expected a number, got '%.40s'", word);
             return NULL;
         }
         return json_real(d);
-    case LAUNCH_SWITCH:
+    case API_LAUNCH_SWITCH:
         return json_true();
     default:
         return json_string(word);
@@ -180,35 +181,36 @@ json_t *launch_word_value(struct launch_ctx *c, const struct launch_row *row, co
 }
 
 /* Does a typed (TOML/JSON) value suit the row? */
-static bool typed_ok(const struct launch_row *row, const json_t *v)
+static bool typed_ok(const struct api_launch_row *row, const json_t *v)
 {
     switch (row->value) {
-    case LAUNCH_SWITCH:
+    case API_LAUNCH_SWITCH:
         return json_is_boolean(v);
-    case LAUNCH_INT:
+    case API_LAUNCH_INT:
         return json_is_integer(v);
-    case LAUNCH_REAL:
+    case API_LAUNCH_REAL:
         return json_is_number(v);
-    case LAUNCH_STRING:
+    case API_LAUNCH_STRING:
         return json_is_string(v);
-    case LAUNCH_LIST:
+    case API_LAUNCH_LIST:
         return json_is_array(v) || json_is_string(v);
     default:
         return true;
     }
 }
 
-static const char *value_words(enum launch_value v)
+static const char *value_words(enum api_launch_value v)
 {
     static const char *const words[] = {
-        [LAUNCH_SWITCH] = "a boolean", [LAUNCH_INT] = "an integer", [LAUNCH_REAL] = "a number",
-        [LAUNCH_STRING] = "a string",  [LAUNCH_LIST] = "an array",  [LAUNCH_ANY] = "a value"};
+        [API_LAUNCH_SWITCH] = "a boolean", [API_LAUNCH_INT] = "an integer",
+        [API_LAUNCH_REAL] = "a number",    [API_LAUNCH_STRING] = "a string",
+        [API_LAUNCH_LIST] = "an array",    [API_LAUNCH_ANY] = "a value"};
     return words[v];
 }
 
-void launch_take(struct launch_ctx *c, const char *key, json_t *value)
+void api_launch_take(struct api_launch_ctx *c, const char *key, json_t *value)
 {
-    const struct launch_row *row = launch_row_of(c->format, key);
+    const struct api_launch_row *row = api_launch_row_of(c->format, key);
 
     if (value == NULL)
         return;
@@ -217,27 +219,27 @@ void launch_take(struct launch_ctx *c, const char *key, json_t *value)
         json_decref(value);
         return;
     }
-    if (!json_is_string(value) || row->value == LAUNCH_STRING || row->value == LAUNCH_ANY ||
-        row->value == LAUNCH_LIST) {
+    if (!json_is_string(value) || row->value == API_LAUNCH_STRING || row->value == API_LAUNCH_ANY ||
+        row->value == API_LAUNCH_LIST) {
         if (!typed_ok(row, value)) {
-            launch_error(c, key, "expected %s, got %s", value_words(row->value),
-                         api_json_type_name(value));
+            api_launch_error(c, key, "expected %s, got %s", value_words(row->value),
+                             api_json_type_name(value));
             json_decref(value);
             return;
         }
-    } else if (json_is_string(value) && row->value != LAUNCH_SWITCH) {
+    } else if (json_is_string(value) && row->value != API_LAUNCH_SWITCH) {
         /* a typed format holding a string where a number belongs: checked as a word */
-        json_t *w = launch_word_value(c, row, key, json_string_value(value));
+        json_t *w = api_launch_word_value(c, row, key, json_string_value(value));
 
         json_decref(value);
         if (w == NULL)
             return;
         value = w;
     }
-    if (row->use == LAUNCH_SET)
-        launch_set(c, row->input, json_incref(value), key);
-    else if (row->use == LAUNCH_WARN)
-        launch_warn(c, "launch_not_modelled", "%s: %s", key, row->note);
+    if (row->use == API_LAUNCH_SET)
+        api_launch_set(c, row->input, json_incref(value), key);
+    else if (row->use == API_LAUNCH_WARN)
+        api_launch_warn(c, "launch_not_modelled", "%s: %s", key, row->note);
     json_object_set_new(c->seen, key, value);
 }
 
@@ -245,7 +247,7 @@ void launch_take(struct launch_ctx *c, const char *key, json_t *value)
  * Command-line flags (megatron_args, vllm_args)
  * ------------------------------------------------------------------------------------------- */
 
-bool launch_is_flag(const char *w)
+bool api_launch_is_flag(const char *w)
 {
     return w[0] == '-' && w[1] == '-' && w[2] != '\0';
 }
@@ -267,48 +269,48 @@ static void flag_name(const char *w, char *name, size_t size, const char **value
 
 /* The flags of words[from, to): each with its value(s) into launch_take. prefix names the
  * launcher's flags ("torchrun "); launcher flags outside the table are skipped silently. */
-void launch_read_flags(struct launch_ctx *c, char **words, size_t from, size_t to,
-                       const char *prefix)
+void api_launch_read_flags(struct api_launch_ctx *c, char **words, size_t from, size_t to,
+                           const char *prefix)
 {
     for (size_t i = from; i < to; i++) {
         char name[96], key[128];
         const char *inline_value;
-        const struct launch_row *row;
+        const struct api_launch_row *row;
         json_t *v;
 
-        if (!launch_is_flag(words[i])) {
+        if (!api_launch_is_flag(words[i])) {
             if (prefix[0] == '\0')
                 json_array_append_new(c->unknown, json_string(words[i]));
             continue;
         }
         flag_name(words[i], name, sizeof name, &inline_value);
         snprintf(key, sizeof key, "%s%s", prefix, name);
-        row = launch_row_of(c->format, key);
+        row = api_launch_row_of(c->format, key);
         if (row == NULL && prefix[0] != '\0')
             continue;
-        if (row != NULL && row->value == LAUNCH_SWITCH) {
+        if (row != NULL && row->value == API_LAUNCH_SWITCH) {
             if (inline_value != NULL)
-                launch_error(c, key, "takes no value, got '%.40s'", inline_value);
+                api_launch_error(c, key, "takes no value, got '%.40s'", inline_value);
             else
-                launch_take(c, key, json_true());
+                api_launch_take(c, key, json_true());
             continue;
         }
         if (inline_value != NULL) {
-            launch_take(c, key, json_string(inline_value));
+            api_launch_take(c, key, json_string(inline_value));
             continue;
         }
-        if (row != NULL && row->value != LAUNCH_LIST && row->value != LAUNCH_ANY) {
-            if (i + 1 >= to || launch_is_flag(words[i + 1])) {
-                launch_error(c, key, "needs a value");
+        if (row != NULL && row->value != API_LAUNCH_LIST && row->value != API_LAUNCH_ANY) {
+            if (i + 1 >= to || api_launch_is_flag(words[i + 1])) {
+                api_launch_error(c, key, "needs a value");
                 continue;
             }
-            launch_take(c, key, json_string(words[++i]));
+            api_launch_take(c, key, json_string(words[++i]));
             continue;
         }
         v = json_array(); /* nargs='+', ignored rows and unknown flags: every word up to a flag */
-        while (i + 1 < to && !launch_is_flag(words[i + 1]))
+        while (i + 1 < to && !api_launch_is_flag(words[i + 1]))
             json_array_append_new(v, json_string(words[++i]));
-        launch_take(c, key, v);
+        api_launch_take(c, key, v);
     }
 }
 
@@ -316,24 +318,24 @@ void launch_read_flags(struct launch_ctx *c, char **words, size_t from, size_t t
  * Reading what was taken
  * ------------------------------------------------------------------------------------------- */
 
-bool launch_has(const struct launch_ctx *c, const char *key)
+bool api_launch_has(const struct api_launch_ctx *c, const char *key)
 {
     return json_object_get(c->seen, key) != NULL;
 }
 
-int64_t launch_int(const struct launch_ctx *c, const char *key, int64_t def)
+int64_t api_launch_int(const struct api_launch_ctx *c, const char *key, int64_t def)
 {
     const json_t *v = json_object_get(c->seen, key);
 
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
 }
 
-const char *launch_str(const struct launch_ctx *c, const char *key)
+const char *api_launch_str(const struct api_launch_ctx *c, const char *key)
 {
     return json_string_value(json_object_get(c->seen, key));
 }
 
-bool launch_on(const struct launch_ctx *c, const char *key)
+bool api_launch_on(const struct api_launch_ctx *c, const char *key)
 {
     return json_is_true(json_object_get(c->seen, key));
 }
@@ -351,14 +353,14 @@ static bool loose_int(const json_t *v, int64_t *out)
     return json_is_string(v) && word_int(json_string_value(v), out);
 }
 
-int64_t launch_out_int(const struct launch_ctx *c, const char *input, int64_t def)
+int64_t api_launch_out_int(const struct api_launch_ctx *c, const char *input, int64_t def)
 {
     int64_t v;
 
     return loose_int(json_object_get(c->out, input), &v) ? v : def;
 }
 
-int64_t launch_body_int(const struct launch_ctx *c, const char *member, int64_t def)
+int64_t api_launch_body_int(const struct api_launch_ctx *c, const char *member, int64_t def)
 {
     int64_t v;
 
@@ -404,7 +406,7 @@ static const struct {
     {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
 };
 
-const char *launch_preset_of_hf_id(const char *id)
+const char *api_launch_preset_of_hf_id(const char *id)
 {
     for (size_t i = 0; i < sizeof hf_ids / sizeof hf_ids[0]; i++) {
         size_t n = strlen(hf_ids[i].id);
@@ -439,7 +441,7 @@ static bool same_value(const json_t *a, const json_t *b)
     return same;
 }
 
-static json_t *merge(struct launch_ctx *c)
+static json_t *merge(struct api_launch_ctx *c)
 {
     json_t *merged = json_deep_copy(c->out), *value;
     const char *key;
@@ -455,10 +457,10 @@ static json_t *merge(struct launch_ctx *c)
             char *a = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
             char *b = json_dumps(mine, JSON_ENCODE_ANY | JSON_COMPACT);
 
-            launch_warn(c, "launch_override",
-                        "%s = %.60s given in the body overrides %.60s from %s", key,
-                        a != NULL ? a : "?", b != NULL ? b : "?",
-                        json_string_value(json_object_get(c->from, key)));
+            api_launch_warn(c, "launch_override",
+                            "%s = %.60s given in the body overrides %.60s from %s", key,
+                            a != NULL ? a : "?", b != NULL ? b : "?",
+                            json_string_value(json_object_get(c->from, key)));
             free(a);
             free(b);
         }
@@ -467,7 +469,7 @@ static json_t *merge(struct launch_ctx *c)
     return merged;
 }
 
-static void report_unknown(struct launch_ctx *c)
+static void report_unknown(struct api_launch_ctx *c)
 {
     char list[300];
     size_t n = 0, i;
@@ -485,49 +487,50 @@ static void report_unknown(struct launch_ctx *c)
         }
         n += (size_t)w;
     }
-    launch_warn(c, "launch_unknown",
-                "%s: %zu key(s) memwall does not know, ignored (not checked for an effect on "
-                "memory or time): %s",
-                c->format->member, json_array_size(c->unknown), list);
+    api_launch_warn(c, "launch_unknown",
+                    "%s: %zu key(s) memwall does not know, ignored (not checked for an effect on "
+                    "memory or time): %s",
+                    c->format->member, json_array_size(c->unknown), list);
 }
 
-static void read_member(struct launch_ctx *c, const json_t *v)
+static void read_member(struct api_launch_ctx *c, const json_t *v)
 {
-    const struct launch_format *f = c->format;
+    const struct api_launch_format *f = c->format;
 
     if (f == &api_launch_deepspeed) {
         if (!json_is_object(v))
-            launch_error(c, NULL, "expected the ds_config object, got %s", api_json_type_name(v));
+            api_launch_error(c, NULL, "expected the ds_config object, got %s",
+                             api_json_type_name(v));
         else
-            launch_read_json(c, v, "");
+            api_launch_read_json(c, v, "");
         return;
     }
     if (!json_is_string(v)) {
-        launch_error(c, NULL, "expected %s as a string, got %s",
-                     f == &api_launch_megatron ? "the argument string" : "the TOML text",
-                     api_json_type_name(v));
+        api_launch_error(c, NULL, "expected %s as a string, got %s",
+                         f == &api_launch_megatron ? "the argument string" : "the TOML text",
+                         api_json_type_name(v));
         return;
     }
     if (f == &api_launch_megatron)
-        launch_read_args(c, json_string_value(v), json_string_length(v));
+        api_launch_read_args(c, json_string_value(v), json_string_length(v));
     else
-        launch_read_toml(c, json_string_value(v), json_string_length(v));
+        api_launch_read_toml(c, json_string_value(v), json_string_length(v));
 }
 
-static void derive(struct launch_ctx *c)
+static void derive(struct api_launch_ctx *c)
 {
     if (c->format == &api_launch_megatron)
-        launch_megatron_derive(c);
+        api_launch_megatron_derive(c);
     else if (c->format == &api_launch_torchtitan)
-        launch_torchtitan_derive(c);
+        api_launch_torchtitan_derive(c);
     else
-        launch_deepspeed_derive(c);
+        api_launch_deepspeed_derive(c);
 }
 
 json_t *api_launch_resolve(const json_t *body, bool route_inference, struct api_launch *out,
                            json_t *errors, bool *contradictory)
 {
-    struct launch_ctx c = {.body = body, .errors = errors};
+    struct api_launch_ctx c = {.body = body, .errors = errors};
     const json_t *member = NULL;
     json_t *merged = NULL, *value;
     const char *key;

@@ -21,27 +21,27 @@
 #include <jansson.h>
 
 /* What a row does with its flag or key. */
-enum launch_use {
-    LAUNCH_SET,     /* the value (converted) is the input named by .input */
-    LAUNCH_DERIVED, /* read by the format's derive step; .input names what it feeds */
-    LAUNCH_IGNORED, /* accepted silently: no effect on memory or time (.note says why) */
-    LAUNCH_WARN,    /* changes memory or time but is not modelled: a warning (.note says how) */
+enum api_launch_use {
+    API_LAUNCH_SET,     /* the value (converted) is the input named by .input */
+    API_LAUNCH_DERIVED, /* read by the format's derive step; .input names what it feeds */
+    API_LAUNCH_IGNORED, /* accepted silently: no effect on memory or time (.note says why) */
+    API_LAUNCH_WARN,    /* changes memory or time but is not modelled: a warning (.note says how) */
 };
 
 /* The value a flag or key takes. */
-enum launch_value {
-    LAUNCH_SWITCH, /* a flag without a value (store_true); in TOML/JSON a boolean */
-    LAUNCH_INT,    /* an integer */
-    LAUNCH_REAL,   /* a number */
-    LAUNCH_STRING, /* a string */
-    LAUNCH_LIST,   /* one or more values (argparse nargs='+'); in TOML an array */
-    LAUNCH_ANY,    /* anything (ignored rows); on a command line, zero or more words */
+enum api_launch_value {
+    API_LAUNCH_SWITCH, /* a flag without a value (store_true); in TOML/JSON a boolean */
+    API_LAUNCH_INT,    /* an integer */
+    API_LAUNCH_REAL,   /* a number */
+    API_LAUNCH_STRING, /* a string */
+    API_LAUNCH_LIST,   /* one or more values (argparse nargs='+'); in TOML an array */
+    API_LAUNCH_ANY,    /* anything (ignored rows); on a command line, zero or more words */
 };
 
-struct launch_row {
+struct api_launch_row {
     const char *key; /* "--num-layers", "parallelism.tensor_parallel_degree", "a.*" */
-    enum launch_value value;
-    enum launch_use use;
+    enum api_launch_value value;
+    enum api_launch_use use;
     const char *input;      /* SET: the memwall input; DERIVED: the inputs it feeds (text) */
     const char *defined_in; /* the framework file that defines it */
     const char *note;       /* conversion, or why ignored / what is not modelled */
@@ -49,17 +49,18 @@ struct launch_row {
 
 struct core_input_spec;
 
-struct launch_format {
+struct api_launch_format {
     const char *member;         /* the body member: "megatron_args" */
     const char *framework_name; /* the framework (or, for vllm_args, the default engine) */
-    const struct launch_row *rows;
+    const struct api_launch_row *rows;
     size_t row_count;
     /* The input table an input name is looked up in; NULL: the compute routes' (core_inputs). */
     const struct core_input_spec *(*find)(const char *name, size_t len);
 };
 
 /* The formats, for docs and tests. */
-extern const struct launch_format api_launch_megatron, api_launch_torchtitan, api_launch_deepspeed;
+extern const struct api_launch_format api_launch_megatron, api_launch_torchtitan,
+    api_launch_deepspeed;
 
 /* What a resolution adds to the reply: inputs.source and its warnings. */
 struct api_launch {

@@ -430,13 +430,13 @@ START_TEST(hf_ids)
     unsigned status;
     json_t *r;
 
-    ck_assert_str_eq(launch_preset_of_hf_id("meta-llama/Llama-3.1-70B-Instruct"), "llama3-70b");
-    ck_assert_str_eq(launch_preset_of_hf_id("META-LLAMA/llama-2-7b-chat-hf"), "llama2-7b");
-    ck_assert_str_eq(launch_preset_of_hf_id("mistralai/Mixtral-8x7B-Instruct-v0.1"),
+    ck_assert_str_eq(api_launch_preset_of_hf_id("meta-llama/Llama-3.1-70B-Instruct"), "llama3-70b");
+    ck_assert_str_eq(api_launch_preset_of_hf_id("META-LLAMA/llama-2-7b-chat-hf"), "llama2-7b");
+    ck_assert_str_eq(api_launch_preset_of_hf_id("mistralai/Mixtral-8x7B-Instruct-v0.1"),
                      "mixtral-8x7b");
-    ck_assert_ptr_null(launch_preset_of_hf_id("mistralai/Mistral-7B-v0.3"));
-    ck_assert_ptr_null(launch_preset_of_hf_id("meta-llama/Llama-3.1-70Bx"));
-    ck_assert_ptr_null(launch_preset_of_hf_id("acme/llm"));
+    ck_assert_ptr_null(api_launch_preset_of_hf_id("mistralai/Mistral-7B-v0.3"));
+    ck_assert_ptr_null(api_launch_preset_of_hf_id("meta-llama/Llama-3.1-70Bx"));
+    ck_assert_ptr_null(api_launch_preset_of_hf_id("acme/llm"));
     /* No shape flags: the tokenizer's model is the preset; 128256 is a multiple of 128 x 8. */
     r = post("/fit",
              json_pack("{s:s,s:i}", "megatron_args",
@@ -471,6 +471,32 @@ START_TEST(megatron_defaults)
     ck_assert_int_eq(json_integer_value(json_object_get(shape, "ffn_hidden")), 10880);
     ck_assert_int_eq(json_integer_value(json_object_get(shape, "vocab")), 50176);
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "inputs"), "gpus")), 8);
+    json_decref(r);
+}
+END_TEST
+
+/* Megatron's MoE flags (transformer_config.py): --moe-router-topk defaults to 2; the expert
+ * MLP defaults to --ffn-hidden-size (4 x 512 = 2048 without --swiglu); one shared expert of
+ * 4096 is two experts' worth (memwall counts shared experts of the routed size); the pattern
+ * ([0]*1+[1]*26) is one dense layer, then 26 MoE layers. */
+START_TEST(megatron_moe)
+{
+    unsigned status;
+    json_t *r = post("/fit",
+                     json_pack("{s:s}", "megatron_args",
+                               "--num-layers 27 --hidden-size 512 --num-attention-heads 8 "
+                               "--num-experts 8 --moe-shared-expert-intermediate-size 4096 "
+                               "--moe-layer-freq ([0]*1+[1]*26) --expert-model-parallel-size 1"),
+                     &status);
+    json_t *shape = json_object_get(json_object_get(r, "inputs"), "shape");
+
+    ck_assert_uint_eq(status, 200);
+    ck_assert_int_eq(json_integer_value(json_object_get(shape, "experts")), 8);
+    ck_assert_int_eq(json_integer_value(json_object_get(shape, "experts_per_token")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(shape, "moe_ffn_hidden")), 2048);
+    ck_assert_int_eq(json_integer_value(json_object_get(shape, "shared_experts")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(shape, "dense_layers")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(shape, "moe_layers")), 26);
     json_decref(r);
 }
 END_TEST
@@ -563,8 +589,8 @@ END_TEST
 
 START_TEST(docs_name_every_row)
 {
-    const struct launch_format *formats[] = {&api_launch_megatron, &api_launch_torchtitan,
-                                             &api_launch_deepspeed};
+    const struct api_launch_format *formats[] = {&api_launch_megatron, &api_launch_torchtitan,
+                                                 &api_launch_deepspeed};
     char path[512], *doc;
     FILE *f;
     long n;
@@ -607,6 +633,7 @@ static Suite *launch_suite(void)
     tcase_add_test(t, contradictions);
     tcase_add_test(t, hf_ids);
     tcase_add_test(t, megatron_defaults);
+    tcase_add_test(t, megatron_moe);
     tcase_add_test(t, splitter);
     tcase_add_test(t, toml_subset);
     tcase_add_test(t, docs_name_every_row);

@@ -113,16 +113,16 @@ static const struct api_launch_row rows[] = {
     DERIVED("--num-layers-per-virtual-pipeline-stage", API_LAUNCH_INT, "virtual_stages", ARGS,
             "virtual_stages = (layers / pp) / N; both divisions exact (arguments.py asserts)"),
     SET("--num-virtual-stages-per-pipeline-rank", API_LAUNCH_INT, "virtual_stages", ARGS, "as is"),
-    SET("--decoder-first-pipeline-num-layers", API_LAUNCH_INT, "pp_first_layers", TC,
+    SET("--decoder-first-pipeline-num-layers", API_LAUNCH_INT, "decoder_first_pipeline_num_layers", TC,
         "layers on the first pipeline stage"),
-    SET("--decoder-last-pipeline-num-layers", API_LAUNCH_INT, "pp_last_layers", TC,
+    SET("--decoder-last-pipeline-num-layers", API_LAUNCH_INT, "decoder_last_pipeline_num_layers", TC,
         "layers on the last pipeline stage"),
-    WARN("--pipeline-model-parallel-layout", API_LAUNCH_STRING, TC,
-         "a custom layer layout is not modelled (layers are split evenly)"),
-    WARN("--account-for-embedding-in-pipeline-split", API_LAUNCH_SWITCH, TC,
-         "the embedding counted as a layer of the split is not modelled"),
-    WARN("--account-for-loss-in-pipeline-split", API_LAUNCH_SWITCH, TC,
-         "the loss counted as a layer of the split is not modelled"),
+    SET("--pipeline-model-parallel-layout", API_LAUNCH_STRING, "pipeline_model_parallel_layout", TC,
+        "the layout text as is (E t m L, |, (...)*n)"),
+    SET("--account-for-embedding-in-pipeline-split", API_LAUNCH_SWITCH,
+        "account_for_embedding_in_pipeline_split", TC, "true"),
+    SET("--account-for-loss-in-pipeline-split", API_LAUNCH_SWITCH,
+        "account_for_loss_in_pipeline_split", TC, "true"),
     DERIVED("--sequence-parallel", API_LAUNCH_SWITCH, "sequence_parallel", MPC,
             "true when tp > 1 (arguments.py turns it off at tp 1); absent = false"),
     DERIVED("--tp-comm-overlap", API_LAUNCH_SWITCH, "tp_comm_overlap", MPC, "absent = false"),
@@ -144,7 +144,8 @@ static const struct api_launch_row rows[] = {
             "(fewer than a stage holds: modelled as none, the memory upper bound, with a warning)"),
     DERIVED("--recompute-num-layers", API_LAUNCH_INT, "checkpointing", TC, "with --recompute-method"),
     DERIVED("--recompute-activations", API_LAUNCH_SWITCH, "checkpointing", ARGS, "selective (arguments.py)"),
-    SET("--recompute-modules", API_LAUNCH_LIST, "recompute_modules", TC, "the modules selective recompute covers"),
+    DERIVED("--recompute-modules", API_LAUNCH_LIST, "recompute_modules", TC,
+            "the modules, joined by commas (default core_attn)"),
     WARN("--distribute-saved-activations", API_LAUNCH_SWITCH, TC,
          "saved activations split over tp ranks are not modelled"),
     /* ---- precision and optimizer ---- */
@@ -164,8 +165,10 @@ static const struct api_launch_row rows[] = {
             "adam (the default; decoupled weight decay) = adamw; sgd = sgd_momentum (sgd with "
             "--sgd-momentum 0)"),
     DERIVED("--sgd-momentum", API_LAUNCH_REAL, "optimizer", ARGS, "0 makes sgd plain"),
-    WARN("--exp-avg-dtype", API_LAUNCH_STRING, ARGS, "moments kept in another precision are not modelled"),
-    WARN("--exp-avg-sq-dtype", API_LAUNCH_STRING, ARGS, "moments kept in another precision are not modelled"),
+    DERIVED("--exp-avg-dtype", API_LAUNCH_STRING, "optimizer_moments", ARGS,
+            "with --exp-avg-sq-dtype: both fp32 or both bf16 (the precision-aware optimizer); "
+            "other choices warn"),
+    DERIVED("--exp-avg-sq-dtype", API_LAUNCH_STRING, "optimizer_moments", ARGS, "as above"),
     WARN("--main-params-dtype", API_LAUNCH_STRING, ARGS, "master weights in another precision are not modelled"),
     WARN("--optimizer-cpu-offload", API_LAUNCH_SWITCH, ARGS,
          "Megatron's hybrid optimizer offload is not modelled (use offload_optimizer)"),
@@ -647,6 +650,40 @@ static void tokens(struct api_launch_ctx *c)
             "--train-iters x --global-batch-size x --seq-length");
 }
 
+/* --recompute-modules a b (nargs '*') as "a,b"; the optimizer's moment precision. */
+static void modules_and_moments(struct api_launch_ctx *c)
+{
+    const json_t *mods = json_object_get(c->seen, "--recompute-modules");
+    const char *avg = api_launch_str(c, "--exp-avg-dtype");
+    const char *sq = api_launch_str(c, "--exp-avg-sq-dtype");
+    char list[256] = "";
+    size_t i, n = 0;
+    json_t *m;
+
+    json_array_foreach (mods, i, m) {
+        int k = snprintf(list + n, sizeof list - n, "%s%s", i ? "," : "", json_string_value(m));
+
+        if (k < 0 || (size_t)k >= sizeof list - n)
+            break;
+        n += (size_t)k;
+    }
+    if (json_is_string(mods))
+        snprintf(list, sizeof list, "%s", json_string_value(mods));
+    if (list[0] != '\0')
+        api_launch_set_str(c, "recompute_modules", list, "--recompute-modules");
+    if (avg == NULL && sq == NULL)
+        return;
+    avg = avg != NULL ? avg : "fp32";
+    sq = sq != NULL ? sq : "fp32";
+    if (strcmp(avg, sq) == 0 && (strcmp(avg, "fp32") == 0 || strcmp(avg, "bf16") == 0))
+        api_launch_set_str(c, "optimizer_moments", avg, "--exp-avg-dtype");
+    else
+        api_launch_warn(c, "launch_not_modelled",
+                        "--exp-avg-dtype %.8s with --exp-avg-sq-dtype %.8s: moments in fp16, fp8 "
+                        "or two precisions are not modelled",
+                        avg, sq);
+}
+
 void api_launch_megatron_derive(struct api_launch_ctx *c)
 {
     gpus_from_launcher(c);
@@ -657,5 +694,6 @@ void api_launch_megatron_derive(struct api_launch_ctx *c)
     optimizer(c);
     attention(c);
     tokens(c);
+    modules_and_moments(c);
     parallel(c);
 }

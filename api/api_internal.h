@@ -18,6 +18,7 @@
 
 #include "api.h"
 #include "core.h"
+#include "serve.h"
 #include "jsonw.h"
 #include "route.h"
 
@@ -95,6 +96,7 @@ void api_etag(const struct api_request *req, struct api_response *resp);
 
 api_handler api_handle_flops, api_handle_memory, api_handle_fit, api_handle_runtime;
 api_handler api_handle_evaluate;
+api_handler api_handle_inference; /* inference.c: GET|POST /inference (core_serve) */
 api_handler api_handle_plan;
 api_handler api_handle_gpus, api_handle_models, api_handle_inputs;
 
@@ -105,6 +107,11 @@ api_handler api_handle_gpus, api_handle_models, api_handle_inputs;
 bool api_decode_query(const struct api_param *query, size_t count, struct core_input *in,
                       json_t *errors);
 bool api_decode_object(const json_t *object, struct core_input *in, json_t *errors);
+/* /inference: the serving rows (core_serve_inputs) and the compute rows (into in->base); in must
+ * be core_serve_input_init'ed. */
+bool api_decode_serve_query(const struct api_param *query, size_t count,
+                            struct core_serve_input *in, json_t *errors);
+bool api_decode_serve_object(const json_t *object, struct core_serve_input *in, json_t *errors);
 /* /plan: the same rows plus its own (deadline_days, budget_usd, gpus_max, gpu lists, prices by
  * GPU); in must be core_plan_input_init'ed. */
 bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, json_t *errors);
@@ -123,6 +130,17 @@ void api_write_fit(struct api_jsonw *w, const struct core_result *r);
 void api_write_advice(struct api_jsonw *w, const struct core_result *r);
 void api_write_runtime(struct api_jsonw *w, const struct core_result *r);
 void api_write_performance(struct api_jsonw *w, const struct core_result *r);
+/* The resolved architecture ("shape"), and a list of notes ("warnings", "advice": with their
+ * "change" objects when changes) - shared with write_serve.c. */
+void api_write_shape(struct api_jsonw *w, const struct core_shape *s);
+void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
+                     const struct core_note *notes, int count, bool changes, const json_t *extra);
+/* /inference's members (write_serve.c): "inputs" (the model and the serving inputs, resolved)
+ * and "inference". */
+void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result *r,
+                            const char *source);
+void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r,
+                         const json_t *extra);
 
 /* ---- jansson encoders of the other replies; each returns a new reference or NULL when out of
  * memory: /plan (plan_reply.c), /gpus and /models (catalog_reply.c) ---- */

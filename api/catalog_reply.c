@@ -24,12 +24,13 @@ json_t *api_encode_gpus(void)
 
     for (i = 0; arr != NULL && i < core_gpu_count; i++) {
         const struct core_gpu *g = &core_gpus[i];
-        json_t *row =
-            json_pack("{s:s,s:s,s:{s:o,s:o,s:o,s:o},s:f,s:f,s:o}", "id", g->id, "name", g->name,
-                      "peak_tflops", "bf16", real_or_null(g->bf16_tflops), "fp16",
-                      real_or_null(g->fp16_tflops), "fp8", real_or_null(g->fp8_tflops), "tf32",
-                      real_or_null(g->tf32_tflops), "memory_gb", g->memory_gb, "hbm_tbps",
-                      g->hbm_tbps, "watts", real_or_null(g->watts));
+        json_t *row = json_pack(
+            "{s:s,s:s,s:{s:o,s:o,s:o,s:o},s:f,s:f,s:o,s:o,s:o,s:s}", "id", g->id, "name", g->name,
+            "peak_tflops", "bf16", real_or_null(g->bf16_tflops), "fp16",
+            real_or_null(g->fp16_tflops), "fp8", real_or_null(g->fp8_tflops), "tf32",
+            real_or_null(g->tf32_tflops), "memory_gb", g->memory_gb, "hbm_tbps", g->hbm_tbps,
+            "watts", real_or_null(g->watts), "int8_tops", real_or_null(g->int8_tops), "usable_gib",
+            real_or_null(g->usable_gib), "usable_source", g->usable_source);
         if (json_array_append_new(arr, row) != 0) {
             json_decref(arr);
             arr = NULL;
@@ -50,7 +51,7 @@ json_t *api_encode_models(void)
         core_arch_layer_types(a, &t);
         /* Published counts are whole numbers of parameters: print them as integers. */
         json_t *row = json_pack(
-            "{s:s,s:s,s:s,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:b,s:I,s:I}}",
+            "{s:s,s:s,s:s,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:b,s:I,s:I,s:I}}",
             "id", p->id, "name", p->name, "source", p->source, "published_params",
             (json_int_t)llround(p->published_params), "params", (json_int_t)core_arch_params(a),
             "context", (json_int_t)p->context, "architecture", "layers", (json_int_t)a->layers,
@@ -60,7 +61,8 @@ json_t *api_encode_models(void)
             (int)a->gated_mlp, "tied_embeddings", (int)a->tied_embeddings, "learned_positions",
             (json_int_t)a->learned_positions, "relative_position_projection",
             (int)a->relative_position_projection, "sliding_window", (json_int_t)t.window,
-            "sliding_layers", (json_int_t)t.layers[CORE_LAYER_SLIDING]);
+            "sliding_layers", (json_int_t)t.layers[CORE_LAYER_SLIDING], "linear_layers",
+            (json_int_t)t.layers[CORE_LAYER_LINEAR]);
         if (json_array_append_new(arr, row) != 0) {
             json_decref(arr);
             arr = NULL;

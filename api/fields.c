@@ -312,8 +312,25 @@ static bool reported_before(const struct api_param *query, const size_t *unknown
     return false;
 }
 
-bool api_decode_query(const struct api_param *query, size_t count, struct core_input *in,
-                      json_t *errors)
+/* The row a name means in a scope, and its index among the scope's rows (for `seen`). */
+static const struct core_input_spec *scope_find(const char *name, size_t len, enum api_scope scope,
+                                                size_t *row)
+{
+    const struct core_input_spec *f = scope == API_SCOPE_SERVE
+                                          ? core_serve_input_find(name, len)
+                                          : core_input_find(name, len, scope == API_SCOPE_PLAN);
+
+    if (f != NULL && scope == API_SCOPE_SERVE && f >= core_serve_inputs &&
+        f < core_serve_inputs + core_serve_input_count)
+        *row = core_input_count + (size_t)(f - core_serve_inputs);
+    else if (f != NULL)
+        *row = (size_t)(f - core_inputs);
+    return f;
+}
+
+/* base: a struct core_input, or a struct core_serve_input for /inference. */
+static bool decode_query(const struct api_param *query, size_t count, char *base,
+                         enum api_scope scope, json_t *errors)
 {
     enum { ROWS_MAX = 128 };
     bool seen[ROWS_MAX] = {false}, repeated[ROWS_MAX] = {false};
@@ -323,10 +340,10 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
     _Static_assert(ROWS_MAX >= 64, "room for every row");
     for (size_t i = 0; i < count && json_array_size(errors) < API_ERRORS_MAX; i++) {
         const struct api_param *p = &query[i];
-        const struct core_input_spec *f = core_input_find(p->key, p->key_len, false);
+        size_t row = 0;
+        const struct core_input_spec *f = scope_find(p->key, p->key_len, scope, &row);
         struct api_value v = {0};
         char msg[API_MSG_MAX] = "";
-        size_t row;
 
         if (f == NULL) {
             /* Each unknown name once, however often it repeats; comparing against the reported
@@ -334,11 +351,10 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
             if (!reported_before(query, unknown, unknown_count, p) &&
                 unknown_count < API_ERRORS_MAX) {
                 unknown[unknown_count++] = i;
-                api_add_unknown(errors, p->key, p->key_len, false);
+                api_add_unknown(errors, p->key, p->key_len, scope);
             }
             continue;
         }
-        row = (size_t)(f - core_inputs);
         if (row >= ROWS_MAX)
             continue; /* never: the table is far smaller */
         if (seen[row]) {
@@ -360,9 +376,21 @@ bool api_decode_query(const struct api_param *query, size_t count, struct core_i
             continue;
         }
         finish(f, kind_ops[f->kind].text(f, p->value, p->value_len, &v, msg, sizeof msg), &v, msg,
-               (char *)in, errors);
+               base, errors);
     }
     return json_array_size(errors) == before;
+}
+
+bool api_decode_query(const struct api_param *query, size_t count, struct core_input *in,
+                      json_t *errors)
+{
+    return decode_query(query, count, (char *)in, API_SCOPE_COMPUTE, errors);
+}
+
+bool api_decode_serve_query(const struct api_param *query, size_t count,
+                            struct core_serve_input *in, json_t *errors)
+{
+    return decode_query(query, count, (char *)in, API_SCOPE_SERVE, errors);
 }
 
 /* `config`, the one object-valued input: a Hugging Face config.json decoded by hfconfig.c into
@@ -381,9 +409,10 @@ static void decode_config(const json_t *value, struct core_input *in, json_t *er
     in->config_given = api_hfconfig_decode(value, &in->config_arch, &in->config_context, errors);
 }
 
-/* base is a struct core_input, or a struct core_plan_input when plan. */
-static bool decode_object(const json_t *object, char *base, bool plan, json_t *errors)
+/* base is a struct core_input, a struct core_plan_input (plan) or a struct core_serve_input. */
+static bool decode_object(const json_t *object, char *base, enum api_scope scope, json_t *errors)
 {
+    bool plan = scope == API_SCOPE_PLAN;
     size_t before = json_array_size(errors);
     const char *key;
     json_t *value;
@@ -391,14 +420,15 @@ static bool decode_object(const json_t *object, char *base, bool plan, json_t *e
     /* Keys are unique (the parser rejects duplicates) and iterate in document order. */
     json_object_foreach ((json_t *)object, key, value) {
         size_t len = strlen(key);
-        const struct core_input_spec *f = core_input_find(key, len, plan);
+        size_t row = 0;
+        const struct core_input_spec *f = scope_find(key, len, scope, &row);
         struct api_value v = {0};
         char msg[API_MSG_MAX] = "";
 
         if (json_array_size(errors) >= API_ERRORS_MAX)
             break;
         if (f == NULL) {
-            api_add_unknown(errors, key, len, plan);
+            api_add_unknown(errors, key, len, scope);
             continue;
         }
         if (plan && f->planned) {
@@ -416,10 +446,15 @@ static bool decode_object(const json_t *object, char *base, bool plan, json_t *e
 
 bool api_decode_object(const json_t *object, struct core_input *in, json_t *errors)
 {
-    return decode_object(object, (char *)in, false, errors);
+    return decode_object(object, (char *)in, API_SCOPE_COMPUTE, errors);
+}
+
+bool api_decode_serve_object(const json_t *object, struct core_serve_input *in, json_t *errors)
+{
+    return decode_object(object, (char *)in, API_SCOPE_SERVE, errors);
 }
 
 bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, json_t *errors)
 {
-    return decode_object(object, (char *)in, true, errors);
+    return decode_object(object, (char *)in, API_SCOPE_PLAN, errors);
 }

@@ -106,6 +106,14 @@ static const struct family families[] = {
      F_GATED | F_ATTN_BIAS | F_BIAS_ON,
      0,
      hf_hook_gpt_oss},
+    /* Qwen3NextConfig: hybrid - Gated DeltaNet layers between gated full-attention layers
+     * (hfattn.c), experts with a gated shared expert, QK-norm over the head size */
+    {"qwen3_next",
+     K_GENERIC,
+     {151936, 2048, 48, 16, 2, 256, 5632, 32768},
+     F_GATED | F_ATTN_BIAS | F_QK_HEAD,
+     0,
+     hf_hook_qwen3_next},
     /* Phi3Config: fused qkv and gate_up projections, no biases */
     {"phi3", K_NO_HEAD_DIM, {32064, 3072, 32, 32, 0, 0, 8192, 4096}, F_GATED, 0, NULL},
     /* GPT2Config: n_inner null = 4 n_embd; hidden_size etc. are attribute_map aliases */

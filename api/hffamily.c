@@ -183,3 +183,26 @@ void hf_hook_gemma3(struct dec *d, const struct family *f, struct core_arch *a)
     if (v != NULL && !json_is_null(v) && !json_is_object(v))
         hf_fail(d, "text_config", "must be an object");
 }
+
+/* Qwen3NextConfig: num_experts (512) of moe_intermediate_size (512), top 10, a shared expert of
+ * shared_expert_intermediate_size (512) behind a d -> 1 sigmoid gate, the Qwen2-MoE sparse-step
+ * rule; attention layers with a sigmoid output gate (q_proj twice as wide); the Gated DeltaNet
+ * sizes (linear_num_key_heads 16 x linear_key_head_dim 128, linear_num_value_heads 32 x
+ * linear_value_head_dim 128, linear_conv_kernel_dim 4), used where hfattn.c puts linear layers. */
+void hf_hook_qwen3_next(struct dec *d, const struct family *f, struct core_arch *a)
+{
+    (void)f;
+    a->attention_output_gate = true;
+    a->linear_key_heads = hf_int(d, "linear_num_key_heads", 16, 16, 1, CORE_HEADS_MAX);
+    a->linear_key_dim = hf_int(d, "linear_key_head_dim", 128, 128, 1, CORE_HIDDEN_MAX);
+    a->linear_value_heads = hf_int(d, "linear_num_value_heads", 32, 32, 1, CORE_HEADS_MAX);
+    a->linear_value_dim = hf_int(d, "linear_value_head_dim", 128, 128, 1, CORE_HIDDEN_MAX);
+    a->linear_conv_kernel = hf_int(d, "linear_conv_kernel_dim", 4, 4, 1, 1024);
+    experts(d, a, "num_experts", 512, "num_experts_per_tok", 10, "moe_intermediate_size", 512);
+    if (a->experts == 0)
+        return;
+    qwen_sparse_step(d, a);
+    a->shared_ffn_hidden = hf_int(d, "shared_expert_intermediate_size", 512, 0, 0, FFN_MAX);
+    a->shared_experts = a->shared_ffn_hidden > 0;
+    a->shared_expert_gate = a->shared_experts > 0;
+}

@@ -58,6 +58,7 @@ void hf_hook_deepseek(struct dec *d, const struct family *f, struct core_arch *a
 void hf_hook_dbrx(struct dec *d, const struct family *f, struct core_arch *a);
 void hf_hook_gpt_oss(struct dec *d, const struct family *f, struct core_arch *a);
 void hf_hook_gemma3(struct dec *d, const struct family *f, struct core_arch *a);
+void hf_hook_qwen3_next(struct dec *d, const struct family *f, struct core_arch *a);
 
 /* The attention layer types (hfattn.c): sliding_window, layer_types, sliding_window_pattern as
  * the family's class reads them; model_type NULL for a config read as generic Llama. */

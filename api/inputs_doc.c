@@ -107,5 +107,6 @@ json_t *api_encode_input_table(void)
 
     json_object_set_new(doc, "inputs", rows(core_inputs, core_input_count));
     json_object_set_new(doc, "plan_inputs", rows(core_plan_inputs, core_plan_input_count));
+    json_object_set_new(doc, "inference_inputs", rows(core_serve_inputs, core_serve_input_count));
     return doc;
 }

@@ -14,14 +14,15 @@
 #include "launch_internal.h"
 #include "value.h"
 
-static const struct api_launch_format *const training_formats[] = {
-    &api_launch_megatron, &api_launch_torchtitan, &api_launch_deepspeed};
-#define TRAINING_FORMAT_COUNT (sizeof training_formats / sizeof training_formats[0])
+/* Every format; the last is /inference's. */
+static const struct api_launch_format *const formats[] = {
+    &api_launch_megatron, &api_launch_torchtitan, &api_launch_deepspeed, &api_launch_vllm};
+#define FORMAT_COUNT (sizeof formats / sizeof formats[0])
 
 bool api_launch_is_member(const char *member)
 {
-    for (size_t i = 0; i < TRAINING_FORMAT_COUNT; i++)
-        if (strcmp(member, training_formats[i]->member) == 0)
+    for (size_t i = 0; i < FORMAT_COUNT; i++)
+        if (strcmp(member, formats[i]->member) == 0)
             return true;
     return false;
 }
@@ -381,11 +382,12 @@ static const struct {
     {"meta-llama/Llama-2-70b", "llama2-70b"},
     {"meta-llama/Meta-Llama-3-8B", "llama3-8b"},
     {"meta-llama/Meta-Llama-3-70B", "llama3-70b"},
-    /* Llama 3.1 8B and 70B have Llama 3's shapes (their context is longer). */
-    {"meta-llama/Llama-3.1-8B", "llama3-8b"},
-    {"meta-llama/Meta-Llama-3.1-8B", "llama3-8b"},
-    {"meta-llama/Llama-3.1-70B", "llama3-70b"},
-    {"meta-llama/Meta-Llama-3.1-70B", "llama3-70b"},
+    {"NousResearch/Meta-Llama-3-8B", "llama3-8b"}, /* re-uploads of Meta's weights */
+    {"NousResearch/Meta-Llama-3-70B", "llama3-70b"},
+    {"meta-llama/Llama-3.1-8B", "llama3.1-8b"},
+    {"meta-llama/Meta-Llama-3.1-8B", "llama3.1-8b"},
+    {"meta-llama/Llama-3.1-70B", "llama3.1-70b"},
+    {"meta-llama/Meta-Llama-3.1-70B", "llama3.1-70b"},
     {"meta-llama/Llama-3.1-405B", "llama3.1-405b"},
     {"meta-llama/Meta-Llama-3.1-405B", "llama3.1-405b"},
     {"mistralai/Mistral-7B-v0.1", "mistral-7b"},
@@ -404,6 +406,12 @@ static const struct {
     {"deepseek-ai/DeepSeek-V2-Lite", "deepseek-v2-lite"},
     {"deepseek-ai/DeepSeek-V2", "deepseek-v2"},
     {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+    {"google/gemma-2-9b", "gemma-2-9b"},
+    {"google/gemma-2-27b", "gemma-2-27b"},
+    {"google/gemma-3-27b", "gemma-3-27b"},
+    {"openai/gpt-oss-20b", "gpt-oss-20b"},
+    {"openai/gpt-oss-120b", "gpt-oss-120b"},
+    {"Qwen/Qwen3-Next-80B-A3B", "qwen3-next-80b-a3b"},
 };
 
 const char *api_launch_preset_of_hf_id(const char *id)
@@ -507,12 +515,14 @@ static void read_member(struct api_launch_ctx *c, const json_t *v)
     }
     if (!json_is_string(v)) {
         api_launch_error(c, NULL, "expected %s as a string, got %s",
-                         f == &api_launch_megatron ? "the argument string" : "the TOML text",
+                         f == &api_launch_torchtitan ? "the TOML text" : "the argument string",
                          api_json_type_name(v));
         return;
     }
     if (f == &api_launch_megatron)
         api_launch_read_args(c, json_string_value(v), json_string_length(v));
+    else if (f == &api_launch_vllm)
+        api_launch_read_vllm(c, json_string_value(v), json_string_length(v));
     else
         api_launch_read_toml(c, json_string_value(v), json_string_length(v));
 }
@@ -523,6 +533,8 @@ static void derive(struct api_launch_ctx *c)
         api_launch_megatron_derive(c);
     else if (c->format == &api_launch_torchtitan)
         api_launch_torchtitan_derive(c);
+    else if (c->format == &api_launch_vllm)
+        api_launch_vllm_derive(c);
     else
         api_launch_deepspeed_derive(c);
 }
@@ -537,21 +549,22 @@ json_t *api_launch_resolve(const json_t *body, bool route_inference, struct api_
 
     memset(out, 0, sizeof *out);
     *contradictory = false;
-    for (size_t i = 0; i < TRAINING_FORMAT_COUNT; i++) {
-        const json_t *v = json_object_get(body, training_formats[i]->member);
+    for (size_t i = 0; i < FORMAT_COUNT; i++) {
+        const json_t *v = json_object_get(body, formats[i]->member);
+        bool serving = formats[i] == &api_launch_vllm;
+        const char *m = formats[i]->member;
 
         if (v == NULL)
             continue;
-        if (member != NULL || route_inference) {
-            const char *m = training_formats[i]->member;
-
+        if (member != NULL || serving != route_inference) {
             api_errors_add(errors, m, strlen(m),
-                           route_inference ? "a training configuration; /inference takes vllm_args"
-                                           : "one launch configuration per request");
+                           member != NULL ? "one launch configuration per request"
+                           : serving      ? "a serving command: POST it to /inference"
+                                          : "a training configuration; /inference takes vllm_args");
             return NULL;
         }
         member = v;
-        c.format = training_formats[i];
+        c.format = formats[i];
     }
     if (member == NULL)
         return json_incref((json_t *)body);
@@ -566,8 +579,10 @@ json_t *api_launch_resolve(const json_t *body, bool route_inference, struct api_
         if (c.error_count == 0)
             derive(&c);
         if (c.error_count == 0) {
-            json_object_set_new(c.out, "framework", json_string(c.format->framework_name));
-            json_object_set_new(c.from, "framework", json_string(c.format->member));
+            if (c.format != &api_launch_vllm) { /* the engine is the launcher's */
+                json_object_set_new(c.out, "framework", json_string(c.format->framework_name));
+                json_object_set_new(c.from, "framework", json_string(c.format->member));
+            }
             report_unknown(&c);
             merged = merge(&c);
         }

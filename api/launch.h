@@ -60,7 +60,7 @@ struct api_launch_format {
 
 /* The formats, for docs and tests. */
 extern const struct api_launch_format api_launch_megatron, api_launch_torchtitan,
-    api_launch_deepspeed;
+    api_launch_deepspeed, api_launch_vllm;
 
 /* What a resolution adds to the reply: inputs.source and its warnings. */
 struct api_launch {

@@ -78,11 +78,13 @@ const char *api_launch_preset_of_hf_id(const char *id);
 void api_launch_megatron_derive(struct api_launch_ctx *c);
 void api_launch_torchtitan_derive(struct api_launch_ctx *c);
 void api_launch_deepspeed_derive(struct api_launch_ctx *c);
+void api_launch_vllm_derive(struct api_launch_ctx *c);
 
 /* Reading a configuration member into seen: an argument string (launch_megatron.c reads
  * the torchrun words before the script), a TOML text, a JSON object. */
 void api_launch_read_args(struct api_launch_ctx *c, const char *text, size_t len);
 void api_launch_read_toml(struct api_launch_ctx *c, const char *text, size_t len);
 void api_launch_read_json(struct api_launch_ctx *c, const json_t *object, const char *prefix);
+void api_launch_read_vllm(struct api_launch_ctx *c, const char *text, size_t len);
 
 #endif

@@ -45,6 +45,7 @@ static const struct api_route rows[] = {
     {"/fit", COMPUTE, true, api_handle_fit},
     {"/runtime", COMPUTE, true, api_handle_runtime},
     {"/evaluate", COMPUTE, true, api_handle_evaluate},
+    {"/inference", COMPUTE, true, api_handle_inference},
     {"/plan", API_POST, false, api_handle_plan},
     {"/gpus", CATALOG, true, api_handle_gpus},
     {"/models", CATALOG, true, api_handle_models},

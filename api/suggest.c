@@ -34,16 +34,22 @@ static size_t distance(const char *a, size_t alen, const char *b)
     return row[blen];
 }
 
-void api_add_unknown(json_t *errors, const char *name, size_t len, bool plan)
+void api_add_unknown(json_t *errors, const char *name, size_t len, enum api_scope scope)
 {
     char msg[API_MSG_MAX];
     const char *best = NULL;
     size_t best_d = 3; /* suggest only within two edits */
-    size_t rows = core_input_count + (plan ? core_plan_input_count : 0);
+    bool plan = scope == API_SCOPE_PLAN;
+    const struct core_input_spec *extra = plan                       ? core_plan_inputs
+                                          : scope == API_SCOPE_SERVE ? core_serve_inputs
+                                                                     : NULL;
+    size_t rows = core_input_count + (plan                       ? core_plan_input_count
+                                      : scope == API_SCOPE_SERVE ? core_serve_input_count
+                                                                 : 0);
 
     for (size_t i = 0; i < rows; i++) {
         const struct core_input_spec *c =
-            i < core_input_count ? &core_inputs[i] : &core_plan_inputs[i - core_input_count];
+            i < core_input_count ? &core_inputs[i] : &extra[i - core_input_count];
         size_t d = distance(name, len, c->name);
         if (d < best_d && !(plan && c->planned)) {
             best_d = d;

@@ -11,101 +11,50 @@
 #include "inputs.h"
 #include "perf.h"
 
-#define KEY API_JSONW_KEY
+#include "write_keys.h"
 
-/* One object member each: key, then value, written in place with one room check (jsonw.h's
- * inline fast path; the key's length is a compile-time constant once these are inlined). */
-static inline void k_int(struct api_jsonw *w, const char *key, size_t klen, int64_t v)
+/* extra: more notes ([{code, message}], the launch resolution's), after core's; NULL for none. */
+void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
+                     const struct core_note *notes, int count, bool changes, const json_t *extra)
 {
-    char *p = api_jsonw_room(w, klen + 20);
+    size_t e;
+    const json_t *note;
 
-    if (p != NULL) {
-        memcpy(p, key, klen);
-        api_jsonw_done(w, api_jsonw_put_int(p + klen, v), true);
-    }
-}
-
-static inline void k_real(struct api_jsonw *w, const char *key, size_t klen, double v)
-{
-    char *p = api_jsonw_room(w, klen + 38);
-
-    if (p != NULL) {
-        memcpy(p, key, klen);
-        p = api_jsonw_put_double(p + klen, v);
-        if (p == NULL)
-            w->failed = true;
-        else
-            api_jsonw_done(w, p, true);
-    }
-}
-
-/* (double)b / 1e9, written from b's digits (api_jsonw_put_gb). */
-static inline void k_gb(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
-{
-    char *p = api_jsonw_room(w, klen + 38);
-
-    if (p != NULL) {
-        memcpy(p, key, klen);
-        api_jsonw_done(w, api_jsonw_put_gb(p + klen, b), true);
-    }
-}
-
-static inline void k_str(struct api_jsonw *w, const char *key, size_t klen, const char *s)
-{
     api_jsonw_key_encoded(w, key, klen);
-    api_jsonw_string(w, s);
-}
-
-static inline void k_bool(struct api_jsonw *w, const char *key, size_t klen, bool v)
-{
-    char *p = api_jsonw_room(w, klen + 5);
-
-    if (p != NULL) {
-        memcpy(p, key, klen);
-        p += klen;
-        if (v) {
-            memcpy(p, "true", 4);
-            p += 4;
-        } else {
-            memcpy(p, "false", 5);
-            p += 5;
+    api_jsonw_open_array(w);
+    for (int i = 0; i < count; i++) {
+        const struct core_note *n = &notes[i];
+        api_jsonw_open_object(w);
+        k_str(w, KEY("code"), n->code);
+        k_str(w, KEY("message"), n->message);
+        if (changes) {
+            k_open(w, KEY("change"));
+            for (int k = 0; k < n->change_count; k++) {
+                const struct core_change *c = &n->changes[k];
+                api_jsonw_key(w, c->input);
+                switch (c->kind) {
+                case CORE_VALUE_INT:
+                    api_jsonw_int(w, c->int_value);
+                    break;
+                case CORE_VALUE_STRING:
+                    api_jsonw_string(w, c->string_value);
+                    break;
+                case CORE_VALUE_BOOL:
+                    api_jsonw_bool(w, c->bool_value);
+                    break;
+                }
+            }
+            api_jsonw_close_object(w);
         }
-        api_jsonw_done(w, p, true);
+        api_jsonw_close_object(w);
     }
-}
-
-/* A key and the '{' of its object value. */
-static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
-{
-    char *p = api_jsonw_room(w, klen + 1);
-
-    if (p != NULL) {
-        memcpy(p, key, klen);
-        p[klen] = '{';
-        api_jsonw_done(w, p + klen + 1, false);
+    json_array_foreach (extra, e, note) {
+        api_jsonw_open_object(w);
+        k_str(w, KEY("code"), json_string_value(json_object_get(note, "code")));
+        k_str(w, KEY("message"), json_string_value(json_object_get(note, "message")));
+        api_jsonw_close_object(w);
     }
-}
-
-/* {"bytes":b,"gb":b/1e9,"gib":b/2^30} after its key: the reply's most frequent shape (20 in a
- * /fit reply), written in place with one room check. */
-static void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)
-{
-    static const char bytes_key[] = "{\"bytes\":", gb_key[] = ",\"gb\":", gib_key[] = ",\"gib\":";
-    char *p = api_jsonw_room(w, klen + sizeof bytes_key + 20 + sizeof gb_key + 38 + sizeof gib_key +
-                                    38 + 1);
-
-    if (p == NULL)
-        return;
-    memcpy(p, key, klen);
-    p += klen;
-    memcpy(p, bytes_key, sizeof bytes_key - 1);
-    p = api_jsonw_put_int(p + sizeof bytes_key - 1, b);
-    memcpy(p, gb_key, sizeof gb_key - 1);
-    p = api_jsonw_put_gb(p + sizeof gb_key - 1, b);
-    memcpy(p, gib_key, sizeof gib_key - 1);
-    p = api_jsonw_put_double(p + sizeof gib_key - 1, (double)b / 1073741824.0);
-    *p++ = '}'; /* both doubles are finite: b is an integer */
-    api_jsonw_done(w, p, true);
+    api_jsonw_close_array(w);
 }
 
 /* The mixture-of-experts and multi-latent-attention fields of the shape (0 for a dense model,
@@ -138,9 +87,10 @@ static void attention_shape(struct api_jsonw *w, const struct core_arch *a)
     core_arch_layer_types(a, &t);
     k_int(w, KEY("sliding_window"), t.window);
     k_int(w, KEY("sliding_layers"), t.layers[CORE_LAYER_SLIDING]);
+    k_int(w, KEY("linear_layers"), t.layers[CORE_LAYER_LINEAR]);
 }
 
-static void shape(struct api_jsonw *w, const struct core_shape *s)
+void api_write_shape(struct api_jsonw *w, const struct core_shape *s)
 {
     const struct core_arch *a = &s->arch;
 
@@ -230,7 +180,7 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r, const ch
     for (size_t i = 0; i < core_input_count; i++)
         if (core_inputs[i].echo == CORE_ECHO_RESOLVED || core_inputs[i].echo == CORE_ECHO_PREDICTED)
             echo_row(w, &core_inputs[i], &r->resolved);
-    shape(w, &r->resolved.shape);
+    api_write_shape(w, &r->resolved.shape);
     if (source != NULL)
         k_str(w, KEY("source"), source);
     api_jsonw_close_object(w);
@@ -238,24 +188,7 @@ void api_write_inputs(struct api_jsonw *w, const struct core_result *r, const ch
 
 void api_write_warnings(struct api_jsonw *w, const struct core_result *r, const json_t *extra)
 {
-    size_t i;
-    const json_t *note;
-
-    api_jsonw_key_encoded(w, KEY("warnings"));
-    api_jsonw_open_array(w);
-    for (int k = 0; k < r->warning_count; k++) {
-        api_jsonw_open_object(w);
-        k_str(w, KEY("code"), r->warnings[k].code);
-        k_str(w, KEY("message"), r->warnings[k].message);
-        api_jsonw_close_object(w);
-    }
-    json_array_foreach (extra, i, note) {
-        api_jsonw_open_object(w);
-        k_str(w, KEY("code"), json_string_value(json_object_get(note, "code")));
-        k_str(w, KEY("message"), json_string_value(json_object_get(note, "message")));
-        api_jsonw_close_object(w);
-    }
-    api_jsonw_close_array(w);
+    api_write_notes(w, KEY("warnings"), r->warnings, r->warning_count, false, extra);
 }
 
 void api_write_flops(struct api_jsonw *w, const struct core_result *r)
@@ -368,33 +301,7 @@ void api_write_fit(struct api_jsonw *w, const struct core_result *r)
 
 void api_write_advice(struct api_jsonw *w, const struct core_result *r)
 {
-    api_jsonw_key_encoded(w, KEY("advice"));
-    api_jsonw_open_array(w);
-    for (int i = 0; i < r->advice_count; i++) {
-        const struct core_note *n = &r->advice[i];
-        api_jsonw_open_object(w);
-        k_str(w, KEY("code"), n->code);
-        k_str(w, KEY("message"), n->message);
-        k_open(w, KEY("change"));
-        for (int k = 0; k < n->change_count; k++) {
-            const struct core_change *c = &n->changes[k];
-            api_jsonw_key(w, c->input);
-            switch (c->kind) {
-            case CORE_VALUE_INT:
-                api_jsonw_int(w, c->int_value);
-                break;
-            case CORE_VALUE_STRING:
-                api_jsonw_string(w, c->string_value);
-                break;
-            case CORE_VALUE_BOOL:
-                api_jsonw_bool(w, c->bool_value);
-                break;
-            }
-        }
-        api_jsonw_close_object(w);
-        api_jsonw_close_object(w);
-    }
-    api_jsonw_close_array(w);
+    api_write_notes(w, KEY("advice"), r->advice, r->advice_count, true, NULL);
 }
 
 void api_write_runtime(struct api_jsonw *w, const struct core_result *r)

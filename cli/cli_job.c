@@ -76,6 +76,9 @@ static void usage(FILE *to, const char *cmd)
     if (plan)
         for (size_t i = 0; i < core_plan_input_count; i++)
             input_line(to, &core_plan_inputs[i]);
+    if (strcmp(cmd, "inference") == 0)
+        for (size_t i = 0; i < core_serve_input_count; i++)
+            input_line(to, &core_serve_inputs[i]);
 }
 
 const char *cli_option_value(int argc, char **argv, int *i)

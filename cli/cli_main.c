@@ -1,5 +1,6 @@
 /*
- * cli_main.c - `memwall flops|memory|fit|runtime|plan [--name value ...] [--json] [FILE|-]`.
+ * cli_main.c - `memwall flops|memory|fit|runtime|plan|inference [--name value ...] [--json]
+ * [FILE|-]`.
  *
  * A pipeline preflights a job without a server. The request (cli_job.c) is answered by
  * api_dispatch() in-process exactly as POST /<cmd> would be, so `--json` prints the reply

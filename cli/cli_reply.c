@@ -63,6 +63,7 @@ struct row {
 #define FIT     (1u << CLI_VIEW_FIT)
 #define RUNTIME (1u << CLI_VIEW_RUNTIME)
 #define PLAN    (1u << CLI_VIEW_PLAN)
+#define SERVE   (1u << CLI_VIEW_INFERENCE)
 #define PROBLEM (1u << CLI_VIEW_PROBLEM)
 
 static const struct row rows[] = {
@@ -134,6 +135,25 @@ static const struct row rows[] = {
     {PLAN, INLINE, "elapsed", "elapsed_seconds", NUM, ", %.3f s\n", 0},
     {PLAN, INLINE, "reasons", "reasons", FIELD_NOTES, "no plan: %s: %s\n", 0},
 
+    {SERVE, HEADING, "per-GPU memory (GiB)", NULL, NONE, NULL, 0},
+    {SERVE, INDENTED, "weights", "inference.memory.per_gpu.weights.gib", NUM, "%12.3f", 0},
+    {SERVE, INDENTED, "activations", "inference.memory.per_gpu.activations.gib", NUM, "%12.3f", 0},
+    {SERVE, INDENTED, "non_torch", "inference.memory.per_gpu.non_torch.gib", NUM, "%12.3f", 0},
+    {SERVE, INDENTED, "cuda_graphs", "inference.memory.per_gpu.cuda_graphs.gib", NUM, "%12.3f", 0},
+    {SERVE, INDENTED, "kv_cache", "inference.memory.per_gpu.kv_cache.gib", NUM, "%12.3f", 0},
+    {SERVE, INDENTED, "total", "inference.memory.per_gpu.total.gib", NUM, "%12.3f", 0},
+    {SERVE, INDENTED, "capacity", "inference.memory.per_gpu.capacity.gib", NUM, "%12.3f", 0},
+    {SERVE, HEADING, "KV cache", NULL, NONE, NULL, 0},
+    {SERVE, INDENTED, "bytes/token", "inference.kv_cache.bytes_per_token", INT, "%12lld", 0},
+    {SERVE, INDENTED, "blocks", "inference.kv_cache.blocks", INT, "%12lld", 0},
+    {SERVE, INDENTED, "tokens", "inference.kv_cache.tokens", INT, "%12lld", 0},
+    {SERVE, INDENTED, "concurrency", "inference.kv_cache.max_concurrency", NUM, "%12.2fx", 0},
+    {SERVE, INDENTED, "longest", "inference.kv_cache.max_model_len_supported", INT, "%12lld tokens",
+     0},
+    {SERVE, INLINE, "fits", "inference.fits", YESNO, "serves: %s\n", DECIDES},
+    {SERVE, INLINE, "advice", "inference.advice", NOTES, "advice: %s\n", 0},
+    {SERVE, INLINE, "warnings", "inference.warnings", NOTES, "warning: %s\n", 0},
+
     {PROBLEM, INLINE, "status", "status", INT, "memwall: %lld", 0},
     {PROBLEM, INLINE, "title", "title", STR, " %s", 0},
     {PROBLEM, INLINE, "detail", "detail", STR, ": %s\n", 0},
@@ -144,8 +164,9 @@ enum { N_ROWS = sizeof rows / sizeof rows[0] };
 
 /* The commands, by view; the route answering each is "/" + its name. */
 static const char *const command_names[] = {
-    [CLI_VIEW_FLOPS] = "flops",     [CLI_VIEW_MEMORY] = "memory", [CLI_VIEW_FIT] = "fit",
-    [CLI_VIEW_RUNTIME] = "runtime", [CLI_VIEW_PLAN] = "plan",
+    [CLI_VIEW_FLOPS] = "flops", [CLI_VIEW_MEMORY] = "memory",
+    [CLI_VIEW_FIT] = "fit",     [CLI_VIEW_RUNTIME] = "runtime",
+    [CLI_VIEW_PLAN] = "plan",   [CLI_VIEW_INFERENCE] = "inference",
 };
 
 int cli_view_of(const char *name)

@@ -19,6 +19,7 @@ enum cli_view {
     CLI_VIEW_FIT,
     CLI_VIEW_RUNTIME,
     CLI_VIEW_PLAN,
+    CLI_VIEW_INFERENCE,
     CLI_VIEW_PROBLEM,
 };
 

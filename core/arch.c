@@ -37,6 +37,10 @@ static bool attention_std(const struct core_arch *a, int64_t *out)
         return false;
     if (a->relative_position_projection && !acc_mul(&n, a->hidden, w))
         return false;
+    /* The output gate doubles q_proj (and its bias, if any). */
+    if (a->attention_output_gate &&
+        (!acc_mul(&n, a->hidden, w) || (a->qkv_bias && !ck_add(n, w, &n))))
+        return false;
     if (a->qkv_bias && (!ck_add(n, w, &n) || !acc_mul(&n, 2, kw)))
         return false;
     if (a->o_bias && !ck_add(n, a->hidden, &n))
@@ -163,6 +167,40 @@ static bool moe_block(const struct core_arch *a, struct moe_block *b)
     return !a->shared_expert_gate || ck_add(b->always, a->hidden, &b->always);
 }
 
+/* Gated DeltaNet (Qwen3NextGatedDeltaNet): with key width k_w = H_k d_k and value width
+ * v_w = H_v d_v, in_proj_qkvz d (2 k_w + 2 v_w), in_proj_ba d 2 H_v, a depthwise convolution
+ * of K taps over 2 k_w + v_w channels (no bias), dt_bias and A_log (H_v each), a gated norm
+ * of d_v, out_proj v_w d. */
+static bool linear_mixer(const struct core_arch *a, int64_t *out)
+{
+    int64_t kw, vw, conv, n = 0;
+
+    if (!ck_mul(a->linear_key_heads, a->linear_key_dim, &kw) ||
+        !ck_mul(a->linear_value_heads, a->linear_value_dim, &vw) || !ck_mul(kw, 2, &conv) ||
+        !ck_add(conv, vw, &conv))
+        return false;
+    if (!acc_mul3(&n, a->hidden, 2, kw) || !acc_mul3(&n, a->hidden, 2, vw) ||
+        !acc_mul3(&n, a->hidden, 2, a->linear_value_heads) ||
+        !acc_mul(&n, conv, a->linear_conv_kernel) || !acc_mul(&n, 2, a->linear_value_heads) ||
+        !ck_add(n, a->linear_value_dim, &n) || !acc_mul(&n, vw, a->hidden))
+        return false;
+    *out = n;
+    return true;
+}
+
+/* The token mixers of all layers into *acc: attention in every layer but the linear ones. */
+static bool acc_mixers(const struct core_arch *a, int64_t attn, int64_t *acc)
+{
+    struct core_layer_types t;
+    int64_t lin;
+
+    core_arch_layer_types(a, &t);
+    if (!acc_mul(acc, attn, a->layers - t.layers[CORE_LAYER_LINEAR]))
+        return false;
+    return t.layers[CORE_LAYER_LINEAR] == 0 ||
+           (linear_mixer(a, &lin) && acc_mul(acc, lin, t.layers[CORE_LAYER_LINEAR]));
+}
+
 bool core_arch_count(const struct core_arch *a, struct core_arch_counts *out)
 {
     int64_t attn, norm, norms, dense_mlp, per_layer, moe, dense, t, act;
@@ -175,11 +213,11 @@ bool core_arch_count(const struct core_arch *a, struct core_arch_counts *out)
     if (!ck_mul(a->hidden, a->norm_bias ? 2 : 1, &norm) ||
         !ck_mul(norm, a->norms_per_layer > 0 ? a->norms_per_layer : 2, &norms))
         return false;
-    if (!mlp(a, a->ffn_hidden, &dense_mlp) || !ck_add(attn, norms, &per_layer))
+    /* Attention sinks (GPT-OSS): one learned logit per head, in every attention layer. */
+    if (!mlp(a, a->ffn_hidden, &dense_mlp) ||
+        (a->attention_sinks && !ck_add(attn, a->heads, &attn)))
         return false;
-    /* Attention sinks (GPT-OSS): one learned logit per head, in every layer. */
-    if (a->attention_sinks && !ck_add(per_layer, a->heads, &per_layer))
-        return false;
+    per_layer = norms;
     moe = core_arch_moe_layers(a);
     dense = a->layers - moe;
     if (moe > 0 && !moe_block(a, &b))
@@ -187,8 +225,8 @@ bool core_arch_count(const struct core_arch *a, struct core_arch_counts *out)
 
     /* Everything but the routed experts: shared by total and active. */
     t = norm; /* final norm */
-    if (!acc_mul(&t, per_layer, a->layers) || !acc_mul(&t, dense_mlp, dense) ||
-        !acc_mul(&t, b.always, moe))
+    if (!acc_mul(&t, per_layer, a->layers) || !acc_mixers(a, attn, &t) ||
+        !acc_mul(&t, dense_mlp, dense) || !acc_mul(&t, b.always, moe))
         return false;
     out->embedding = 0;
     out->output = 0;

@@ -7,6 +7,7 @@
  * the source publishes and the citation; core_arch_params() re-derives each count, and the
  * derived-vs-published table is in docs/model.md.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core.h"
@@ -55,34 +56,78 @@ const char *const core_shape_source_names[5] = {"preset", "architecture", "neare
  *    datasheet). TPU hosts: assumed 16 (v4) and 32 (v5p), no published per-chip figure.
  * ------------------------------------------------------------------------------------------- */
 
+/* Where a row's usable (driver-reported) memory comes from: a start-up log that prints it
+ * (vLLM's total_gpu_memory), or nvidia-smi / rocm-smi's total less the ~0.5 GiB the driver keeps
+ * (the gap between nvidia-smi and cudaMemGetInfo on the logged parts), or nothing published
+ * (the nominal capacity is used). */
+#define USABLE_LOG_H100   "vLLM start-up logs: total_gpu_memory 79.1-79.3 GiB on H100 80GB"
+#define USABLE_LOG(what)  "a start-up log: total_gpu_memory " what
+#define USABLE_SMI(what)  "nvidia-smi total " what " less the driver's reserve"
+#define USABLE_ROCM(what) "rocm-smi total " what " less the driver's reserve"
+#define NOMINAL           "no driver figure published: the nominal capacity"
+
 const struct core_gpu core_gpus[] = {
     {"h100-sxm", "NVIDIA H100 SXM", 989.4, 989.4, 1978.9, 494.7, 80, 3.35, 700, 450, 50, 8,
-     CORE_GEN_HOPPER, 64},
+     CORE_GEN_HOPPER, 64, 1978.9, 79.19, USABLE_LOG_H100},
     {"h100-pcie", "NVIDIA H100 PCIe", 756, 756, 1513, 378, 80, 2.0, 350, 64, 25, 8, CORE_GEN_HOPPER,
-     64},
+     64, 1513, 79.19, USABLE_LOG_H100},
     {"h200-sxm", "NVIDIA H200 SXM", 989.4, 989.4, 1978.9, 494.7, 141, 4.8, 700, 450, 50, 8,
-     CORE_GEN_HOPPER, 64},
+     CORE_GEN_HOPPER, 64, 1978.9, 139.8, USABLE_SMI("143,771 MiB")},
     {"a100-sxm-80gb", "NVIDIA A100 SXM 80GB", 312, 312, 0, 156, 80, 2.039, 400, 300, 25, 8,
-     CORE_GEN_AMPERE, 32},
+     CORE_GEN_AMPERE, 32, 624, 79.15, USABLE_SMI("81,920 MiB")},
     {"a100-sxm-40gb", "NVIDIA A100 SXM 40GB", 312, 312, 0, 156, 40, 1.555, 400, 300, 25, 8,
-     CORE_GEN_AMPERE, 32},
+     CORE_GEN_AMPERE, 32, 624, 39.38, USABLE_LOG("39.38 GiB (serving-measured K08, K39)")},
     {"b200", "NVIDIA B200", 2250, 2250, 4500, 1100, 180, 8.0, 1000, 900, 50, 8, CORE_GEN_BLACKWELL,
-     64},
+     64, 4500, 178.36, USABLE_SMI("183,359 MiB")},
     {"mi300x", "AMD Instinct MI300X", 1307.4, 1307.4, 2614.9, 653.7, 192, 5.3, 750, 448, 50, 8,
-     CORE_GEN_CDNA3, 64},
+     CORE_GEN_CDNA3, 64, 2614.9, 191.98, USABLE_ROCM("196,592 MiB")},
     {"mi325x", "AMD Instinct MI325X", 1307.4, 1307.4, 2614.9, 653.7, 256, 6.0, 1000, 448, 50, 8,
-     CORE_GEN_CDNA3, 64},
-    {"l40s", "NVIDIA L40S", 362, 362, 733, 183, 48, 0.864, 350, 32, 25, 8, CORE_GEN_ADA, 32},
+     CORE_GEN_CDNA3, 64, 2614.9, 255.98, USABLE_ROCM("262,128 MiB")},
+    {"l40s", "NVIDIA L40S", 362, 362, 733, 183, 48, 0.864, 350, 32, 25, 8, CORE_GEN_ADA, 32, 733,
+     44.42, USABLE_LOG("44.42 GiB (serving-measured K22, K23)")},
     /* Volta has fp16 tensor cores but no bf16 and no tf32. */
     {"v100-sxm-32gb", "NVIDIA V100 SXM2 32GB", 0, 125, 0, 0, 32, 0.9, 300, 150, 6.25, 8,
-     CORE_GEN_VOLTA, 16},
+     CORE_GEN_VOLTA, 16, 0, 31.74, USABLE_SMI("32,510 MiB")},
     /* TPU matrix units are bf16 only. */
-    {"tpu-v4", "Google TPU v4", 275, 0, 0, 0, 32, 1.2, 0, 150, 12.5, 4096, CORE_GEN_TPU, 16},
-    {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0, 300, 25, 8960, CORE_GEN_TPU, 32},
+    {"tpu-v4", "Google TPU v4", 275, 0, 0, 0, 32, 1.2, 0, 150, 12.5, 4096, CORE_GEN_TPU, 16, 275, 0,
+     NOMINAL},
+    {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0, 300, 25, 8960, CORE_GEN_TPU, 32, 918,
+     0, NOMINAL},
     {"gb200", "NVIDIA GB200 (NVL72)", 2500, 2500, 5000, 1250, 186, 8.0, 1200, 900, 50, 72,
-     CORE_GEN_BLACKWELL, 450},
+     CORE_GEN_BLACKWELL, 450, 5000, 0, NOMINAL},
+    /* Parts people serve on (datasheets cited in docs/serving.md, "GPU catalog"). GeForce
+     * cards run 16-bit tensor math with fp32 accumulation at half their fp16-accumulate rate;
+     * the table keeps the fp32-accumulate figure frameworks use. Turing (T4) has no bf16 and
+     * shares Volta's time-model constants. */
+    {"l4", "NVIDIA L4", 121, 121, 242, 60, 24, 0.3, 72, 32, 25, 8, CORE_GEN_ADA, 32, 242, 22.49,
+     USABLE_LOG("23,034 MiB (serving-measured K35)")},
+    {"a10", "NVIDIA A10", 125, 125, 0, 62.5, 24, 0.6, 150, 32, 25, 8, CORE_GEN_AMPERE, 32, 250,
+     22.19, USABLE_SMI("23,028 MiB")},
+    {"a10g", "NVIDIA A10G", 70, 70, 0, 35, 24, 0.6, 300, 32, 25, 8, CORE_GEN_AMPERE, 32, 140, 22.19,
+     USABLE_SMI("23,028 MiB")},
+    {"t4", "NVIDIA T4", 0, 65, 0, 0, 16, 0.32, 70, 16, 12.5, 8, CORE_GEN_VOLTA, 16, 130, 14.58,
+     USABLE_SMI("15,360 MiB")},
+    {"rtx-3090", "NVIDIA GeForce RTX 3090", 71, 71, 0, 35.6, 24, 0.936, 350, 32, 12.5, 8,
+     CORE_GEN_AMPERE, 32, 284, 23.58, USABLE_LOG("23.58 GiB (serving-measured K19)")},
+    {"rtx-4090", "NVIDIA GeForce RTX 4090", 165.2, 165.2, 330.3, 82.6, 24, 1.008, 450, 32, 12.5, 8,
+     CORE_GEN_ADA, 32, 660.6, 23.64, USABLE_SMI("24,564 MiB")},
+    {"rtx-5090", "NVIDIA GeForce RTX 5090", 209.5, 209.5, 419, 104.8, 32, 1.792, 575, 64, 12.5, 8,
+     CORE_GEN_BLACKWELL, 64, 838, 31.36, USABLE_SMI("32,607 MiB")},
+    {"rtx-a6000", "NVIDIA RTX A6000", 154.8, 154.8, 0, 77.4, 48, 0.768, 300, 32, 25, 8,
+     CORE_GEN_AMPERE, 32, 309.7, 47.50, USABLE_LOG("47.50 GiB (serving-measured K29)")},
+    {"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell", 503.8, 503.8, 1007.6, 251.9, 96, 1.792, 600,
+     64, 50, 8, CORE_GEN_BLACKWELL, 64, 1007.6, 94.97, USABLE_SMI("97,887 MiB")},
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
+
+int64_t core_gpu_usable_bytes(int gpu)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    if (g->usable_gib > 0)
+        return (int64_t)llround(g->usable_gib * 1073741824.0);
+    return (int64_t)llround(g->memory_gb * 1e9);
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Presets. Arch fields: L, d, a, k, h_d, f, V, gated, tied, learned_positions, rel. pos. proj.
@@ -460,6 +505,47 @@ const struct core_preset core_presets[] = {
       .layer_period = 2,
       .full_layers = 0x2,
       .attention_sinks = true}},
+    /* Qwen3-Next-80B-A3B: 79,674,391,296 total (Qwen: 80B; the checkpoint's multi-token-
+     * prediction layer is not counted), 3,874,929,408 active with the input embedding and head
+     * (3,252,599,552 without either; Qwen names it A3B). Hybrid: in every four layers three
+     * Gated DeltaNet layers, then one gated full-attention layer; 512 experts, top 10, one
+     * gated shared expert. */
+    {"qwen3-next-80b-a3b",
+     "Qwen3-Next-80B-A3B",
+     "Qwen Team 2025, Qwen3-Next model card; Hugging Face config",
+     80e9,
+     262144,
+     {.layers = 48,
+      .hidden = 2048,
+      .heads = 16,
+      .kv_heads = 2,
+      .head_dim = 256,
+      .ffn_hidden = 5120,
+      .vocab = 151936,
+      .gated_mlp = true,
+      .qk_norm = CORE_QK_NORM_HEAD,
+      .experts = 512,
+      .experts_per_token = 10,
+      .moe_ffn_hidden = 512,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 512,
+      .shared_expert_gate = true,
+      .layer_period = 4,
+      .full_layers = 0x8,
+      .linear_layers = 0x7,
+      .linear_key_heads = 16,
+      .linear_key_dim = 128,
+      .linear_value_heads = 32,
+      .linear_value_dim = 128,
+      .linear_conv_kernel = 4,
+      .attention_output_gate = true}},
+    /* Llama 3.1 8B and 70B: Llama 3's shapes and counts with a 131,072-token context (Table 3;
+     * config.json max_position_embeddings 131072), so a served context past 8192 is theirs.
+     * Appended at the end (the indexes above stay put). */
+    {"llama3.1-8b", "Llama 3.1 8B", LLAMA3, 8.03e9, 131072,
+     ARCH(32, 4096, 32, 8, 128, 14336, 128256, true, false, 0, false)},
+    {"llama3.1-70b", "Llama 3.1 70B", LLAMA3, 70.6e9, 131072,
+     ARCH(80, 8192, 64, 8, 128, 28672, 128256, true, false, 0, false)},
 };
 const size_t core_preset_count = sizeof core_presets / sizeof core_presets[0];
 

@@ -162,11 +162,20 @@ struct core_gpu {
     int64_t gpus_per_node; /* GPUs sharing one scale-up domain */
     enum core_gpu_generation generation; /* selects the time model's efficiency constants */
     double pcie_gbs; /* host link per GPU per direction, GB/s (offload traffic) */
+    /* Serving (core/serve.h, docs/serving.md "GPU catalog"): dense INT8 tensor TOPS (0 = no
+     * INT8 tensor path), and the memory the driver reports as total (cudaMemGetInfo, what vLLM
+     * logs as total_gpu_memory), in GiB, with where the figure comes from. */
+    double int8_tops;
+    double usable_gib;
+    const char *usable_source;
 };
 
 extern const struct core_gpu core_gpus[];
 extern const size_t core_gpu_count;
 #define CORE_GPU_DEFAULT 0 /* h100-sxm is the first row */
+/* The rows before this index are the training parts /plan searches when no gpu is named; the
+ * inference parts after them (L4 ... RTX PRO 6000) are searched only when named. */
+#define CORE_GPU_TRAINING_COUNT 13
 
 /* Query/key normalisation inside attention (weights only). */
 enum core_qk_norm {
@@ -226,6 +235,16 @@ struct core_arch {
     int64_t layer_period;   /* P in 0..CORE_LAYER_PERIOD_MAX; 0 = 1 */
     uint64_t full_layers;   /* bit j: layers i with i mod P = j are full attention */
     bool attention_sinks;   /* a learned logit per head per layer (GPT-OSS): + a per layer */
+    /* Hybrid models (Qwen3-Next): bit j of linear_layers makes the layers i with i mod P = j
+     * linear-attention layers (a Gated DeltaNet token mixer in place of attention: no KV cache,
+     * no quadratic term), whatever sliding_window says; a bit may not be in full_layers too.
+     * Their weights follow the linear_* sizes: H_k key heads of d_k and H_v value heads of d_v,
+     * a causal depthwise convolution of linear_conv_kernel taps (docs/architectures.md). */
+    uint64_t linear_layers;
+    int64_t linear_key_heads, linear_key_dim, linear_value_heads, linear_value_dim;
+    int64_t linear_conv_kernel;
+    bool attention_output_gate; /* the attention layers' q projection carries a sigmoid output
+                                   gate as wide as Q (Qwen3-Next): + d a h_d per layer */
 };
 
 /* The longest pattern of layer types an architecture can state (bits of full_layers). */
@@ -246,6 +265,9 @@ extern const size_t core_preset_count;
  * dense presets (gpt3-125m .. mpt-7b); rows appended later (mixtures of experts, Gemma, GPT-OSS)
  * never stand in for a bare N, so what a bare N infers stays put as the table grows. */
 #define CORE_PRESET_STAND_INS 17
+
+/* Catalog row gpu's usable memory in bytes: usable_gib when the row has it, else memory_gb. */
+int64_t core_gpu_usable_bytes(int gpu);
 
 /* Index of the catalog row / preset with this id, or -1. */
 int core_gpu_find(const char *id);
@@ -282,9 +304,9 @@ double core_arch_attention_width(const struct core_arch *arch);
 
 /* ---- Attention layer types (layers.c; docs/architectures.md) ------------------------------ */
 
-/* What a layer's token mixer is. Linear attention / state-space layers (Qwen3-Next, Jamba) keep
- * no per-token KV cache and no quadratic term; no architecture states them yet, so their count
- * is always 0 today (the kind is reserved so callers can switch over it). */
+/* What a layer's token mixer is. Linear-attention layers (Qwen3-Next's Gated DeltaNet) keep no
+ * per-token KV cache and no quadratic term, only a fixed state per sequence
+ * (core_arch_linear_state_elements). State-space layers (Jamba, Nemotron-H) are not stated. */
 enum core_layer_kind { CORE_LAYER_FULL, CORE_LAYER_SLIDING, CORE_LAYER_LINEAR };
 #define CORE_LAYER_KINDS 3
 /* As Hugging Face's layer_types spells them: "full_attention", "sliding_attention",
@@ -311,6 +333,11 @@ int64_t core_arch_kv_positions(const struct core_arch *arch, enum core_layer_kin
 /* The sum of that over all layers: what the KV cache of one sequence holds, in layer-positions
  * (L x seq_len without windows); -1 on overflow. */
 int64_t core_arch_kv_positions_total(const struct core_arch *arch, int64_t seq_len);
+/* Elements one linear-attention layer keeps per sequence, whatever its length: the
+ * convolution's last K - 1 inputs over the 2 H_k d_k + H_v d_v channels and the H_v d_k x d_v
+ * recurrent state (vLLM's conv and temporal state shapes, before tensor parallelism divides the
+ * channels and heads); 0 for an architecture without linear layers. */
+int64_t core_arch_linear_state_elements(const struct core_arch *arch);
 /* Keys one query attends, averaged over the T = seq_len queries of a sequence, in a layer with
  * window w (0 = full attention). causal: T/2 for full attention or T <= w, else w - w^2/(2T)
  * (the mean of min(t, w) over t in (0, T], taken continuously as the T/2 of full attention is).
@@ -439,6 +466,9 @@ struct core_resolved {
     double micro_batches; /* m = global_batch / (batch dp) per pipeline */
     bool mfu_predicted;   /* mfu was "predicted": the runtime comes from the time model */
     double memory_gb, peak_tflops, reserve_gb, mfu;
+    /* The device's memory as the driver reports it (core_gpu_usable_bytes; memory_gb when given):
+     * what a device peak is judged against (a framework profile's /fit, /inference). */
+    int64_t usable_bytes;
     enum core_count count;
     double usd_per_gpu_hour;  /* < 0 = not given */
     double tokens_per_second; /* 0 = not given */
@@ -633,7 +663,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
  * configuration reproduces its memory.
  * ------------------------------------------------------------------------------------------- */
 
-#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 13) */
+#define CORE_PLAN_GPU_MAX       32      /* catalog rows a request can name (the catalog has 22) */
 #define CORE_PLAN_TOP           20      /* plans a reply lists */
 #define CORE_PLAN_PARETO_MAX    64      /* Pareto points kept */
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */

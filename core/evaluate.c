@@ -114,6 +114,8 @@ void core_resolve_hardware(const struct core_input *in, int gpu, struct core_res
     const struct core_gpu *g = &core_gpus[gpu];
 
     r->memory_gb = in->memory_gb > 0 ? in->memory_gb : g->memory_gb;
+    r->usable_bytes =
+        in->memory_gb > 0 ? (int64_t)llround(in->memory_gb * 1e9) : core_gpu_usable_bytes(gpu);
     r->peak_tflops =
         in->peak_tflops > 0 ? in->peak_tflops : core_catalog_peak_tflops(gpu, in->precision);
     r->gpus_per_node = in->gpus_per_node > 0 ? in->gpus_per_node : g->gpus_per_node;
@@ -198,9 +200,15 @@ static void check_moe(const struct core_resolved *r, bool shaped, struct core_pr
  * Combinations: each input is in range but together they are impossible.
  * ------------------------------------------------------------------------------------------- */
 
+/* The generic ledger keeps the lesson's marketed capacity (80 GB = 80e9 bytes); a framework
+ * profile's device peak is what nvidia-smi shows, so it is judged against what the driver
+ * reports (79.19 GiB = 85.03e9 bytes on an 80 GB H100; docs/serving.md, "GPU catalog"). */
 int64_t core_capacity_bytes(const struct core_resolved *r)
 {
-    return (int64_t)llround(r->memory_gb * 1e9) - (int64_t)llround(r->reserve_gb * 1e9);
+    int64_t device =
+        r->framework != CORE_FW_GENERIC ? r->usable_bytes : (int64_t)llround(r->memory_gb * 1e9);
+
+    return device - (int64_t)llround(r->reserve_gb * 1e9);
 }
 
 /* "tp*pp" or, with context parallelism, "tp*pp*cp" (the words of the 422). */

@@ -10,6 +10,7 @@
 
 #include "core.h"
 #include "inputs.h"
+#include "serve.h"
 
 /* Enums are stored through an int; C only promises "some integer type", so check it here. */
 _Static_assert(sizeof(enum core_precision) == sizeof(int), "enum size");
@@ -23,6 +24,10 @@ _Static_assert(sizeof(enum core_memory_metric) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_offload) == sizeof(int), "enum size");
 _Static_assert(CORE_MOE_EXPERTS_MAX == CORE_EXPERTS_MAX, "one bound on experts");
 _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
+_Static_assert(offsetof(struct core_serve_input, base) == 0, "serve rows share offsets");
+_Static_assert(sizeof(enum core_engine) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_quant) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_kv_dtype) == sizeof(int), "enum size");
 
 /* Gradients are kept in bf16, fp16 or fp32 (an fp8 run keeps bf16 gradients): the first three
  * precisions, in enum order. */
@@ -273,6 +278,71 @@ const struct core_input_spec core_plan_inputs[] = {
 };
 /* clang-format on */
 
+/* /inference's own inputs (offsets into struct core_serve_input, serve.h): the engines' knobs by
+ * their own names (vLLM's, SGLang's, TensorRT-LLM's), docs/serving.md. */
+#define SAT(member) offsetof(struct core_serve_input, member)
+#define S_CHOICE(name, member, names, ddoc, doc)                                                   \
+    {                                                                                              \
+        name, CORE_KIND_CHOICE, CORE_STORE_INT, SAT(member), 0, 0, false, 0, false, false, false,  \
+            false, CHOICES(names), "", ddoc, doc, NO_ECHO                                          \
+    }
+#define S_INT(name, member, hi, unit, ddoc, doc)                                                   \
+    {                                                                                              \
+        name, CORE_KIND_INT, CORE_STORE_I64, SAT(member), 1, hi, false, 0, true, true, false,      \
+            false, NO_CHOICES, unit, ddoc, doc, NO_ECHO                                            \
+    }
+#define S_FRACTION(name, member, def, unset, ddoc, doc)                                            \
+    {                                                                                              \
+        name, CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(member), 0, 1, true, def, unset, unset,       \
+            false, false, NO_CHOICES, "fraction", ddoc, doc, NO_ECHO                               \
+    }
+
+/* clang-format off */
+const struct core_input_spec core_serve_inputs[] = {
+    S_CHOICE("engine", engine, core_engine_names, NULL,
+             "serving engine whose start-up sizing is modelled: vllm (V1), vllm_v0, sglang, "
+             "trtllm, llama.cpp"),
+    S_CHOICE("quantization", quantization, core_quant_names, NULL,
+             "weight format: none (precision), fp8, int8 (W8A8), awq, gptq (4-bit), bnb_nf4, "
+             "bnb_nf4_dq, torchao_nf4, gguf_q8_0, gguf_q4_0, gguf_q4_k_m, gguf_q5_k_m"),
+    S_INT("quant_group_size", quant_group_size, CORE_SERVE_GROUP_MAX, "weights",
+          "the format's (128 for awq and gptq)", "weights sharing one scale (awq, gptq)"),
+    S_CHOICE("kv_cache_dtype", kv_cache_dtype, core_kv_dtype_names, NULL,
+             "KV cache element type: auto (the model's dtype) or fp8 (fp8_e4m3, fp8_e5m2)"),
+    S_FRACTION("gpu_memory_utilization", gpu_memory_utilization, 0.9, false, NULL,
+               "vLLM: fraction of the GPU's memory the instance may use"),
+    S_FRACTION("mem_fraction_static", mem_fraction_static, 0, true,
+               "SGLang's: (memory - reserved) / memory by server_args.py's rule",
+               "SGLang: fraction of memory for the weights and the KV pool"),
+    S_FRACTION("kv_cache_free_gpu_mem_fraction", kv_cache_free_gpu_mem_fraction, 0.9, false,
+               NULL, "TensorRT-LLM: fraction of the memory free after the engine given to the KV "
+               "cache"),
+    {"kv_cache_memory", CORE_KIND_SIZE, CORE_STORE_I64, SAT(kv_cache_memory), 1,
+     CORE_SERVE_KV_MEM_MAX, false, 0, true, true, false, false, NO_CHOICES, "bytes",
+     "profiled: the engine's own budget",
+     "vLLM --kv-cache-memory: KV cache bytes per GPU, skipping the profile", NO_ECHO},
+    S_INT("max_model_len", max_model_len, CORE_SERVE_LEN_MAX, "tokens",
+          "the model's context (preset or config max_position_embeddings)",
+          "longest request (prompt + output) the engine admits"),
+    S_INT("max_num_seqs", max_num_seqs, CORE_SERVE_SEQS_MAX, "sequences",
+          "the engine's (vLLM 256, or 1024 on >= 70 GiB GPUs; TensorRT-LLM 2048)",
+          "most requests scheduled at once"),
+    S_INT("max_num_batched_tokens", max_num_batched_tokens, CORE_SERVE_LEN_MAX, "tokens",
+          "the engine's (vLLM 2048, or 8192 on >= 70 GiB; SGLang chunked_prefill_size)",
+          "tokens per forward pass; the profiling pass runs this many"),
+    S_INT("block_size", block_size, CORE_SERVE_BLOCK_MAX, "tokens",
+          "16 (vLLM); 1 (SGLang page_size, llama.cpp); 64 (TensorRT-LLM tokens_per_block)",
+          "tokens per KV cache block (page)"),
+    {"enforce_eager", CORE_KIND_BOOL, CORE_STORE_BOOL, SAT(enforce_eager), 0, 0, false, 0, false,
+     false, false, false, NO_CHOICES, "", NULL, "no CUDA graphs (vLLM --enforce-eager)", NO_ECHO},
+    {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), 0, CORE_SERVE_TBPS_MAX, true,
+     0, true, true, false, false, NO_CHOICES, "TB/s", "the catalog value of gpu",
+     "memory bandwidth per GPU, for parts not in the catalog", NO_ECHO},
+};
+/* clang-format on */
+
+const size_t core_serve_input_count = sizeof core_serve_inputs / sizeof core_serve_inputs[0];
+
 const size_t core_input_count = sizeof core_inputs / sizeof core_inputs[0];
 const size_t core_plan_input_count = sizeof core_plan_inputs / sizeof core_plan_inputs[0];
 
@@ -280,6 +350,14 @@ const size_t core_plan_input_count = sizeof core_plan_inputs / sizeof core_plan_
 static bool name_is(const char *name, size_t len, const char *want)
 {
     return len > 0 && want[0] == name[0] && strlen(want) == len && memcmp(name, want, len) == 0;
+}
+
+const struct core_input_spec *core_serve_input_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < core_serve_input_count; i++)
+        if (name_is(name, len, core_serve_inputs[i].name))
+            return &core_serve_inputs[i];
+    return core_input_find(name, len, false);
 }
 
 const struct core_input_spec *core_input_find(const char *name, size_t len, bool plan)

@@ -114,6 +114,14 @@ extern const size_t core_input_count;
 extern const struct core_input_spec core_plan_inputs[];
 extern const size_t core_plan_input_count;
 
+/* /inference's own inputs (offsets into struct core_serve_input, core/serve.h); the compute
+ * rows of core_inputs apply there too (its base). */
+extern const struct core_input_spec core_serve_inputs[];
+extern const size_t core_serve_input_count;
+
+/* The row named name[0..len) among /inference's rows, then core_inputs; or NULL. */
+const struct core_input_spec *core_serve_input_find(const char *name, size_t len);
+
 /* The row named name[0..len), or NULL; plan = also /plan's own rows (they win). */
 const struct core_input_spec *core_input_find(const char *name, size_t len, bool plan);
 

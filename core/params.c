@@ -158,8 +158,8 @@ static void apply_window(const struct core_input *in, struct core_arch *a)
 {
     if (in->sliding_window < 0)
         return;
-    if (in->sliding_window == 0)
-        a->layer_period = 0, a->full_layers = 0;
+    if (in->sliding_window == 0 && a->linear_layers == 0)
+        a->layer_period = 0, a->full_layers = 0; /* a hybrid's linear layers keep the pattern */
     a->sliding_window = in->sliding_window;
 }
 

@@ -544,7 +544,7 @@ static double metric_bytes(const struct core_resolved *r, const struct profile *
     double fixed = CONTEXT_GIB * GIB + (r->gpus > 1 ? COMM_GIB * GIB : 0);
     double reserved =
         (allocated + stranded) * (compiled ? pf->reserved_compiled : pf->reserved_eager);
-    double cap = r->memory_gb * 1e9 - fixed;
+    double cap = (double)r->usable_bytes - fixed;
 
     if (reserved > cap)
         reserved = allocated > cap ? allocated : cap;

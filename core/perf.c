@@ -224,6 +224,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
         core_arch_layer_types(a, &lt);
         in->sliding_layers = lt.layers[CORE_LAYER_SLIDING];
         in->sliding_window = lt.window;
+        in->linear_layers = lt.layers[CORE_LAYER_LINEAR];
     }
     in->optimizer = r->optimizer;
     in->master_weights = r->master_weights;
@@ -320,22 +321,36 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     return passes * (double)in->moe_layers / x->p * one;
 }
 
+static double clamp_layers(double n, double max)
+{
+    return n < 0.0 ? 0.0 : n > max ? max : n;
+}
+
 /* Keys a fused attention kernel processes per query, averaged over the layers: s/2 causal (the
  * masked half skipped), s with a full mask; a sliding layer's kernel skips the blocks outside
- * its window too, min(t, w) keys for query t (core_attention_mean_keys). Materialized attention
+ * its window too, min(t, w) keys for query t (core_attention_mean_keys); a linear-attention
+ * layer has none (its chunked delta rule is linear in s and not priced). Materialized attention
  * computes the whole s x s matrix and masks it, window or not. */
 static double flash_keys(const struct core_perf_input *in, const struct shape *x)
 {
     bool causal = !in->full_mask;
+    double linear = clamp_layers((double)in->linear_layers, x->L);
     double sliding = in->sliding_window > 0 ? (double)in->sliding_layers : 0.0;
     double full = x->s * (causal ? 0.5 : 1.0);
 
-    if (sliding <= 0.0)
+    if (sliding <= 0.0 && linear <= 0.0)
         return full;
-    sliding = sliding < x->L ? sliding : x->L;
-    return ((x->L - sliding) * full +
+    sliding = clamp_layers(sliding, x->L - linear);
+    return ((x->L - linear - sliding) * full +
             sliding * core_attention_mean_keys((int64_t)x->s, in->sliding_window, causal)) /
            x->L;
+}
+
+/* Of the layers, the share that runs softmax attention at all (not linear attention). */
+static double attention_share(const struct core_perf_input *in, const struct shape *x)
+{
+    return in->linear_layers > 0 ? (x->L - clamp_layers((double)in->linear_layers, x->L)) / x->L
+                                 : 1.0;
 }
 
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
@@ -365,6 +380,10 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     } else {
         att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
         score_mem_f = heads * sq * x->s * 13.0 / hbm;
+        if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
+            att_f *= attention_share(in, x);
+            score_mem_f *= attention_share(in, x);
+        }
     }
 
     /* Element-wise forward bytes per token: two norms (read+write d each), two residual adds

@@ -38,6 +38,8 @@ struct core_perf_input {
     /* Sliding-window attention (core/layers.c): of the layers, sliding_layers attend only the
      * last sliding_window keys, which fused kernels skip the rest of; 0 = every layer full. */
     int64_t sliding_layers, sliding_window;
+    /* Linear-attention layers (Qwen3-Next's Gated DeltaNet): no quadratic attention term. */
+    int64_t linear_layers;
     enum core_optimizer optimizer;
     bool master_weights;
     /* Layout: gpus = tp * pp * dp * cp (not checked here). zero_stage 0..3; virtual_stages is

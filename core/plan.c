@@ -236,7 +236,7 @@ static int gpu_rows(const struct core_plan_input *in, struct gpu_row *rows, bool
         for (int i = 0; i < in->gpu_count; i++)
             want[n++] = in->gpus[i];
     else
-        for (size_t i = 0; i < core_gpu_count && n < CORE_PLAN_GPU_MAX; i++)
+        for (size_t i = 0; i < CORE_GPU_TRAINING_COUNT && n < CORE_PLAN_GPU_MAX; i++)
             want[n++] = (int)i;
     *priced = false;
     for (int i = 0; i < n; i++)

@@ -178,12 +178,14 @@ static int serve(int argc, char **argv)
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: memwall serve [--SETTING VALUE]...\n"
-                "       memwall flops|memory|fit|runtime|plan [--NAME VALUE]... [--json] [FILE]\n"
-                "       memwall --help | --version\n"
-                "\n"
-                "memwall prices a Transformer training run over HTTP: FLOPs, per-GPU memory,\n"
-                "fit against a GPU and wall-clock. 'memwall serve --help' lists the settings.\n");
+    fprintf(
+        to,
+        "usage: memwall serve [--SETTING VALUE]...\n"
+        "       memwall flops|memory|fit|runtime|plan|inference [--NAME VALUE]... [--json] [FILE]\n"
+        "       memwall --help | --version\n"
+        "\n"
+        "memwall prices a Transformer training run over HTTP: FLOPs, per-GPU memory,\n"
+        "fit against a GPU and wall-clock. 'memwall serve --help' lists the settings.\n");
 }
 
 int main(int argc, char **argv)

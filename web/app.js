@@ -880,7 +880,8 @@
             add('dense · ');
         add(sh.layers + ' layers × d ' + sh.hidden + ', ' + sh.heads + ' heads' +
             (sh.kv_heads && sh.kv_heads !== sh.heads ? ' (' + sh.kv_heads + ' KV)' : '') + ', V ' + sh.vocab +
-            (sh.sliding_layers ? ' · ' + sh.sliding_layers + ' sliding-window layers (' + sh.sliding_window + ' tokens)' : ''));
+            (sh.sliding_layers ? ' · ' + sh.sliding_layers + ' sliding-window layers (' + sh.sliding_window + ' tokens)' : '') +
+            (sh.linear_layers ? ' · ' + sh.linear_layers + ' linear-attention layers' : ''));
     }
 
     function renderWarnings(list) {

@@ -142,6 +142,37 @@ static const struct golden_case cases[] = {
     {"fit_reduce_seq_len", "GET", "/fit", "gpus=8&seq_len=131072&checkpointing=full", NULL},
     {"fit_state_never_fits", "GET", "/fit", "params=1000T&memory_gb=0.1", NULL},
     {"fit_batch_headroom", "GET", "/fit", "gpus=8&zero_stage=3", NULL},
+    /* /inference (docs/serving.md): vLLM V1 defaults, FP8 weights over tp 4, a replica that does
+     * not serve (every advice code it can give), K26's measured pool, the other engines, a
+     * batch, and the 400 and 422 it answers. */
+    {"inference_llama3_8b", "GET", "/inference", "model=llama3-8b", NULL},
+    {"inference_llama3_70b_fp8_tp4", "GET", "/inference",
+     "model=llama3-70b&quantization=fp8&tp=4&kv_cache_dtype=fp8", NULL},
+    {"inference_does_not_serve", "GET", "/inference", "model=llama3-70b&gpu=l40s", NULL},
+    {"inference_max_model_len_advice", "GET", "/inference",
+     "model=llama3-8b&kv_cache_memory=1073741823&max_num_seqs=64", NULL},
+    {"inference_k26_kv_cache_memory", "POST", "/inference", NULL,
+     "{\"layers\":32,\"hidden\":4096,\"heads\":32,\"kv_heads\":8,\"ffn_hidden\":14336,"
+     "\"vocab\":32000,\"gated_mlp\":true,\"precision\":\"fp16\",\"quantization\":\"gptq\","
+     "\"max_model_len\":32768,\"kv_cache_memory\":110122961469,\"gpu\":\"h200-sxm\"}"},
+    {"inference_sglang", "GET", "/inference", "model=llama3-8b&engine=sglang", NULL},
+    {"inference_trtllm_awq", "GET", "/inference",
+     "model=llama2-13b&engine=trtllm&quantization=awq&gpu=a10&precision=fp16", NULL},
+    {"inference_llamacpp_q4_k_m", "GET", "/inference",
+     "model=llama2-7b&engine=llama.cpp&quantization=gguf_q4_k_m&gpu=rtx-4090", NULL},
+    {"inference_vllm_v0_mla", "GET", "/inference",
+     "model=deepseek-v3&engine=vllm_v0&quantization=fp8&tp=8&gpu=h200-sxm&max_model_len=32768",
+     NULL},
+    {"inference_gpt_oss_hybrid", "GET", "/inference", "model=gpt-oss-20b&max_num_seqs=64", NULL},
+    {"inference_qwen3_next_linear", "GET", "/inference",
+     "model=qwen3-next-80b-a3b&tp=4&max_model_len=65536", NULL},
+    {"post_inference_batch", "POST", "/inference", NULL,
+     "[{\"model\":\"llama3-8b\"},{\"model\":\"llama3-8b\",\"max_model_len\":9000},"
+     "{\"engine\":\"vllm_v2\"}]"},
+    {"problem_400_inference_fields", "GET", "/inference",
+     "gpu_memory_utilization=0&kv_cache_dtype=fp4&block_size=0&enginee=vllm", NULL},
+    {"problem_422_inference_quantization", "GET", "/inference",
+     "model=llama3-8b&quantization=awq&precision=fp32", NULL},
     /* POST: an object, the empty body (all defaults), a batch with problem items in place. */
     {"post_memory_object", "POST", "/memory", NULL, "{\"params\":\"13B\",\"gpus\":2}"},
     {"post_fit_empty_body", "POST", "/fit", NULL, ""},

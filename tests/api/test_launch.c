@@ -430,7 +430,8 @@ START_TEST(hf_ids)
     unsigned status;
     json_t *r;
 
-    ck_assert_str_eq(api_launch_preset_of_hf_id("meta-llama/Llama-3.1-70B-Instruct"), "llama3-70b");
+    ck_assert_str_eq(api_launch_preset_of_hf_id("meta-llama/Llama-3.1-70B-Instruct"),
+                     "llama3.1-70b");
     ck_assert_str_eq(api_launch_preset_of_hf_id("META-LLAMA/llama-2-7b-chat-hf"), "llama2-7b");
     ck_assert_str_eq(api_launch_preset_of_hf_id("mistralai/Mixtral-8x7B-Instruct-v0.1"),
                      "mixtral-8x7b");
@@ -446,7 +447,7 @@ START_TEST(hf_ids)
              &status);
     ck_assert_uint_eq(status, 200);
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "inputs"), "model")),
-                     "llama3-70b");
+                     "llama3.1-70b");
     json_decref(r);
 }
 END_TEST

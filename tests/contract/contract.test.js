@@ -295,9 +295,43 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
                 assert.ok(p, `openapi.yaml declares no parameter "${row.name}"`);
                 agrees(row, deref(p.schema));
             }
-            const names = new Set(table.inputs.map((r) => r.name));
+            const names = new Set([...table.inputs, ...table.inference_inputs].map((r) => r.name));
             for (const [name, p] of byName)
                 if ((p.schema.$ref || '').includes('/In')) assert.ok(names.has(name), `openapi.yaml parameter "${name}" is no input`);
+        });
+
+        test('every /inference input is a query parameter and a body property with the same bounds', () => {
+            const byName = new Map(Object.values(DOC.components.parameters).map((p) => [p.name, p]));
+            const body = deref(DOC.components.schemas.InferenceInputs).properties;
+            const get = DOC.paths['/inference'].get.parameters.map((r) => deref(r).name);
+            for (const row of [...table.inputs, ...table.inference_inputs]) {
+                assert.ok(body[row.name], `InferenceInputs has no property "${row.name}"`);
+                if (row.kind === 'object') continue;
+                assert.ok(get.includes(row.name), `GET /inference has no parameter "${row.name}"`);
+            }
+            for (const row of table.inference_inputs) agrees(row, deref(byName.get(row.name).schema));
+        });
+
+        test('docs/serving.md lists every /inference input once, with its unit, default and bounds', () => {
+            const text = fs.readFileSync(path.resolve(__dirname, '../../docs/serving.md'), 'utf8');
+            const section = text.split('\n## Inputs')[1].split('\n## ')[0];
+            const rows = new Map();
+            for (const line of section.split('\n')) {
+                const m = line.match(/^\| `([a-z_]+)` \| ([^|]*) \| ([^|]*) \| ([^|]*) \|/);
+                if (m) rows.set(m[1], { unit: m[2].trim(), dflt: m[3].trim(), bounds: m[4].trim() });
+            }
+            for (const row of table.inference_inputs) {
+                const doc = rows.get(row.name);
+                assert.ok(doc, `docs/serving.md has no row for ${row.name}`);
+                assert.equal(doc.unit, row.unit || '—', `docs/serving.md unit of ${row.name}`);
+                const dflt = row.default === null ? row.default_doc : String(row.default);
+                assert.equal(doc.dflt, dflt, `docs/serving.md default of ${row.name}`);
+                if (numeric(row)) {
+                    const bounds = `${row.exclusive_minimum ? '(' : '['}${row.minimum}, ${row.maximum}]`;
+                    assert.equal(doc.bounds, bounds, `docs/serving.md bounds of ${row.name}`);
+                }
+            }
+            assert.equal(rows.size, table.inference_inputs.length, 'docs/serving.md lists inputs the table does not have');
         });
 
         test("every /plan input is a property of the plan request with the same bounds", () => {
@@ -331,6 +365,37 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
                 }
             }
             assert.equal(rows.size, all.length, 'docs/model.md lists inputs the table does not have');
+        });
+    });
+
+    describe('/inference', () => {
+        test('GET /inference and POST /inference {} conform and agree byte for byte', async () => {
+            const g = await get('/inference?model=llama3-8b');
+            const p = await postJson('/inference', { model: 'llama3-8b' });
+            conforms(g, '/inference', 'GET', 200);
+            conforms(p, '/inference', 'POST', 200);
+            assert.equal(p.text, g.text);
+        });
+
+        test('POST /inference: K26 (102.56 GiB of KV cache) gives the logged 840,160 tokens and 25.64x', async () => {
+            // Page 16 x 2 x 8 x 128 x 2 = 65,536 bytes per layer, 32 layers: 2,097,152 per block;
+            // floor(102.56 x 2^30) = 110,122,961,469 bytes -> 52,510 blocks = 840,160 tokens;
+            // 52,510 / (32,768 / 16) = 25.64.
+            const b = await ok('/inference', { layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336,
+                vocab: 32000, gated_mlp: true, precision: 'fp16', quantization: 'gptq', max_model_len: 32768,
+                kv_cache_memory: 110122961469, gpu: 'h200-sxm' });
+            assert.equal(b.inference.kv_cache.blocks, 52510);
+            assert.equal(b.inference.kv_cache.tokens, 840160);
+            close(b.inference.kv_cache.max_concurrency, 52510 / 2048);
+        });
+
+        test('POST /inference: a batch, a 400 naming the field and a 422 for a too-long max_model_len', async () => {
+            const res = await postJson('/inference', [{ model: 'llama3-8b' }, { model: 'llama3-8b', max_model_len: 9000 }]);
+            const items = conforms(res, '/inference', 'POST', 200);
+            assert.equal(items[1].status, 422);
+            assert.equal(items[1].errors[0].field, 'max_model_len');
+            const bad = conforms(await get('/inference?gpu_memory_utilization=0'), '/inference', 'GET', 400);
+            assert.deepEqual(fields(bad), ['gpu_memory_utilization']);
         });
     });
 

@@ -65,15 +65,21 @@ static void assert_error(const char *text, const char *field)
     json_decref(errors);
 }
 
-static void assert_types(const struct core_arch *a, int64_t full, int64_t sliding, int64_t window)
+static void assert_kinds(const struct core_arch *a, int64_t full, int64_t sliding, int64_t linear,
+                         int64_t window)
 {
     struct core_layer_types t;
 
     core_arch_layer_types(a, &t);
     ASSERT_I64(t.layers[CORE_LAYER_FULL], full);
     ASSERT_I64(t.layers[CORE_LAYER_SLIDING], sliding);
-    ASSERT_I64(t.layers[CORE_LAYER_LINEAR], 0);
+    ASSERT_I64(t.layers[CORE_LAYER_LINEAR], linear);
     ASSERT_I64(t.window, window);
+}
+
+static void assert_types(const struct core_arch *a, int64_t full, int64_t sliding, int64_t window)
+{
+    assert_kinds(a, full, sliding, 0, window);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -102,6 +108,19 @@ static void assert_types(const struct core_arch *a, int64_t full, int64_t slidin
  *   f 36864, four norms: attention 3 x 4608 x 4096 = 56,623,104 + norms 18,432 + MLP
  *   3 x 4608 x 36864 = 509,607,936 -> 566,249,472 x 46 + 4,608 = 26,047,480,320 (Table 2) +
  *   256000 x 4608 = 27,227,128,320.
+ * Qwen3-Next-80B-A3B (Qwen3NextAttention, Qwen3NextGatedDeltaNet, Qwen3NextSparseMoeBlock in
+ *   transformers' modeling_qwen3_next.py): d 2048, 48 layers, V 151936 untied.
+ *   12 gated attention layers (16 heads and 2 KV heads of 256): q_proj 2048 x 8192 (query and
+ *     gate) = 16,777,216; k, v 2 x 2048 x 512 = 2,097,152; o 4096 x 2048 = 8,388,608; q/k norms
+ *     512 -> 27,263,488
+ *   36 Gated DeltaNet layers (16 key heads and 32 value heads of 128: k_w 2048, v_w 4096):
+ *     in_proj_qkvz 2048 x 12288 = 25,165,824; in_proj_ba 2048 x 64 = 131,072; conv 8192 x 4 =
+ *     32,768; dt_bias + A_log 64; norm 128; out_proj 4096 x 2048 = 8,388,608 -> 33,718,464
+ *   every layer: two norms 4,096; MoE: 512 experts of 3 x 2048 x 512 = 3,145,728
+ *     (1,610,612,736), router 1,048,576, shared expert 3,145,728, its gate 2,048
+ *   total 12 x 27,263,488 + 36 x 33,718,464 + 48 x (4,096 + 1,610,612,736 + 1,048,576 +
+ *     3,145,728 + 2,048) + 2 x 151936 x 2048 + 2,048 = 79,674,391,296 (Qwen: 80B)
+ *   active: 10 experts of 512 -> total - 48 x 502 x 3,145,728 = 3,874,929,408
  * Gemma 3 27B (language model): d 5376, 32 x 128 heads, 16 KV, f 21504, QK-norm 2 x 128, four
  *   norms: attention 3 x 5376 x 4096 = 66,060,288 + 256 + 21,504 + MLP 346,816,512 =
  *   412,898,560 x 62 + 5,376 = 25,599,716,096 + 262208 x 5376 = 27,009,346,304.
@@ -114,7 +133,7 @@ struct expected {
 static const struct expected expected[] = {
     {"gpt-oss-20b", 20914757184, 4187440704},  {"gpt-oss-120b", 116829156672, 5711982912},
     {"gemma-2-9b", 9241705984, 9241705984},    {"gemma-2-27b", 27227128320, 27227128320},
-    {"gemma-3-27b", 27009346304, 27009346304},
+    {"gemma-3-27b", 27009346304, 27009346304}, {"qwen3-next-80b-a3b", 79674391296, 3874929408},
 };
 
 static const struct expected *expected_for(const char *preset)
@@ -164,8 +183,12 @@ START_TEST(real_configs)
     ASSERT_I64(core_presets[idx].arch.layer_period, a.layer_period);
     ck_assert(core_presets[idx].arch.full_layers == a.full_layers);
     ck_assert(core_presets[idx].arch.attention_sinks == a.attention_sinks);
-    assert_types(&a, json_integer_value(json_object_get(layers, "full_attention")),
+    ck_assert(core_presets[idx].arch.linear_layers == a.linear_layers);
+    ASSERT_I64(core_arch_linear_state_elements(&core_presets[idx].arch),
+               core_arch_linear_state_elements(&a));
+    assert_kinds(&a, json_integer_value(json_object_get(layers, "full_attention")),
                  json_integer_value(json_object_get(layers, "sliding_attention")),
+                 json_integer_value(json_object_get(layers, "linear_attention")),
                  json_integer_value(json_object_get(row, "window")));
     json_decref(errors);
     json_decref(all);
@@ -245,6 +268,37 @@ START_TEST(ways_of_stating)
 }
 END_TEST
 
+/* Qwen3-Next: full_attention_interval P puts full attention at (i + 1) mod P = 0 and Gated
+ * DeltaNet layers elsewhere (class default 4); an explicit layer_types list may say
+ * "linear_attention"; the family has no sliding window (sliding_window is inert). One linear
+ * layer keeps (2 x 16 x 128 + 32 x 128) x (4 - 1) = 24,576 convolution inputs and
+ * 32 x 128 x 128 = 524,288 state elements: 548,864 per sequence. Another family cannot say
+ * "linear_attention". */
+START_TEST(qwen3_next_layers)
+{
+    struct core_arch a = arch_of("{\"model_type\":\"qwen3_next\",\"sliding_window\":4096}");
+    assert_kinds(&a, 12, 0, 36, 0);
+    ck_assert(core_arch_layer_kind(&a, 0) == CORE_LAYER_LINEAR);
+    ck_assert(core_arch_layer_kind(&a, 3) == CORE_LAYER_FULL);
+    ASSERT_I64(core_arch_linear_state_elements(&a), 548864);
+    ASSERT_I64(core_arch_kv_positions_total(&a, 1000), 12 * 1000);
+    a = arch_of("{\"model_type\":\"qwen3_next\",\"num_hidden_layers\":6,"
+                "\"full_attention_interval\":3}");
+    assert_kinds(&a, 2, 0, 4, 0);
+    a = arch_of("{\"model_type\":\"qwen3_next\",\"num_hidden_layers\":4,\"layer_types\":"
+                "[\"full_attention\",\"linear_attention\",\"linear_attention\","
+                "\"full_attention\"]}");
+    assert_kinds(&a, 2, 0, 2, 0);
+    a = arch_of("{\"model_type\":\"qwen3_next\",\"full_attention_interval\":1}");
+    assert_kinds(&a, 48, 0, 0, 0);
+    assert_error("{\"model_type\":\"llama\",\"num_hidden_layers\":2,\"layer_types\":"
+                 "[\"linear_attention\",\"full_attention\"]}",
+                 "config.layer_types");
+    assert_error("{\"model_type\":\"qwen3_next\",\"linear_num_value_heads\":0}",
+                 "config.linear_num_value_heads");
+}
+END_TEST
+
 /* The GPT-OSS hook: attribute_map alias num_experts, and top-k stated twice must agree (the
  * error names the alias that disagrees). */
 START_TEST(gpt_oss_keys)
@@ -311,6 +365,7 @@ static Suite *suite(void)
     tcase_add_test(tc, mistral_every_layer);
     tcase_add_test(tc, ways_of_stating);
     tcase_add_test(tc, gpt_oss_keys);
+    tcase_add_test(tc, qwen3_next_layers);
     tcase_add_test(tc, errors_name_the_key);
     tcase_add_test(tc, aperiodic_list);
     suite_add_tcase(s, tc);

@@ -1,0 +1,128 @@
+/*
+ * inference.c - GET|POST /inference: will the model serve? (core_serve, core/serve.h).
+ *
+ * The compute routes' conventions (compute.c): GET takes the query string, POST a JSON object,
+ * a POSTed array is a batch answered item by item (at most API_BATCH_MAX), 400 names each bad
+ * field, 422 lists core's contradictions. Inputs: every compute row (the model, the replica)
+ * plus the serving rows of core_serve_inputs. Reply: "inputs", then "inference".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "launch.h"
+
+static unsigned serve_answer(const struct core_serve_input *in, const struct api_launch *launch,
+                             struct api_jsonw *w)
+{
+    struct core_serve_result result;
+    struct core_problems problems;
+    enum core_status status;
+
+    memset(&problems, 0, sizeof problems);
+    status = core_serve(in, &result, &problems);
+    if (status != CORE_OK)
+        return api_answer_core_problems(w, status, &problems);
+    api_jsonw_open_object(w);
+    api_write_serve_inputs(w, &result, launch->source);
+    api_write_inference(w, &result, launch->warnings);
+    api_jsonw_close_object(w);
+    return 200;
+}
+
+/* One JSON object; vllm_args in it (launch.h) is resolved into inputs first, the body's own
+ * members winning. */
+static unsigned object_answer(const json_t *item, struct api_jsonw *w)
+{
+    struct core_serve_input in;
+    struct api_launch launch;
+    json_t *errors, *inputs;
+    bool contradictory;
+    unsigned status;
+
+    if (!json_is_object(item))
+        return api_answer_problem(
+            w, API_E_MALFORMED_JSON,
+            "The body must be a JSON object (or, for a batch, an array of them).", NULL);
+    core_serve_input_init(&in);
+    errors = json_array();
+    if (errors == NULL)
+        return api_answer_problem(w, API_E_INTERNAL, "Out of memory.", NULL);
+    inputs = api_launch_resolve(item, true, &launch, errors, &contradictory);
+    if (inputs == NULL)
+        return contradictory
+                   ? api_answer_problem(w, API_E_IMPOSSIBLE_INPUTS,
+                                        "The launch configuration contradicts itself.", errors)
+                   : api_answer_invalid(w, errors);
+    if (!api_decode_serve_object(inputs, &in, errors)) {
+        api_launch_blame(&launch, errors);
+        json_decref(inputs);
+        api_launch_free(&launch);
+        return api_answer_invalid(w, errors);
+    }
+    json_decref(inputs);
+    json_decref(errors);
+    status = serve_answer(&in, &launch, w);
+    api_launch_free(&launch);
+    return status;
+}
+
+static void batch_reply(const json_t *items, struct api_response *resp)
+{
+    struct api_jsonw w;
+    json_t *item;
+    size_t i;
+    char detail[120];
+
+    if (json_array_size(items) > API_BATCH_MAX) {
+        snprintf(detail, sizeof detail, "A batch holds at most %d items; this one has %zu.",
+                 API_BATCH_MAX, json_array_size(items));
+        api_reply_problem(resp, API_E_INVALID_INPUT, detail, NULL);
+        return;
+    }
+    api_jsonw_init(&w);
+    api_jsonw_open_array(&w);
+    json_array_foreach (items, i, item) {
+        if (w.failed)
+            break;
+        object_answer(item, &w); /* an item's own status is inside its problem body */
+    }
+    api_jsonw_close_array(&w);
+    api_reply_writer(resp, 200, API_CT_JSON, &w);
+}
+
+void api_handle_inference(const struct api_request *req, struct api_response *resp, void *ctx)
+{
+    struct api_jsonw w;
+    unsigned status = 0;
+    json_t *body, *errors;
+    struct core_serve_input in;
+
+    (void)ctx;
+    api_jsonw_init(&w);
+    if (strcmp(req->method, "POST") != 0) {
+        core_serve_input_init(&in);
+        errors = json_array();
+        if (errors == NULL)
+            status = api_answer_problem(&w, API_E_INTERNAL, "Out of memory.", NULL);
+        else if (!api_decode_serve_query(req->query, req->query_count, &in, errors))
+            status = api_answer_invalid(&w, errors);
+        else {
+            struct api_launch none = {NULL, NULL, NULL};
+
+            json_decref(errors);
+            status = serve_answer(&in, &none, &w);
+        }
+        api_reply_answer(resp, status, &w);
+        return;
+    }
+    body = api_read_body(req, &w, &status);
+    if (body != NULL && json_is_array(body))
+        batch_reply(body, resp);
+    else {
+        if (body != NULL)
+            status = object_answer(body, &w);
+        api_reply_answer(resp, status, &w);
+    }
+    json_decref(body);
+}

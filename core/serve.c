@@ -1,0 +1,594 @@
+/*
+ * serve.c - core_serve() (serve.h): one replica's memory as the serving engine sizes it, the KV
+ * pool and the concurrency it holds, the verdict, and advice in cost order.
+ *
+ * Each engine's reservation rule, with the file it is read from (docs/serving.md has the
+ * derivations):
+ *  - vLLM V1, vllm/v1/worker/gpu_worker.py (determine_available_memory): the pool is
+ *    total * gpu_memory_utilization - weights - the profiling peak - the non-torch increase;
+ *    --kv-cache-memory replaces that figure and skips the profile. CUDA graphs are captured after
+ *    the pool is allocated, inside the 1 - utilization headroom (with the CUDA context).
+ *    Blocks: vllm/v1/core/kv_cache_utils.py, floor(available / page_size / layers).
+ *  - vLLM V0, vllm/worker/worker.py (determine_num_available_blocks): the same budget; its
+ *    profile runs max(max_model_len, 2048) tokens without chunked prefill, so it grows with
+ *    max_model_len; concurrency = blocks * block_size / max_model_len.
+ *  - SGLang, python/sglang/srt/model_executor/model_runner.py (profile_max_num_token): the pool is
+ *    what is free after the weights less (1 - mem_fraction_static) of what was free before them;
+ *    the default fraction is server_args.py's reserved-memory rule.
+ *  - TensorRT-LLM, docs/source/reference/memory.md: kv_cache_free_gpu_mem_fraction of the memory
+ *    free after the engine, its execution context and its runtime and decoder buffers.
+ *  - llama.cpp, src/llama-kv-cache.cpp: the whole n_ctx (max_model_len) cache up front.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "serve.h"
+#include "serve_internal.h"
+
+const char *const core_engine_names[CORE_ENGINE_COUNT] = {"vllm", "vllm_v0", "sglang", "trtllm",
+                                                          "llama.cpp"};
+const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT] = {"auto", "fp8", "fp8_e4m3",
+                                                              "fp8_e5m2"};
+
+#define GIB 1073741824.0
+#define MIB 1048576
+#define KIB 1024
+/* Memory in use before the engine's first snapshot: the CUDA context and the torch runtime.
+ * K22's log: "Free memory on device (43.93/44.42 GiB) on startup" -> 0.49 GiB; taken as 512 MiB. */
+#define CUDA_CONTEXT_BYTES (512 * (int64_t)MIB)
+/* The non-torch increase during the profile (NCCL, cuBLAS workspaces, custom all-reduce
+ * buffers). Tuned on the logged rows (docs/serving.md): tp 1 logs 0.03-0.08 GiB (K18, K29),
+ * parallel runs 0.20-0.43 GiB (K07, K08, K19, K23, K39). */
+#define NON_TORCH_SINGLE   (50 * (int64_t)MIB)
+#define NON_TORCH_PARALLEL (256 * (int64_t)MIB)
+/* A captured CUDA graph's private memory per layer (an estimate: one logged row, K22, gives
+ * 3.45 GiB / (51 sizes x 94 layers) = 755 KiB for a MoE layer). */
+#define GRAPH_BYTES_PER_LAYER (512 * (int64_t)KIB)
+
+int64_t core_serve_usable_bytes(int gpu)
+{
+    return core_gpu_usable_bytes(gpu);
+}
+
+void core_serve_input_init(struct core_serve_input *in)
+{
+    memset(in, 0, sizeof *in);
+    core_input_init(&in->base);
+    for (size_t i = 0; i < core_serve_input_count; i++)
+        core_input_store_default(&core_serve_inputs[i], in);
+}
+
+static int dtype_bytes(enum core_precision p)
+{
+    return p == CORE_PREC_FP32 ? 4 : 2;
+}
+
+static int64_t model_context(const struct core_input *b, const struct core_resolved *m)
+{
+    if (b->config_given && b->config_context > 0)
+        return b->config_context;
+    if (m->shape.preset >= 0)
+        return core_presets[m->shape.preset].context;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Defaults: the engines' own
+ * ------------------------------------------------------------------------------------------- */
+
+/* SGLang's default mem_fraction_static (server_args.py, _handle_gpu_memory_settings), in MiB of
+ * the GPU's memory: reserved = 512 + 1.5 max(chunked_prefill_size, 2048) + 2 cuda_graph_max_bs
+ * + 1024 tp pp / 8, at least 10 GiB above 60 GiB; fraction = round((mem - reserved) / mem, 3). */
+static double sglang_fraction(int64_t usable, int64_t chunk, int64_t tp, int64_t pp)
+{
+    double mem = (double)usable / MIB + 512; /* nvidia-smi's total: usable + the driver's */
+    double bs = mem < 20 * 1024    ? 8
+                : mem < 35 * 1024  ? (tp < 4 ? 24 : 80)
+                : mem < 60 * 1024  ? (tp < 4 ? 32 : 160)
+                : mem < 160 * 1024 ? (tp < 4 ? 256 : 512)
+                                   : 512;
+    double reserved =
+        512 + 1.5 * (double)(chunk > 2048 ? chunk : 2048) + 2 * bs + (double)(tp * pp) / 8 * 1024;
+
+    if (mem > 60 * 1024 && reserved < 10 * 1024)
+        reserved = 10 * 1024;
+    return round((mem - reserved) / mem * 1000) / 1000;
+}
+
+/* vLLM's `vllm serve` defaults (vllm/engine/arg_utils.py): 8192 batched tokens and 1024
+ * sequences on a GPU with >= 70 GiB that is not an A100, else 2048 and 256. V0: 256 sequences
+ * and max(max_model_len, 2048) tokens (chunked prefill off up to 32k, 2048 above). SGLang's
+ * chunked_prefill_size by GPU memory (server_args.py). TensorRT-LLM: max_num_tokens 8192,
+ * max_batch_size 2048 (trtllm-build). llama.cpp: n_ubatch 512, one sequence. */
+static void engine_defaults(const struct core_serve_input *in, int gpu,
+                            struct core_serve_resolved *s)
+{
+    int64_t usable = in->base.memory_gb > 0 ? (int64_t)llround(in->base.memory_gb * 1e9)
+                                            : core_serve_usable_bytes(gpu);
+    bool big = usable >= (int64_t)(70 * GIB) && strncmp(core_gpus[gpu].id, "a100", 4) != 0;
+    double mib = (double)usable / MIB + 512;
+    int64_t tokens = 2048, seqs = 256, block = 16;
+
+    switch (s->engine) {
+    case CORE_ENGINE_VLLM:
+        tokens = big ? 8192 : 2048;
+        seqs = big ? 1024 : 256;
+        break;
+    case CORE_ENGINE_VLLM_V0:
+        tokens = s->max_model_len <= 32768 && s->max_model_len > 2048 ? s->max_model_len : 2048;
+        break;
+    case CORE_ENGINE_SGLANG:
+        tokens = mib < 35 * 1024 ? 2048 : mib < 60 * 1024 ? 4096 : mib < 160 * 1024 ? 8192 : 16384;
+        block = 1;
+        break;
+    case CORE_ENGINE_TRTLLM:
+        tokens = 8192;
+        seqs = 2048;
+        block = 64;
+        break;
+    case CORE_ENGINE_LLAMACPP:
+        tokens = 512;
+        seqs = 1;
+        block = 1;
+        break;
+    case CORE_ENGINE_COUNT:
+        break;
+    }
+    s->max_num_batched_tokens =
+        in->max_num_batched_tokens > 0 ? in->max_num_batched_tokens : tokens;
+    s->max_num_seqs = in->max_num_seqs > 0 ? in->max_num_seqs : seqs;
+    s->block_size = in->block_size > 0 ? in->block_size : block;
+    s->mem_fraction_static = in->mem_fraction_static > 0
+                                 ? in->mem_fraction_static
+                                 : sglang_fraction(usable, s->max_num_batched_tokens, s->tp, s->pp);
+}
+
+/* CUDA graphs vLLM captures: V1 [1, 2, 4] + 8..248 step 8 + 256..max step 16 with max =
+ * min(2 max_num_seqs, 512) (vllm/config/compilation.py); V0 [1, 2, 4] + 8..256 step 8 up to
+ * max_num_seqs (vllm/worker/model_runner.py); SGLang [1, 2, 4, 8, 12] + 16..256 step 8 + ...
+ * up to cuda_graph_max_bs (server_args.py). */
+static int64_t graph_count(enum core_engine e, int64_t seqs)
+{
+    int64_t max = e == CORE_ENGINE_VLLM ? (2 * seqs < 512 ? 2 * seqs : 512) : seqs, n = 0;
+
+    if (e == CORE_ENGINE_TRTLLM || e == CORE_ENGINE_LLAMACPP)
+        return 0;
+    for (int64_t s = 1; s <= 4 && s <= max; s *= 2)
+        n++;
+    for (int64_t s = 8; s <= max && s < 256; s += 8)
+        n++;
+    for (int64_t s = 256; s <= max; s += 16)
+        n++;
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Resolution and checks
+ * ------------------------------------------------------------------------------------------- */
+
+static void check_parallel(const struct core_arch *a, const struct core_serve_resolved *s,
+                           struct core_problems *p)
+{
+    if (a->heads % s->tp != 0)
+        core_problem_add(p, "tp", "tp = %lld does not divide the %lld attention heads",
+                         (long long)s->tp, (long long)a->heads);
+    else if (a->kv_lora_rank == 0 &&
+             (s->tp > a->kv_heads ? s->tp % a->kv_heads : a->kv_heads % s->tp) != 0)
+        core_problem_add(p, "tp", "tp = %lld and the %lld KV heads do not divide one another",
+                         (long long)s->tp, (long long)a->kv_heads);
+    if (s->pp > a->layers)
+        core_problem_add(p, "pp", "pp = %lld exceeds the %lld layers", (long long)s->pp,
+                         (long long)a->layers);
+    if (s->ep > 1 && (a->experts == 0 || a->experts % s->ep != 0))
+        core_problem_add(p, "ep", "ep = %lld must divide the model's %lld routed experts",
+                         (long long)s->ep, (long long)a->experts);
+    if (s->ep > s->gpus)
+        core_problem_add(p, "ep", "ep = %lld exceeds the replica's %lld GPUs", (long long)s->ep,
+                         (long long)s->gpus);
+}
+
+static void check_formats(const struct core_serve_input *in, const struct core_resolved *m,
+                          struct core_problems *p)
+{
+    const struct core_quant_format *f = &core_quant_formats[in->quantization];
+
+    if (m->precision == CORE_PREC_FP8)
+        core_problem_add(p, "precision",
+                         "precision is the model's 16-bit dtype when serving; FP8 weights are "
+                         "quantization=fp8");
+    else if (m->precision == CORE_PREC_FP32 && !f->fp32_ok)
+        core_problem_add(p, "quantization", "%s kernels take fp16/bf16 activations, not fp32",
+                         f->name);
+    if ((f->engines & (1u << in->engine)) == 0)
+        core_problem_add(p, "quantization", "%s does not load %s weights",
+                         core_engine_names[in->engine], f->name);
+    if (in->engine == CORE_ENGINE_LLAMACPP && in->kv_cache_dtype != CORE_KV_AUTO)
+        core_problem_add(p, "kv_cache_dtype",
+                         "llama.cpp caches K and V in f16, q8_0 or q4_0, not fp8");
+    if (in->quant_group_size > 0 && !f->group_settable)
+        core_problem_add(p, "quant_group_size", "%s has a fixed block layout", f->name);
+}
+
+static void resolve_serve(const struct core_serve_input *in, const struct core_resolved *m,
+                          int64_t context, struct core_serve_resolved *s, struct core_problems *p)
+{
+    memset(s, 0, sizeof *s);
+    s->engine = in->engine;
+    s->quantization = in->quantization;
+    s->quant_group_size = core_quant_linear(in->quantization, in->quant_group_size).block;
+    s->kv_cache_dtype = in->kv_cache_dtype;
+    s->kv_bytes = in->kv_cache_dtype == CORE_KV_AUTO ? dtype_bytes(m->precision) : 1;
+    s->gpu_memory_utilization = in->gpu_memory_utilization;
+    s->kv_cache_free_gpu_mem_fraction = in->kv_cache_free_gpu_mem_fraction;
+    s->kv_cache_memory = in->kv_cache_memory;
+    s->max_model_len = in->max_model_len > 0 ? in->max_model_len : context;
+    s->context = context;
+    s->enforce_eager = in->enforce_eager || in->engine == CORE_ENGINE_LLAMACPP;
+    s->hbm_tbps = in->hbm_tbps > 0 ? in->hbm_tbps : core_gpus[m->gpu].hbm_tbps;
+    s->tp = m->tp;
+    s->pp = m->pp;
+    s->ep = in->base.ep;
+    s->gpus = m->gpus;
+    if (s->max_model_len <= 0) {
+        core_problem_add(p, "max_model_len", "the model has no known context: give max_model_len");
+        s->max_model_len = 1;
+    } else if (context > 0 && s->max_model_len > context)
+        core_problem_add(p, "max_model_len",
+                         "%lld exceeds the model's %lld positions (max_position_embeddings)",
+                         (long long)s->max_model_len, (long long)context);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Sizing
+ * ------------------------------------------------------------------------------------------- */
+
+/* The pool the engine has (bytes, may be negative) from the other figures of the rank. */
+static int64_t engine_available(const struct core_serve_resolved *s,
+                                const struct core_serve_memory *g, int64_t comm)
+{
+    double total = (double)g->capacity;
+
+    switch (s->engine) {
+    case CORE_ENGINE_VLLM:
+    case CORE_ENGINE_VLLM_V0:
+        if (s->kv_cache_memory > 0)
+            return s->kv_cache_memory;
+        return (int64_t)(total * s->gpu_memory_utilization) - g->weights - g->activations - comm;
+    case CORE_ENGINE_SGLANG: {
+        double before = total - (double)CUDA_CONTEXT_BYTES; /* free before the weights load */
+        return (int64_t)(before * s->mem_fraction_static) - g->weights;
+    }
+    case CORE_ENGINE_TRTLLM: {
+        double free = total - (double)(g->non_torch + g->weights + g->activations);
+        return (int64_t)(free * s->kv_cache_free_gpu_mem_fraction);
+    }
+    case CORE_ENGINE_LLAMACPP:
+    case CORE_ENGINE_COUNT:
+        break;
+    }
+    return 0;
+}
+
+/* Tokens a sliding-window layer keeps per request in vLLM V1 (SlidingWindowSpec,
+ * max_memory_usage_bytes): the window less one plus a scheduled chunk, at most max_model_len,
+ * in blocks with one spare. */
+static int64_t sliding_blocks(const struct core_layer_types *lt,
+                              const struct core_serve_resolved *s)
+{
+    int64_t keep = lt->window - 1 + s->max_num_batched_tokens;
+
+    keep = keep < s->max_model_len ? keep : s->max_model_len;
+    return ceil_div(keep, s->block_size) + 1;
+}
+
+/* vLLM V1's hybrid allocator (vllm/v1/core/kv_cache_utils.py, uniform page size): layers in
+ * groups of g = min(full, sliding) layers, one pool of g page tensors shared by the groups;
+ * blocks = available / (page g); the logged size is blocks / groups x block_size; a request needs
+ * ceil(len / bs) blocks in each full group and the window's in each sliding group. */
+static void size_kv_hybrid(const struct core_layer_types *lt, const struct core_serve_resolved *s,
+                           int64_t available, struct core_serve_kv *kv)
+{
+    int64_t full = lt->layers[CORE_LAYER_FULL], slide = lt->layers[CORE_LAYER_SLIDING];
+    int64_t g = full > 0 && full < slide ? full : slide;
+    int64_t full_groups = ceil_div(full, g), slide_groups = ceil_div(slide, g);
+    int64_t per_request = full_groups * ceil_div(s->max_model_len, s->block_size) +
+                          slide_groups * sliding_blocks(lt, s);
+    int64_t spare;
+
+    kv->blocks = available > 0 ? available / (kv->page_bytes * g) : 0;
+    kv->pool_bytes = kv->blocks * kv->page_bytes * g;
+    kv->tokens = kv->blocks / (full_groups + slide_groups) * s->block_size;
+    kv->max_concurrency = (double)kv->blocks / (double)per_request;
+    kv->max_model_len_fits = kv->blocks >= per_request;
+    spare = kv->blocks - slide_groups * sliding_blocks(lt, s);
+    kv->max_model_len_supported = full == 0   ? (kv->max_model_len_fits ? s->max_model_len : 0)
+                                  : spare > 0 ? spare / full_groups * s->block_size
+                                              : 0;
+}
+
+static void size_kv(const struct core_arch *a, const struct core_serve_resolved *s,
+                    int64_t available, struct core_serve_kv *kv)
+{
+    int64_t per_layer = core_serve_kv_bytes_per_token(a, s->tp, 1, s->kv_bytes);
+    struct core_layer_types lt;
+    int64_t need;
+
+    core_arch_layer_types_range(a, 0, ceil_div(a->layers, s->pp), &lt);
+    kv->layers = lt.layers[CORE_LAYER_FULL] + lt.layers[CORE_LAYER_SLIDING]; /* linear: no KV */
+    kv->bytes_per_token = per_layer * kv->layers;
+    kv->block_size = s->block_size;
+    kv->page_bytes = per_layer * s->block_size;
+    kv->available = available;
+    if (s->engine == CORE_ENGINE_VLLM && lt.layers[CORE_LAYER_SLIDING] > 0 && kv->layers > 0) {
+        size_kv_hybrid(&lt, s, available, kv);
+        return;
+    }
+    if (s->engine == CORE_ENGINE_LLAMACPP) { /* n_ctx cells; sliding layers keep w + n_ubatch */
+        int64_t w = lt.window + s->max_num_batched_tokens;
+
+        kv->blocks = s->max_model_len;
+        kv->pool_bytes = per_layer * (lt.layers[CORE_LAYER_FULL] * s->max_model_len +
+                                      lt.layers[CORE_LAYER_SLIDING] *
+                                          (w < s->max_model_len ? w : s->max_model_len));
+    } else {
+        kv->blocks =
+            available > 0 && kv->layers > 0 ? available / (kv->page_bytes * kv->layers) : 0;
+        kv->pool_bytes = kv->blocks * kv->page_bytes * kv->layers;
+    }
+    kv->tokens = kv->blocks * s->block_size;
+    need = ceil_div(s->max_model_len, s->block_size);
+    if (s->engine == CORE_ENGINE_VLLM)
+        kv->max_concurrency = (double)kv->blocks / (double)need;
+    else
+        kv->max_concurrency = (double)kv->tokens / (double)s->max_model_len;
+    kv->max_model_len_fits = kv->blocks >= need;
+    kv->max_model_len_supported = kv->tokens;
+}
+
+/* Everything about one replica but the advice; false when a figure overflows. */
+static bool size_replica(const struct core_arch *a, int gpu, const struct core_input *b,
+                         const struct core_serve_resolved *s, struct core_serve_result *out)
+{
+    struct core_serve_memory *g = &out->per_gpu;
+    int db = dtype_bytes(out->model.precision);
+    int64_t comm = s->tp * s->pp > 1 ? NON_TORCH_PARALLEL : NON_TORCH_SINGLE, sum;
+    int64_t seqs = s->engine == CORE_ENGINE_LLAMACPP ? 0 : s->max_num_seqs;
+
+    memset(g, 0, sizeof *g);
+    g->capacity =
+        b->memory_gb > 0 ? (int64_t)llround(b->memory_gb * 1e9) : core_serve_usable_bytes(gpu);
+    g->weights =
+        core_serve_weight_bytes(a, s->quantization, s->quant_group_size, db, s->tp, s->pp, s->ep);
+    if (g->weights < 0)
+        return false;
+    g->activations = core_serve_profile_bytes(a, s->tp, s->max_num_batched_tokens, seqs, db);
+    if (s->engine == CORE_ENGINE_LLAMACPP) /* the compute buffer holds the ubatch's logits */
+        g->activations += s->max_num_batched_tokens * a->vocab * 4;
+    if (s->engine == CORE_ENGINE_TRTLLM) /* runtime + decoder buffers: fp32 logits, twice */
+        g->activations += s->max_num_seqs * a->vocab * 8;
+    g->non_torch = CUDA_CONTEXT_BYTES + comm;
+    if (!s->enforce_eager)
+        g->cuda_graphs = graph_count(s->engine, s->max_num_seqs) * ceil_div(a->layers, s->pp) *
+                         GRAPH_BYTES_PER_LAYER;
+    size_kv(a, s, engine_available(s, g, comm), &out->kv);
+    if (s->engine == CORE_ENGINE_LLAMACPP) { /* n_ctx is allocated whole: what is left holds */
+        int64_t left = g->capacity - g->weights - g->activations - g->non_torch;
+
+        out->kv.available = left > 0 ? left : 0;
+        out->kv.max_model_len_supported = out->kv.available / out->kv.bytes_per_token;
+        out->kv.max_model_len_fits = s->max_model_len <= out->kv.max_model_len_supported;
+    }
+    g->kv_cache = out->kv.pool_bytes;
+    if (s->context > 0 && out->kv.max_model_len_supported > s->context)
+        out->kv.max_model_len_supported = s->context;
+    if (!ck_add(g->weights, g->activations, &sum) || !ck_add(sum, g->non_torch, &sum) ||
+        !ck_add(sum, g->cuda_graphs, &sum) || !ck_add(sum, g->kv_cache, &sum))
+        return false;
+    g->total = sum;
+    out->fits = out->kv.max_model_len_fits && g->total <= g->capacity;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Warnings and advice
+ * ------------------------------------------------------------------------------------------- */
+
+#define WARN(res, ...)   core_note_add((res)->warnings, &(res)->warning_count, __VA_ARGS__)
+#define ADVISE(res, ...) core_note_add((res)->advice, &(res)->advice_count, __VA_ARGS__)
+
+static void serve_warnings(const struct core_serve_result *r, bool explicit_seqs,
+                           struct core_serve_result *res)
+{
+    const struct core_serve_memory *g = &r->per_gpu;
+    const struct core_serve_resolved *s = &r->resolved;
+
+    if (r->kv.available <= 0 && s->engine != CORE_ENGINE_LLAMACPP)
+        WARN(res, "kv_cache_no_memory",
+             "nothing is left for the KV cache: the weights and reserves take %.2f GiB of %.2f",
+             (double)(g->weights + g->activations + g->non_torch) / GIB, (double)g->capacity / GIB);
+    else if (!r->kv.max_model_len_fits)
+        WARN(res, "max_model_len_too_long",
+             "one %lld-token request needs %.2f GiB of KV cache; the pool has %.2f GiB (the "
+             "longest that fits is %lld)",
+             (long long)s->max_model_len,
+             (double)r->kv.bytes_per_token * (double)s->max_model_len / GIB,
+             (double)g->kv_cache / GIB, (long long)r->kv.max_model_len_supported);
+    if (explicit_seqs && r->kv.max_model_len_fits &&
+        r->kv.max_concurrency < (double)s->max_num_seqs && s->engine != CORE_ENGINE_LLAMACPP)
+        WARN(res, "concurrency_below_max_num_seqs",
+             "the pool holds %.2f requests of %lld tokens at once, fewer than max_num_seqs %lld",
+             r->kv.max_concurrency, (long long)s->max_model_len, (long long)s->max_num_seqs);
+    if ((s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0) && g->cuda_graphs > 0 &&
+        g->total > g->capacity && r->kv.available > 0)
+        WARN(res, "cuda_graphs_exceed_headroom",
+             "CUDA graphs (%.2f GiB) and the CUDA context are captured after the KV cache, in the "
+             "%.2f GiB left by gpu_memory_utilization: expect an out-of-memory at capture",
+             (double)g->cuda_graphs / GIB,
+             (double)g->capacity * (1 - s->gpu_memory_utilization) / GIB);
+    if (s->kv_cache_memory > 0 && g->total > g->capacity)
+        WARN(res, "kv_cache_memory_exceeds_gpu",
+             "kv_cache_memory plus the weights and reserves exceed the GPU's %.2f GiB",
+             (double)g->capacity / GIB);
+}
+
+/* Re-size the replica with one change; true when it then serves. */
+static bool serves_with(const struct core_arch *a, const struct core_serve_input *in,
+                        const struct core_serve_result *r, struct core_serve_resolved *s, int gpu)
+{
+    struct core_serve_result trial;
+
+    trial.model = r->model;
+    trial.model.gpu = gpu;
+    engine_defaults(in, gpu, s);
+    return size_replica(a, gpu, &in->base, s, &trial) && trial.fits;
+}
+
+static void advise_model_len(const struct core_serve_result *r, struct core_serve_result *res)
+{
+    int64_t n = r->kv.max_model_len_supported;
+    struct core_note *note;
+
+    if (r->fits || r->kv.max_model_len_fits || n < r->resolved.block_size ||
+        r->per_gpu.total > r->per_gpu.capacity)
+        return;
+    note = ADVISE(res, "lower_max_model_len",
+                  "lower max_model_len to %lld: the longest request "
+                  "the KV pool holds",
+                  (long long)n);
+    core_note_change_int(note, "max_model_len", n);
+}
+
+/* The smallest tensor-parallel degree above tp, up to one node (8), that serves; vLLM needs tp
+ * to divide the heads, and the KV heads and tp to divide one another. */
+static void advise_tp(const struct core_arch *a, const struct core_serve_input *in,
+                      const struct core_serve_result *r, struct core_serve_result *res)
+{
+    struct core_serve_resolved s = r->resolved;
+    struct core_note *note;
+
+    for (int64_t tp = 2 * r->resolved.tp; tp <= 8; tp *= 2) {
+        bool kv_ok =
+            a->kv_lora_rank > 0 || (tp > a->kv_heads ? tp % a->kv_heads : a->kv_heads % tp) == 0;
+
+        if (a->heads % tp != 0 || !kv_ok)
+            break;
+        s.tp = tp;
+        s.gpus = tp * s.pp;
+        if (serves_with(a, in, r, &s, r->model.gpu)) {
+            note = ADVISE(res, "more_tensor_parallel", "tensor parallelism over %lld GPUs fits",
+                          (long long)tp);
+            core_note_change_int(note, "tp", tp);
+            core_note_change_int(note, "gpus", s.gpus);
+            return;
+        }
+    }
+}
+
+static void advise(const struct core_arch *a, const struct core_serve_input *in,
+                   const struct core_serve_result *r, struct core_serve_result *res)
+{
+    static const enum core_quant tries[] = {CORE_QUANT_FP8, CORE_QUANT_AWQ};
+    struct core_serve_resolved s = r->resolved;
+    struct core_note *note;
+
+    advise_model_len(r, res);
+    if (s.kv_bytes > 1 && s.engine != CORE_ENGINE_LLAMACPP) {
+        s.kv_bytes = 1;
+        if (serves_with(a, in, r, &s, r->model.gpu)) {
+            note = ADVISE(res, "fp8_kv_cache", "an FP8 KV cache halves the bytes per token");
+            core_note_change_string(note, "kv_cache_dtype", "fp8");
+        }
+        s = r->resolved;
+    }
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0] && s.quantization == CORE_QUANT_NONE;
+         i++) {
+        struct core_serve_resolved q = r->resolved;
+
+        q.quantization = tries[i];
+        q.quant_group_size = core_quant_linear(tries[i], 0).block;
+        if ((core_quant_formats[tries[i]].engines & (1u << s.engine)) &&
+            serves_with(a, in, r, &q, r->model.gpu)) {
+            note = ADVISE(res, "quantize_weights", "%s weights fit", core_quant_names[tries[i]]);
+            core_note_change_string(note, "quantization", core_quant_names[tries[i]]);
+            break;
+        }
+    }
+    advise_tp(a, in, r, res);
+    if (in->base.memory_gb > 0)
+        return;
+    int best = -1;
+    for (size_t g = 0; g < core_gpu_count; g++) { /* the smallest larger part that serves */
+        int64_t u = core_serve_usable_bytes((int)g);
+        if (core_gpus[g].generation == CORE_GEN_TPU) /* the engines modelled run on GPUs */
+            continue;
+        if (u > r->per_gpu.capacity && (best < 0 || u < core_serve_usable_bytes(best)) &&
+            serves_with(a, in, r, &s, (int)g))
+            best = (int)g;
+    }
+    if (best >= 0) {
+        note = ADVISE(res, "larger_gpu", "%s (%.1f GiB usable) fits", core_gpus[best].name,
+                      (double)core_serve_usable_bytes(best) / GIB);
+        core_note_change_string(note, "gpu", core_gpus[best].id);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Entry point
+ * ------------------------------------------------------------------------------------------- */
+
+/* core_evaluate()'s resolution of the model on one replica (gpus = tp * pp when left at 1). */
+static enum core_status resolve_model(const struct core_serve_input *in, struct core_resolved *m,
+                                      struct core_problems *p)
+{
+    struct core_input base = in->base;
+    struct core_result res;
+    enum core_status st;
+
+    if (base.gpus == 1 && base.tp * base.pp > 1)
+        base.gpus = base.tp * base.pp;
+    base.ep = 1; /* serving's ep lives inside the replica: checked by check_parallel */
+    st = core_evaluate_parts(&base, CORE_PART_FLOPS, &res, p);
+    *m = res.resolved;
+    m->ep = in->base.ep;
+    return st;
+}
+
+enum core_status core_serve(const struct core_serve_input *in, struct core_serve_result *out,
+                            struct core_problems *problems)
+{
+    struct core_problems scratch;
+    struct core_problems *p = problems != NULL ? problems : &scratch;
+    const struct core_arch *a;
+    enum core_status st;
+
+    p->count = 0;
+    if (in == NULL || out == NULL) {
+        core_problem_add(p, "input", "no input or no result to fill");
+        return CORE_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < core_serve_input_count; i++)
+        if (!core_input_valid(&core_serve_inputs[i], in))
+            core_problem_add(p, core_serve_inputs[i].name, "out of range");
+    if (p->count > 0)
+        return CORE_EINVAL;
+    st = resolve_model(in, &out->model, p);
+    if (st != CORE_OK)
+        return st;
+    a = &out->model.shape.arch;
+    resolve_serve(in, &out->model, model_context(&in->base, &out->model), &out->resolved, p);
+    engine_defaults(in, out->model.gpu, &out->resolved);
+    check_parallel(a, &out->resolved, p);
+    check_formats(in, &out->model, p);
+    if (p->count > 0)
+        return CORE_EINVAL;
+    if (!size_replica(a, out->model.gpu, &in->base, &out->resolved, out)) {
+        core_problem_add(p, "params", "the replica's memory overflows 64-bit bytes");
+        return CORE_ERANGE;
+    }
+    serve_warnings(out, in->max_num_seqs > 0, out);
+    if (!out->fits)
+        advise(a, in, out, out);
+    return CORE_OK;
+}

@@ -1,0 +1,21 @@
+/*
+ * serve_internal.h - private glue between serve.c and serve_size.c.
+ */
+#ifndef MEMWALL_CORE_SERVE_INTERNAL_H
+#define MEMWALL_CORE_SERVE_INTERNAL_H
+
+#include "serve.h"
+
+/* max(1, kv_heads / tp): vLLM replicates the KV heads once tp exceeds them
+ * (vllm/model_executor/layers/linear.py, QKVParallelLinear). */
+int64_t core_serve_kv_heads_per_rank(int64_t kv_heads, int64_t tp);
+
+/* The profiling forward pass's peak on one rank: `tokens` through the model, the sampler over
+ * `seqs` sequences, act_bytes per activation (serve_size.c documents the terms). */
+int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t tokens,
+                                 int64_t seqs, int act_bytes);
+
+/* The usable (driver-reported) bytes of catalog row gpu: usable_gib, else the nominal GB. */
+int64_t core_serve_usable_bytes(int gpu);
+
+#endif

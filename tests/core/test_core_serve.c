@@ -1,0 +1,311 @@
+/*
+ * test_core_serve.c - core_serve() (core/serve.h) against figures derived by hand from the
+ * engines' arithmetic (vLLM vllm/v1/core/kv_cache_utils.py, vllm/v1/worker/gpu_worker.py) and
+ * the quantization layouts (core/quant.c). docs/serving.md has the formulas.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core_test_util.h"
+#include "check_main.h"
+#include "serve.h"
+
+static const struct core_arch *preset_arch(const char *id)
+{
+    return &core_presets[core_preset_find(id)].arch;
+}
+
+/* KV bytes per token = layers x 2 (K and V) x max(1, kv_heads / tp) x head_dim x bytes.
+ * Llama 3 8B (32 layers, 8 KV heads of 128), bf16: 32 x 2 x 8 x 128 x 2 = 131,072 (128 KiB);
+ * tp 2 halves the heads: 65,536; an FP8 cache (1 byte): 65,536 at tp 1.
+ * Llama 3 70B (80 layers, 8 KV heads) at tp 16: 8 / 16 < 1, so each rank keeps one replicated
+ * head: 80 x 2 x 1 x 128 x 2 = 40,960. DeepSeek-V3 (MLA, 61 layers): one latent of
+ * kv_lora_rank 512 + rope 64 = 576 elements, no factor 2, the same on every rank: 61 x 576 x 2
+ * = 70,272 at tp 1 and at tp 8. */
+START_TEST(kv_bytes_per_token)
+{
+    ASSERT_I64(core_serve_kv_bytes_per_token(preset_arch("llama3-8b"), 1, 32, 2), 131072);
+    ASSERT_I64(core_serve_kv_bytes_per_token(preset_arch("llama3-8b"), 2, 32, 2), 65536);
+    ASSERT_I64(core_serve_kv_bytes_per_token(preset_arch("llama3-8b"), 1, 32, 1), 65536);
+    ASSERT_I64(core_serve_kv_bytes_per_token(preset_arch("llama3-70b"), 16, 80, 2), 40960);
+    ASSERT_I64(core_serve_kv_bytes_per_token(preset_arch("deepseek-v3"), 1, 61, 2), 70272);
+    ASSERT_I64(core_serve_kv_bytes_per_token(preset_arch("deepseek-v3"), 8, 61, 2), 70272);
+}
+END_TEST
+
+/* Mistral 7B's shape (32 layers, d 4096, 32 heads, 8 KV heads of 128, f 14336, V 32000) as K26
+ * of serving-measured.csv logs it (vLLM V1, GPTQ, fp16, max_model_len 32768):
+ * "Available KV cache memory: 102.56 GiB / GPU KV cache size: 840,160 tokens / Maximum
+ * concurrency for 32,768 tokens per request: 25.64x / num_gpu_blocks is: 52510".
+ * Page = 16 tokens x 2 x 8 x 128 x 2 bytes = 65,536 per layer; a block across 32 layers is
+ * 2,097,152. kv_cache_memory = floor(102.56 x 2^30) = 110,122,961,469 bytes:
+ * blocks = floor(110,122,961,469 / 2,097,152) = 52,510; tokens = 52,510 x 16 = 840,160;
+ * concurrency = 52,510 / ceil(32,768 / 16) = 52,510 / 2,048 = 25.6396 (logged 25.64x). */
+static void mistral_shape(struct core_serve_input *in)
+{
+    core_serve_input_init(in);
+    in->base.layers = 32;
+    in->base.hidden = 4096;
+    in->base.heads = 32;
+    in->base.kv_heads = 8;
+    in->base.ffn_hidden = 14336;
+    in->base.vocab = 32000;
+    in->base.gated_mlp = CORE_FLAG_YES;
+    in->base.precision = CORE_PREC_FP16;
+    in->max_model_len = 32768;
+}
+
+START_TEST(k26_blocks_tokens_concurrency)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    mistral_shape(&in);
+    in.quantization = CORE_QUANT_GPTQ;
+    in.kv_cache_memory = INT64_C(110122961469);
+    in.base.gpu = core_gpu_find("h200-sxm");
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.page_bytes, 65536);
+    ASSERT_I64(r.kv.blocks, 52510);
+    ASSERT_I64(r.kv.tokens, 840160);
+    ck_assert_double_eq_tol(r.kv.max_concurrency, 52510.0 / 2048.0, 1e-12);
+    ck_assert(fabs(r.kv.max_concurrency - 25.64) < 0.005);
+    ck_assert(r.kv.max_model_len_fits);
+    ASSERT_I64(r.kv.max_model_len_supported, 840160);
+}
+END_TEST
+
+/* vLLM's start-up error (K12: 221,000 tokens need 10.12 GiB, 5.59 available, "the estimated
+ * maximum model length is 122080"): the longest request is the whole pool, blocks x 16. With
+ * Llama 3 8B in bf16 (128 KiB per token, 2 MiB per block over 32 layers) and a 1 GiB pool:
+ * 512 blocks = 8,192 tokens, so 32,768 does not fit, and lowering max_model_len to 8,192 is the
+ * first advice. */
+START_TEST(max_model_len_estimate_and_advice)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.max_model_len = 8192;
+    in.kv_cache_memory = INT64_C(1073741824);
+    in.max_model_len = 8192;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.blocks, 512);
+    ASSERT_I64(r.kv.tokens, 8192);
+    ck_assert(r.kv.max_model_len_fits);
+    ck_assert_double_eq_tol(r.kv.max_concurrency, 1.0, 1e-12);
+    in.kv_cache_memory = INT64_C(1073741824) - 1; /* one byte short of 512 blocks */
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.blocks, 511);
+    ck_assert(!r.kv.max_model_len_fits);
+    ck_assert(!r.fits);
+    ASSERT_I64(r.kv.max_model_len_supported, 511 * 16);
+    ck_assert_int_ge(r.advice_count, 1);
+    ck_assert_str_eq(r.advice[0].code, "lower_max_model_len");
+    ck_assert_str_eq(r.advice[0].changes[0].input, "max_model_len");
+    ASSERT_I64(r.advice[0].changes[0].int_value, 8176);
+}
+END_TEST
+
+/*
+ * Weights of Llama 2 7B (32 layers, d 4096, 32 heads, f 11008 gated, V 32000 untied) by format.
+ * Linear weights per layer: q, k, v, o 4 x 4096^2 = 67,108,864 and the MLP 3 x 4096 x 11008 =
+ * 135,266,304: 202,375,168 x 32 = 6,476,005,376. Embedding and head 2 x 32000 x 4096 =
+ * 262,144,000; norms (2 x 32 + 1) x 4096 = 266,240. Total 6,738,415,616.
+ *  - bf16: 2 x 6,738,415,616 = 13,476,831,232.
+ *  - AWQ g128: codes 6,476,005,376 / 2 = 3,238,002,688; 50,593,792 groups x (16 + 4) bits =
+ *    126,484,480 bytes; embedding, head and norms in 16 bits 524,820,480: 3,889,307,648.
+ *  - GPTQ: + g_idx, 4 bytes per input channel: per layer 6 x 4096 (q, k, v, o, gate, up) +
+ *    11008 (down) = 35,584, x 32 = 1,138,688 channels = 4,554,752 bytes: 3,893,862,400.
+ *  - FP8: one byte per linear weight + an fp32 scale per tensor (7 x 32 = 224 tensors, 896
+ *    bytes) + 524,820,480 in 16 bits: 7,000,826,752.
+ *  - GGUF Q8_0: 34 bytes per 32 weights for the linears (6,880,755,712), the embedding and the
+ *    output (139,264,000 each), norms in f32 (1,064,960): 7,160,348,672 (TheBloke's
+ *    llama-2-7b.Q8_0.gguf is listed at 7.16 GB).
+ *  - GGUF Q4_K_M: attn_v and ffn_down of the 16 use_more_bits layers in Q6_K: 16 x (4096^2 +
+ *    11008 x 4096) = 989,855,744 weights x 210/256 = 811,991,040 bytes; the other 5,486,149,632
+ *    linear weights in Q4_K x 144/256 = 3,085,959,168; token_embd Q4_K 73,728,000; output Q6_K
+ *    107,520,000; norms f32 1,064,960: 4,080,263,168 (the published file: 4.08 GB).
+ */
+START_TEST(weights_by_format)
+{
+    const struct core_arch *a = preset_arch("llama2-7b");
+
+    ASSERT_I64(core_serve_weight_bytes(a, CORE_QUANT_NONE, 0, 2, 1, 1, 1), INT64_C(13476831232));
+    ASSERT_I64(core_serve_weight_bytes(a, CORE_QUANT_AWQ, 0, 2, 1, 1, 1), INT64_C(3889307648));
+    ASSERT_I64(core_serve_weight_bytes(a, CORE_QUANT_GPTQ, 0, 2, 1, 1, 1), INT64_C(3893862400));
+    ASSERT_I64(core_serve_weight_bytes(a, CORE_QUANT_FP8, 0, 2, 1, 1, 1), INT64_C(7000826752));
+    ASSERT_I64(core_serve_weight_bytes(a, CORE_QUANT_GGUF_Q8_0, 0, 2, 1, 1, 1),
+               INT64_C(7160348672));
+    ASSERT_I64(core_serve_weight_bytes(a, CORE_QUANT_GGUF_Q4_K_M, 0, 2, 1, 1, 1),
+               INT64_C(4080263168));
+    /* tp 2: every linear, the embedding and the head halve; the norms stay whole:
+     * (6,476,005,376 + 262,144,000) / 2 x 2 + 266,240 x 2 = 6,738,681,856. */
+    ASSERT_I64(core_serve_weight_bytes(a, CORE_QUANT_NONE, 0, 2, 2, 1, 1), INT64_C(6738681856));
+}
+END_TEST
+
+/* vLLM V1's budget (gpu_worker.py): available = total x utilization - weights - profile peak -
+ * non-torch increase. Llama 2 7B bf16 on an H100 (79.19 GiB usable) at utilization 0.9 with
+ * max_num_batched_tokens 2048 and max_num_seqs 256 given:
+ *   total x 0.9 = floor(0.9 x round(79.19 x 2^30)) = floor(0.9 x 85,029,615,043) = 76,526,653,538
+ *   weights 13,476,831,232 (above)
+ *   profile: hidden 2 x 2048 x 4096 x 2 = 33,554,432; the MLP (larger than attention's
+ *   2048 x (64 + 64) x 128 x 2 = 67,108,864) 2048 x 3 x 11008 x 2 = 135,266,304; sampler
+ *   256 x 32000 x 26 = 212,992,000: 381,812,736
+ *   non-torch increase (tp 1) 52,428,800
+ *   available = 76,526,653,538 - 13,476,831,232 - 381,812,736 - 52,428,800 = 62,615,580,770
+ *   blocks = floor(62,615,580,770 / (16 x 2 x 32 x 128 x 2 x 32 = 8,388,608)) = 7,464. */
+START_TEST(vllm_v1_budget)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama2-7b");
+    in.max_num_batched_tokens = 2048;
+    in.max_num_seqs = 256;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.per_gpu.capacity, INT64_C(85029615043));
+    ASSERT_I64(r.per_gpu.weights, INT64_C(13476831232));
+    ASSERT_I64(r.per_gpu.activations, INT64_C(381812736));
+    ASSERT_I64(r.kv.available, INT64_C(62615580770));
+    ASSERT_I64(r.kv.blocks, 7464);
+    ASSERT_I64(r.kv.tokens, 7464 * 16);
+    ck_assert(r.fits);
+}
+END_TEST
+
+/* Bad and contradictory input: a max_model_len beyond the model's positions (Llama 3 8B: 8192),
+ * an AWQ model in fp32, tp that does not divide the heads, a format the engine does not load. */
+START_TEST(contradictions_name_the_field)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.max_model_len = 8193;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "max_model_len");
+    in.max_model_len = 0;
+    in.quantization = CORE_QUANT_AWQ;
+    in.base.precision = CORE_PREC_FP32;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "quantization");
+    in.base.precision = CORE_PREC_BF16;
+    in.base.tp = 3;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "tp");
+    in.base.tp = 1;
+    in.engine = CORE_ENGINE_LLAMACPP;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "quantization");
+    in.engine = CORE_ENGINE_VLLM;
+    in.quantization = CORE_QUANT_NONE;
+    in.gpu_memory_utilization = 1.5;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "gpu_memory_utilization");
+}
+END_TEST
+
+/* SGLang's default mem_fraction_static (server_args.py) on an H100 at tp 1, in MiB: memory
+ * 79.19 GiB + 512 = 81,602.56; chunked_prefill_size 8192 and cuda_graph_max_bs 256 (60-160 GiB
+ * bucket): reserved = 512 + 1.5 x 8192 + 2 x 256 + 1024 / 8 = 13,440 (above the 10 GiB floor);
+ * fraction = round((81,602.56 - 13,440) / 81,602.56, 3) = round(0.83530, 3) = 0.835. */
+START_TEST(sglang_default_fraction)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.engine = CORE_ENGINE_SGLANG;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert_double_eq_tol(r.resolved.mem_fraction_static, 0.835, 1e-12);
+    ASSERT_I64(r.kv.block_size, 1);
+}
+END_TEST
+
+/* The generic ledger is judged against the marketed 80 GB (80e9 bytes); a framework profile's
+ * device peak against what the driver reports: round(79.19 x 2^30) = 85,029,615,043 bytes on an
+ * 80 GB H100 (so a device peak of 84.1e9 fits, as published 80 GB runs of it did); memory_gb
+ * overrides both. */
+START_TEST(framework_profile_judged_against_usable_memory)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems p = {0};
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.gpus = 8;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(80000000000));
+    in.framework = CORE_FW_MEGATRON;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(85029615043));
+    in.memory_gb = 80;
+    ck_assert_int_eq(core_evaluate(&in, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.fit.capacity, INT64_C(80000000000));
+}
+END_TEST
+
+/* vLLM V1's hybrid allocator on gpt-oss-20b (24 layers alternating sliding (window 128) and full,
+ * 8 KV heads of 64, bf16): 2 x 8 x 64 x 2 = 2,048 bytes per layer per token, a 16-token page
+ * 32,768. Groups of g = min(12 full, 12 sliding) = 12 layers: 2 groups share one pool of 12 page
+ * tensors. kv_cache_memory 1 GiB: blocks = floor(1,073,741,824 / (32,768 x 12)) = 2,730; pool
+ * 2,730 x 393,216 = 1,073,479,680 bytes; logged size 2,730 / 2 x 16 = 21,840 tokens. With
+ * max_model_len 8192 and 2048 batched tokens a request needs ceil(8192 / 16) = 512 blocks in
+ * the full group and ceil(min(127 + 2048, 8192) / 16) + 1 = 137 in the sliding group: 649, so
+ * concurrency 2,730 / 649 = 4.2065; the longest request (2,730 - 137) x 16 = 41,488 tokens. */
+START_TEST(hybrid_sliding_window_pool)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("gpt-oss-20b");
+    in.max_model_len = 8192;
+    in.max_num_batched_tokens = 2048;
+    in.kv_cache_memory = INT64_C(1073741824);
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.page_bytes, 32768);
+    ASSERT_I64(r.kv.layers, 24);
+    ASSERT_I64(r.kv.blocks, 2730);
+    ASSERT_I64(r.per_gpu.kv_cache, INT64_C(1073479680));
+    ASSERT_I64(r.kv.tokens, 21840);
+    ck_assert_double_eq_tol(r.kv.max_concurrency, 2730.0 / 649.0, 1e-12);
+    ASSERT_I64(r.kv.max_model_len_supported, 41488);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("core_serve");
+    TCase *t = tcase_create("serve");
+
+    tcase_add_test(t, kv_bytes_per_token);
+    tcase_add_test(t, k26_blocks_tokens_concurrency);
+    tcase_add_test(t, max_model_len_estimate_and_advice);
+    tcase_add_test(t, weights_by_format);
+    tcase_add_test(t, vllm_v1_budget);
+    tcase_add_test(t, contradictions_name_the_field);
+    tcase_add_test(t, sglang_default_fraction);
+    tcase_add_test(t, framework_profile_judged_against_usable_memory);
+    tcase_add_test(t, hybrid_sliding_window_pool);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return check_main_run(suite());
+}

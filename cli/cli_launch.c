@@ -232,6 +232,18 @@ static size_t assignment(const char *s, bool *append)
     return s[n + (*append ? 1 : 0)] == '=' ? n : 0;
 }
 
+/* A serving engine's command line (vllm_args, /inference). */
+static bool serving_command(const char *expanded)
+{
+    static const char *const marks[] = {"vllm serve ", "vllm.entrypoints", "sglang.launch_server",
+                                        "trtllm-serve "};
+
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+        if (strstr(expanded, marks[i]) != NULL)
+            return true;
+    return false;
+}
+
 static bool megatron_command(const char *expanded)
 {
     static const char *const flags[] = {"--num-layers", "--tensor-model-parallel-size",
@@ -340,7 +352,7 @@ static char *logical_line(struct shell *sh, const char *s, size_t n, struct buf 
         return NULL;
     }
     value = expand(sh, s, n);
-    if (value != NULL && megatron_command(value)) {
+    if (value != NULL && (megatron_command(value) || serving_command(value))) {
         char *cmd = command_words(value);
 
         free(value);
@@ -406,7 +418,7 @@ static void yaml_scalar(const char *s, size_t n, json_t *items)
 {
     struct buf out = {NULL, 0, 0};
 
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
         n--;
     put(&out, "", 0);
     if (n >= 2 && s[0] == '\'' && s[n - 1] == '\'') {
@@ -554,7 +566,7 @@ static char *manifest_command(const char *text, int *line)
                 put(&cmd, " ", 1);
             put_quoted(&cmd, json_string_value(w));
         }
-        if (megatron_command(cmd.s))
+        if (megatron_command(cmd.s) || serving_command(cmd.s))
             out = cmd.s;
         else
             free(cmd.s);
@@ -619,23 +631,28 @@ static int from_json(const char *path, const char *text, json_t *flags)
 
 static int from_command(const char *path, const char *kind, char *cmd, int line, json_t *flags)
 {
+    char *plain = cmd != NULL ? words_joined(cmd) : NULL; /* the quotes put_quoted added, gone */
+    bool serving = plain != NULL && serving_command(plain);
+    const char *what = serving ? "serving (vLLM, SGLang or TensorRT-LLM)" : "Megatron-LM";
+    const char *member = serving ? "vllm_args" : "megatron_args";
+
+    free(plain);
     if (cmd == NULL) {
         fprintf(stderr,
                 "memwall: --launch %s: %s without a Megatron-LM command (a line running a .py "
                 "script with --num-layers, --hidden-size, --micro-batch-size or "
-                "--tensor-model-parallel-size)\n",
+                "--tensor-model-parallel-size) or a serving command (vllm serve, "
+                "sglang.launch_server, trtllm-serve)\n",
                 path, kind);
         return -1;
     }
     if (line > 0)
-        fprintf(stderr,
-                "memwall: --launch %s: %s; the Megatron-LM command on line %d, sent as "
-                "megatron_args\n",
-                path, kind, line);
+        fprintf(stderr, "memwall: --launch %s: %s; the %s command on line %d, sent as %s\n", path,
+                kind, what, line, member);
     else
-        fprintf(stderr, "memwall: --launch %s: %s; a Megatron-LM command, sent as megatron_args\n",
-                path, kind);
-    json_object_set_new(flags, "megatron_args", json_string(cmd));
+        fprintf(stderr, "memwall: --launch %s: %s; a %s command, sent as %s\n", path, kind, what,
+                member);
+    json_object_set_new(flags, member, json_string(cmd));
     free(cmd);
     return 0;
 }

@@ -187,6 +187,9 @@ static const struct golden_case cases[] = {
      "--hidden-size 4096 --num-attention-heads 32 --swiglu --seq-length 4096 --micro-batch-size 1 "
      "--tensor-model-parallel-size 2 --sequence-parallel --bf16 --vocab-size 32000 "
      "--empty-unused-memory-level 1 --acme-flag 3\",\"tp\":4}"},
+    {"inference_vllm_args", "POST", "/inference", NULL,
+     "{\"vllm_args\":\"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 16K "
+     "--kv-cache-dtype fp8 --speculative-config '{}' --acme 1\",\"max_num_seqs\":64}"},
     {"problem_400_launch_flag", "POST", "/fit", NULL,
      "{\"megatron_args\":\"--num-layers 2 --tensor-model-parallel-size two\"}"},
     /* /plan: unpriced, priced by GPU, and nothing feasible (reasons). */

@@ -502,6 +502,133 @@ START_TEST(megatron_moe)
 }
 END_TEST
 
+/* ---- vllm_args (/inference) ---- */
+
+/* The launch reply of /inference less inputs.source and its launch_* warnings (in
+ * inference.warnings) against the hand-spelled body's reply. */
+static void same_inference(json_t *launch_body, json_t *spelled)
+{
+    unsigned s1, s2;
+    json_t *a = post("/inference", launch_body, &s1), *b = post("/inference", spelled, &s2);
+    json_t *inf = json_object_get(a, "inference"), *kept = json_array(), *w;
+    char *ta, *tb;
+    size_t i;
+
+    ck_assert_msg(s1 == 200 && s2 == 200, "status %u / %u: %s", s1, s2,
+                  json_dumps(a, JSON_COMPACT));
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(a, "inputs"), "source")),
+                     "vllm_args");
+    json_object_del(json_object_get(a, "inputs"), "source");
+    json_array_foreach (json_object_get(inf, "warnings"), i, w)
+        if (strncmp(json_string_value(json_object_get(w, "code")), "launch_", 7) != 0)
+            json_array_append(kept, w);
+    json_object_set_new(inf, "warnings", kept);
+    ta = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
+    tb = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_msg(strcmp(ta, tb) == 0, "replies differ:\n%s\n%s", ta, tb);
+    free(ta);
+    free(tb);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* vLLM's docs (docs/serving/openai_compatible_server.md): `vllm serve` is the V1 engine; the
+ * NousResearch re-upload of Llama 3 8B Instruct is the llama3-8b preset; --dtype auto keeps
+ * the model's bf16 (memwall's default precision); --api-key has no effect. */
+START_TEST(vllm_docs_command)
+{
+    char *text = slurp("vllm_serve_openai_compatible_server.sh");
+
+    same_inference(json_pack("{s:s}", "vllm_args", text),
+                   json_pack("{s:s,s:s}", "model", "llama3-8b", "engine", "vllm"));
+    free(text);
+}
+END_TEST
+
+/* Every vLLM knob at once (vllm/engine/arg_utils.py): 32k is human_readable_int's 32 x 1000
+ * = 32000 (lower-case k is decimal); fp8 KV cache and fp8 weights; Llama 3.1 70B Instruct is
+ * the llama3.1-70b preset. */
+START_TEST(vllm_knobs)
+{
+    same_inference(
+        json_pack("{s:s}", "vllm_args",
+                  "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 "
+                  "--max-model-len 32k --kv-cache-dtype fp8 --quantization fp8 "
+                  "--gpu-memory-utilization 0.95 --max-num-seqs 128 --enforce-eager "
+                  "--max-num-batched-tokens 16K --block-size 32 --port 8000"),
+        json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:f,s:i,s:b,s:i,s:i}", "model", "llama3.1-70b",
+                  "engine", "vllm", "tp", 4, "max_model_len", 32000, "kv_cache_dtype", "fp8",
+                  "quantization", "fp8", "gpu_memory_utilization", 0.95, "max_num_seqs", 128,
+                  "enforce_eager", 1, "max_num_batched_tokens", 16384, "block_size", 32));
+}
+END_TEST
+
+/* SGLang's spellings (python/sglang/srt/server_args.py) and TensorRT-LLM's
+ * (tensorrt_llm/commands/serve.py, underscores read as dashes). */
+START_TEST(sglang_and_trtllm)
+{
+    same_inference(
+        json_pack(
+            "{s:s}", "vllm_args",
+            "python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B-Instruct "
+            "--tp 2 --mem-fraction-static 0.8 --context-length 4096 --page-size 16 "
+            "--disable-cuda-graph --port 30000"),
+        json_pack("{s:s,s:s,s:i,s:f,s:i,s:i,s:b}", "model", "llama3-8b", "engine", "sglang", "tp",
+                  2, "mem_fraction_static", 0.8, "max_model_len", 4096, "block_size", 16,
+                  "enforce_eager", 1));
+    same_inference(
+        json_pack("{s:s}", "vllm_args",
+                  "trtllm-serve meta-llama/Llama-3.1-8B-Instruct --tp_size 2 --max_batch_size 64 "
+                  "--max_num_tokens 4096 --max_seq_len 8192 "
+                  "--kv_cache_free_gpu_memory_fraction 0.85 --backend pytorch"),
+        json_pack("{s:s,s:s,s:i,s:i,s:i,s:i,s:f}", "model", "llama3.1-8b", "engine", "trtllm", "tp",
+                  2, "max_num_seqs", 64, "max_num_batched_tokens", 4096, "max_model_len", 8192,
+                  "kv_cache_free_gpu_mem_fraction", 0.85));
+}
+END_TEST
+
+static void expect_inference_problem(json_t *body, const char *path, const char *field,
+                                     const char *words)
+{
+    unsigned status;
+    json_t *r = post(path, body, &status);
+    json_t *e = json_array_get(json_object_get(r, "errors"), 0);
+
+    ck_assert_msg(status == 400, "status %u: %s", status, json_dumps(r, JSON_COMPACT));
+    ck_assert_str_eq(json_string_value(json_object_get(e, "field")), field);
+    ck_assert_msg(strstr(json_string_value(json_object_get(e, "message")), words) != NULL,
+                  "message: %s", json_string_value(json_object_get(e, "message")));
+    json_decref(r);
+}
+
+START_TEST(vllm_problems)
+{
+    char *gpt2 = slurp("vllm_serve_distributed.sh");
+
+    /* vLLM's distributed-serving example serves gpt2, which has no preset: ask for config. */
+    expect_inference_problem(json_pack("{s:s}", "vllm_args", gpt2), "/inference",
+                             "vllm_args.serve MODEL", "give config");
+    expect_inference_problem(
+        json_pack("{s:s}", "vllm_args", "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32x"),
+        "/inference", "vllm_args.--max-model-len", "got '32x'");
+    /* human_readable_int: decimals only with decimal suffixes */
+    expect_inference_problem(
+        json_pack("{s:s}", "vllm_args", "vllm serve meta-llama/Llama-3.1-8B --max-model-len 1.5K"),
+        "/inference", "vllm_args.--max-model-len", "got '1.5K'");
+    expect_inference_problem(
+        json_pack("{s:s}", "vllm_args", "vllm serve meta-llama/Llama-3.1-8B --kv-cache-dtype int4"),
+        "/inference", "vllm_args.--kv-cache-dtype", "got 'int4'");
+    expect_inference_problem(
+        json_pack("{s:s}", "vllm_args", "vllm serve meta-llama/Llama-3.1-8B -tp four"),
+        "/inference", "vllm_args.--tensor-parallel-size", "expected an integer, got 'four'");
+    expect_inference_problem(json_pack("{s:s}", "vllm_args", "vllm serve meta-llama/Llama-3.1-8B"),
+                             "/fit", "vllm_args", "POST it to /inference");
+    expect_inference_problem(json_pack("{s:s}", "megatron_args", "--num-layers 2"), "/inference",
+                             "megatron_args", "/inference takes vllm_args");
+    free(gpt2);
+}
+END_TEST
+
 /* ---- the splitter ---- */
 
 static void split_is(const char *s, const char *const *want, size_t n)
@@ -591,7 +718,7 @@ END_TEST
 START_TEST(docs_name_every_row)
 {
     const struct api_launch_format *formats[] = {&api_launch_megatron, &api_launch_torchtitan,
-                                                 &api_launch_deepspeed};
+                                                 &api_launch_deepspeed, &api_launch_vllm};
     char path[512], *doc;
     FILE *f;
     long n;
@@ -606,7 +733,7 @@ START_TEST(docs_name_every_row)
     ck_assert_uint_eq(fread(doc, 1, (size_t)n, f), (size_t)n);
     doc[n] = '\0';
     fclose(f);
-    for (size_t k = 0; k < 3; k++)
+    for (size_t k = 0; k < 4; k++)
         for (size_t i = 0; i < formats[k]->row_count; i++) {
             char cell[160];
 
@@ -635,6 +762,10 @@ static Suite *launch_suite(void)
     tcase_add_test(t, hf_ids);
     tcase_add_test(t, megatron_defaults);
     tcase_add_test(t, megatron_moe);
+    tcase_add_test(t, vllm_docs_command);
+    tcase_add_test(t, vllm_knobs);
+    tcase_add_test(t, sglang_and_trtllm);
+    tcase_add_test(t, vllm_problems);
     tcase_add_test(t, splitter);
     tcase_add_test(t, toml_subset);
     tcase_add_test(t, docs_name_every_row);

@@ -198,6 +198,41 @@ START_TEST(shell_subset)
 }
 END_TEST
 
+/* vLLM's docs command as a script, and vLLM's Kubernetes Deployment (sh -c, a flow list over
+ * three lines): sent as vllm_args to /inference. Mistral-7B-Instruct-v0.3 has no preset (its
+ * vocabulary is 32768): a 400 asking for config, until the body names a model. */
+START_TEST(serving_commands)
+{
+    char args[1024], *out, *err;
+    json_t *r, *in;
+
+    snprintf(args, sizeof args,
+             "inference --launch %s/vllm_serve_openai_compatible_server.sh --json", dir);
+    ck_assert_int_le(run(args, &out, &err), 1);
+    ck_assert_msg(strstr(err, "the serving (vLLM, SGLang or TensorRT-LLM) command on line 1, "
+                              "sent as vllm_args") != NULL,
+                  "%s", err);
+    r = inputs_of(out);
+    in = json_object_get(r, "inputs");
+    ck_assert_str_eq(json_string_value(json_object_get(in, "model")), "llama3-8b");
+    ck_assert_str_eq(json_string_value(json_object_get(in, "source")), "vllm_args");
+    json_decref(r);
+    snprintf(args, sizeof args, "inference --launch %s/vllm_k8s_mistral_7b_deployment.yaml --json",
+             dir);
+    ck_assert_int_eq(run(args, &out, &err), 2);
+    ck_assert_msg(strstr(err, "vllm_args.serve MODEL") != NULL && strstr(err, "config") != NULL,
+                  "%s", err);
+    snprintf(args, sizeof args,
+             "inference --launch %s/vllm_k8s_mistral_7b_deployment.yaml --model mistral-7b --json",
+             dir);
+    ck_assert_int_le(run(args, &out, &err), 1);
+    r = inputs_of(out);
+    in = json_object_get(r, "inputs");
+    ck_assert_int_eq(json_integer_value(json_object_get(in, "max_num_batched_tokens")), 1024);
+    json_decref(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("launch_cli");
@@ -208,6 +243,7 @@ static Suite *suite(void)
     tcase_add_test(t, kubernetes_manifest);
     tcase_add_test(t, toml_and_json);
     tcase_add_test(t, shell_subset);
+    tcase_add_test(t, serving_commands);
     suite_add_tcase(s, t);
     return s;
 }

@@ -169,6 +169,33 @@ static int prices_json(const struct core_input_spec *f, const json_t *j, struct 
     return api_prices_json(j, v, msg, size);
 }
 
+/* A text row: at most CORE_TEXT_MAX - 1 printable bytes, well formed by the row's own check. */
+static bool text_text(const struct core_input_spec *f, const char *s, size_t len,
+                      struct api_value *v, char *msg, size_t size)
+{
+    const char *why = NULL;
+
+    if (len >= CORE_TEXT_MAX) {
+        snprintf(msg, size, "at most %d characters", CORE_TEXT_MAX - 1);
+        return false;
+    }
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e) {
+            snprintf(msg, size, "printable ASCII only");
+            return false;
+        }
+    if (len > 0)
+        why = core_input_text_check(f, s, len);
+    if (why != NULL) {
+        snprintf(msg, size, "%s", why);
+        return false;
+    }
+    v->kind = V_TEXT;
+    memcpy(v->text, s, len);
+    v->text[len] = '\0';
+    return true;
+}
+
 struct kind_ops {
     const char *expected; /* for "expected X, got Y" */
     text_fn *text;
@@ -186,6 +213,7 @@ static const struct kind_ops kind_ops[CORE_KIND_COUNT] = {
     [CORE_KIND_PRESET] = {"a model id string", catalog_text, none_json},
     [CORE_KIND_GPUS] = {"a GPU id or an array of them", gpus_text, gpus_json},
     [CORE_KIND_PRICES] = {"a number or an object of numbers by GPU id", prices_text, prices_json},
+    [CORE_KIND_TEXT] = {"a string", text_text, none_json},
 };
 
 static bool decode_json(const struct core_input_spec *f, const json_t *j, struct api_value *v,
@@ -269,6 +297,9 @@ static void store(const struct core_input_spec *f, const struct api_value *v, ch
     }
     case CORE_STORE_PRICES:
         memcpy(dst, v->prices, sizeof v->prices);
+        break;
+    case CORE_STORE_TEXT:
+        memcpy(dst, v->text, CORE_TEXT_MAX);
         break;
     case CORE_STORE_INT:
         if (v->kind == V_NUMBER)

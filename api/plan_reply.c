@@ -110,6 +110,10 @@ static json_t *plan_config(const struct core_input *in, const struct core_resolv
     c = with(c, "batch", json_integer((json_int_t)p->batch));
     c = with(c, "cp", json_integer((json_int_t)p->cp));
     c = with(c, "virtual_stages", json_integer((json_int_t)p->virtual_stages));
+    if (r->shape.arch.experts > 0) { /* the experts' grid the search chose */
+        c = with(c, "ep", json_integer((json_int_t)p->ep));
+        c = with(c, "etp", json_integer((json_int_t)p->etp));
+    }
     c = with(c, "mfu", p->predicted ? json_string("predicted") : json_real(p->mfu));
     c = with(c, "global_batch", json_real(p->global_batch));
     c = with(c, "global_batch_tokens", json_real(p->global_batch_tokens));
@@ -133,12 +137,12 @@ static json_t *performance(const struct core_perf *perf)
 
     for (int i = 0; i < CORE_PERF_TERMS; i++)
         breakdown = with(breakdown, core_perf_term_names[i], json_real(terms[i]));
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:s,s:f}", "step_seconds", perf->step_seconds, "mfu",
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:s,s:o}", "step_seconds", perf->step_seconds, "mfu",
                      perf->mfu, "hfu", perf->hfu, "tokens_per_second_per_gpu",
                      perf->tokens_per_second_per_gpu, "model_tflops_per_gpu",
                      perf->model_tflops_per_gpu, "breakdown", breakdown, "bottleneck",
                      perf->bottleneck != NULL ? perf->bottleneck : "none", "expected_error",
-                     perf->expected_error);
+                     perf->expected_error >= 0 ? json_real(perf->expected_error) : json_null());
 }
 
 /* The assumed-MFU model's factors; null for a predicted plan (its breakdown says it all). */
@@ -167,6 +171,10 @@ static json_t *plan_object(const struct core_input *in, const struct core_resolv
         "grads", bytes(p->grads), "optimizer", bytes(p->optimizer), "activations",
         bytes(p->activations), "total", bytes(p->total), "capacity", bytes(p->capacity));
 
+    if (r->shape.arch.experts > 0) {
+        obj = with(obj, "ep", json_integer((json_int_t)p->ep));
+        obj = with(obj, "etp", json_integer((json_int_t)p->etp));
+    }
     obj = with(obj, "global_batch", json_real(p->global_batch));
     obj = with(obj, "global_batch_tokens", json_real(p->global_batch_tokens));
     obj = with(obj, "steps", json_real(p->steps));

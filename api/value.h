@@ -16,13 +16,14 @@
 #define API_MSG_MAX 200
 
 struct api_value {
-    enum { V_NUMBER, V_BOOL, V_INDEX, V_NULL, V_GPUS, V_PRICES } kind;
+    enum { V_NUMBER, V_BOOL, V_INDEX, V_NULL, V_GPUS, V_PRICES, V_TEXT } kind;
     double number;
     bool boolean;
     int index;
     int gpu_count;                    /* V_GPUS */
     int gpus[CORE_PLAN_GPU_MAX];      /* V_GPUS */
     double prices[CORE_PLAN_GPU_MAX]; /* V_PRICES: by catalog index, < 0 = none */
+    char text[CORE_TEXT_MAX];         /* V_TEXT, NUL-terminated */
 };
 
 /* Catalog index of GPU (gpu) or preset (!gpu) id s[0..len), or -1. */

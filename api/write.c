@@ -57,6 +57,16 @@ void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
     api_jsonw_close_array(w);
 }
 
+/* An expected error (core/validation.c): null where no unseen measured run backs it (< 0). */
+static void k_error(struct api_jsonw *w, const char *key, size_t klen, double v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (v >= 0)
+        api_jsonw_double(w, v);
+    else
+        api_jsonw_null(w);
+}
+
 /* The mixture-of-experts and multi-latent-attention fields of the shape (0 for a dense model,
  * 0 ranks for standard attention), with the architecture's own active and expert counts. */
 static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
@@ -153,6 +163,9 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
     case CORE_KIND_FLAG:
         memcpy(&b, at, sizeof b);
         api_jsonw_bool(w, b);
+        return;
+    case CORE_KIND_TEXT: /* a NUL-terminated char[CORE_TEXT_MAX]; "" = not given */
+        api_jsonw_string(w, at[0] != '\0' ? at : NULL);
         return;
     default:
         break;
@@ -267,6 +280,7 @@ void api_write_memory(struct api_jsonw *w, const struct core_result *r)
     k_str(w, KEY("at"), m->peak.at);
     k_str(w, KEY("stage"), m->peak.stage);
     k_bytes(w, KEY("device"), m->peak.device);
+    k_error(w, KEY("expected_error"), m->peak.expected_error);
     api_jsonw_close_object(w);
     memory_moe_host(w, r);
     api_jsonw_close_object(w);
@@ -361,6 +375,6 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
     }
     api_jsonw_close_object(w);
     k_str(w, KEY("bottleneck"), p->bottleneck);
-    k_real(w, KEY("expected_error"), p->expected_error);
+    k_error(w, KEY("expected_error"), p->expected_error);
     api_jsonw_close_object(w);
 }

@@ -74,6 +74,43 @@ enum core_offload { CORE_OFFLOAD_NONE, CORE_OFFLOAD_CPU };
 
 enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLENECK_ACTIVATIONS };
 
+/* How the layers fall on the pipeline's pp x virtual_stages stages (core/layout.c). */
+enum core_split {
+    CORE_SPLIT_EVEN,       /* L / (pp v) each */
+    CORE_SPLIT_FIRST_LAST, /* Megatron's decoder_first/last_pipeline_num_layers */
+    CORE_SPLIT_ACCOUNTED,  /* Megatron's account_for_embedding/loss_in_pipeline_split */
+    CORE_SPLIT_BALANCED,   /* torchtitan's split: L + 2 units, the remainder on the first stages */
+    CORE_SPLIT_LAYOUT,     /* Megatron's pipeline_model_parallel_layout, stage by stage */
+};
+
+/* A parsed pipeline_model_parallel_layout (core/layout.c): per virtual stage in Megatron's order,
+ * its decoder layers; where the embedding, the loss and the MTP layers sit. */
+#define CORE_LAYOUT_STAGES_MAX 512
+struct core_layout {
+    int stages;                            /* 0 = none */
+    int embedding, loss;                   /* their (first) stage; -1 = absent */
+    int embeddings, losses, decoders, mtp; /* totals over the stages */
+    int mtp_stage;                         /* the (last) stage holding MTP layers; -1 = none */
+    bool mtp_split;                        /* MTP layers in more than one stage */
+    bool mtp_before_decoder;               /* a decoder layer after an MTP layer */
+    unsigned char layers[CORE_LAYOUT_STAGES_MAX]; /* decoder layers per stage (<= 255) */
+};
+
+/* Megatron-Core's --recompute-modules (transformer_config.py), a bit each; what selective
+ * recompute recomputes (default core_attn). */
+enum core_recompute_module {
+    CORE_RC_CORE_ATTN = 1 << 0,
+    CORE_RC_MOE_ACT = 1 << 1,
+    CORE_RC_LAYERNORM = 1 << 2,
+    CORE_RC_MLA_UP_PROJ = 1 << 3,
+    CORE_RC_MLP = 1 << 4,
+    CORE_RC_MOE = 1 << 5,
+    CORE_RC_SHARED_EXPERTS = 1 << 6,
+};
+#define CORE_RC_COUNT 7
+extern const char *const core_recompute_module_names[CORE_RC_COUNT]; /* bit i's name */
+extern const char *const core_moment_precision_names[2];             /* "fp32", "bf16" */
+
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
 
@@ -426,6 +463,17 @@ struct core_input {
                                      layer when the architecture has no pattern) */
     int64_t ep;                   /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
+    /* MoE parallel folding and uneven pipeline stages (core/layout.c; docs/model.md, "MoE
+     * layout" and "Pipeline split"): Megatron-Core's names. 0 = not given. */
+    int64_t etp;                /* expert tensor-parallel size; 0 = tp (Megatron's default) */
+    int64_t first_stage_layers; /* decoder_first_pipeline_num_layers; 0 = not given */
+    int64_t last_stage_layers;  /* decoder_last_pipeline_num_layers; 0 = not given */
+    bool embedding_in_split;    /* account_for_embedding_in_pipeline_split */
+    bool loss_in_split;         /* account_for_loss_in_pipeline_split */
+    int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
+    char pipeline_layout[CORE_TEXT_MAX];   /* Megatron's --pipeline-model-parallel-layout; "" */
+    char recompute_modules[CORE_TEXT_MAX]; /* Megatron's --recompute-modules; "" = core_attn */
+    int optimizer_moments; /* 0 fp32 (default), 1 bf16 (core_moment_precision_names) */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -480,8 +528,28 @@ struct core_resolved {
     enum core_memory_metric memory_metric;
     /* Mixture of experts and offload (the MoE architecture itself is in shape.arch). */
     int64_t expert_params; /* routed experts' weights within params (what ep divides) */
-    int64_t ep;            /* expert-parallel degree; experts' ZeRO group is dp*cp/ep */
+    int64_t ep;            /* expert-parallel degree */
     enum core_offload offload_optimizer, offload_params;
+    /* MoE parallel folding (Megatron-Core parallel_state.py): the experts' own layout,
+     * etp x ep x edp = tp x cp x dp; the experts' gradients and optimizer state are sharded over
+     * the expert data-parallel group of edp ranks. */
+    int64_t etp; /* as given; 0 = tp (core_etp() reads the effective one) */
+    int64_t edp; /* gpus / (etp ep pp) */
+    /* The pipeline split (core/layout.c): how the layers fall on the pp x virtual_stages stages. */
+    enum core_split split;
+    int64_t first_stage_layers, last_stage_layers; /* 0 = not given */
+    bool embedding_in_split, loss_in_split;
+    int64_t mtp_layers;         /* on the last pipeline rank */
+    int64_t mtp_params;         /* within params: the MTP layers' weights (0 without) */
+    int64_t stage_layers;       /* decoder layers (+ MTP) of the heaviest pipeline rank */
+    struct core_layout layout;  /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
+    unsigned recompute_modules; /* enum core_recompute_module bits (selective recompute) */
+    int optimizer_moments;      /* 0 fp32, 1 bf16: the moments' bytes halve */
+    /* What the reply echoes for these inputs: the experts' tensor-parallel size in use, the
+     * modules as a comma-separated list, the layout as given ("" = none). */
+    int64_t etp_used;
+    char recompute_text[CORE_TEXT_MAX];
+    char layout_text[CORE_TEXT_MAX];
 };
 
 struct core_flops {
@@ -510,6 +578,9 @@ struct core_memory_peak {
     const char *stage;              /* pipeline stage: "only", "first", "last" */
     int64_t device;                 /* as nvidia-smi shows it: what /fit judges with a profile */
     const char *device_at, *device_stage;
+    /* Mean absolute relative error of the profile's peaks on measured runs that informed none
+     * of its terms (core_peak_validation, validation.h); < 0 = none: null. */
+    double expected_error;
 };
 
 struct core_memory {
@@ -581,13 +652,10 @@ struct core_perf {
     double model_tflops_per_gpu; /* model FLOPs per second per GPU, TFLOP/s */
     struct core_perf_breakdown breakdown;
     const char *bottleneck; /* static: the largest term other than compute ("tp_comm", ...) */
-    double expected_error;  /* typical relative error of step_seconds (CORE_PERF_EXPECTED_ERROR) */
+    /* Mean absolute relative error of step_seconds on measured runs of this GPU generation that
+     * informed no constant (core_perf_validation, validation.h); < 0 = none measured: null. */
+    double expected_error;
 };
-
-/* The error to expect on a run the model was not tuned on: the mean absolute percentage error
- * over the 28 independent hold-out runs (tests/validation/throughput-holdout.csv), as a fraction.
- * The calibration rows it was tuned on give 10.1 %. */
-#define CORE_PERF_EXPECTED_ERROR 0.115
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
 #define CORE_PERF_TERMS 11
@@ -669,6 +737,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 #define CORE_PLAN_GPUS_MAX      65536   /* bound on gpus_max */
 #define CORE_PLAN_GPUS_DEFAULT  4096    /* gpus_max when not given */
 #define CORE_PLAN_PP_MAX        64      /* pipeline stages searched: divisors of L up to this */
+#define CORE_PLAN_EP_MAX        256     /* expert parallelism searched: powers of 2 dividing E */
 #define CORE_PLAN_NODE_GPUS     8       /* G steps by whole 8-GPU nodes beyond one node */
 #define CORE_PLAN_CROSS_NODE_TP 0.7     /* assumed-MFU model: factor when a tp group spans nodes */
 #define CORE_PLAN_CP_MAX        32      /* predicted model: context parallelism searched up to */
@@ -704,6 +773,7 @@ void core_plan_input_init(struct core_plan_input *in);
 struct core_plan {
     int gpu; /* catalog index */
     int64_t gpus, tp, pp, cp, dp, batch;
+    int64_t ep, etp; /* the experts' grid (MoE parallel folding); 1 and tp for a dense model */
     int64_t virtual_stages; /* interleaved 1F1B stages per rank (1 = plain 1F1B) */
     int zero_stage;
     enum core_checkpointing checkpointing;

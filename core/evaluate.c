@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rules.h"
+#include "validation.h"
 #include "peak.h"
 
 void core_input_init(struct core_input *in)
@@ -65,14 +67,24 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
     r->seq_len = in->seq_len;
     r->tokens = in->tokens;
     r->precision = in->precision;
-    /* Gradients follow the weights; fp8 runs keep bf16 gradients. */
+    /* Gradients follow the weights; fp8 runs keep bf16 gradients. Megatron-LM accumulates and
+     * reduces bf16 (and fp8) runs' gradients in fp32 (arguments.py: "accumulate and all-reduce
+     * gradients in fp32 for bfloat16 data type", main_grads_dtype fp32 by default). */
     if (in->grad_precision >= 0)
         r->grad_precision = (enum core_precision)in->grad_precision;
+    else if (in->framework == CORE_FW_MEGATRON &&
+             (in->precision == CORE_PREC_BF16 || in->precision == CORE_PREC_FP8))
+        r->grad_precision = CORE_PREC_FP32;
     else
         r->grad_precision = in->precision == CORE_PREC_FP8 ? CORE_PREC_BF16 : in->precision;
     r->master_weights = flag_or(in->master_weights, !fp32);
     r->optimizer = in->optimizer;
+    r->optimizer_moments = in->optimizer_moments == 1 ? 1 : 0;
     r->checkpointing = in->checkpointing;
+    if (!core_recompute_parse(in->recompute_modules, strnlen(in->recompute_modules, CORE_TEXT_MAX),
+                              &r->recompute_modules))
+        r->recompute_modules = CORE_RC_CORE_ATTN; /* refused by the row check first */
+    core_recompute_text(r->recompute_modules, r->recompute_text);
     r->flash_attention = in->flash_attention;
     r->attention_flops = in->attention_flops;
     r->count = in->count;
@@ -171,25 +183,16 @@ static enum core_status resolve(const struct core_input *in, struct core_resolve
     r->ep = in->ep;
     r->offload_optimizer = in->offload_optimizer;
     r->offload_params = in->offload_params;
+    core_layout_resolve(in, st == CORE_OK, r);
     return st;
 }
 
-/* Expert parallelism splits the routed experts over ep ranks of the data-parallel group
- * (Megatron-LM: the expert data-parallel group is world / (ep tp pp)); ZeRO-Infinity offloads
- * parameters only under stage 3. */
-static void check_moe(const struct core_resolved *r, bool shaped, struct core_problems *p)
+/* The experts' layout and the pipeline split are layout.c's (Megatron-Core's rules); ZeRO-Infinity
+ * offloads parameters only under stage 3. */
+static void check_moe(const struct core_input *in, const struct core_resolved *r, bool shaped,
+                      struct core_problems *p)
 {
-    int64_t experts = r->shape.arch.experts, ranks = r->dp * r->cp;
-
-    if (shaped && r->ep > 1 && experts == 0)
-        core_problem_add(p, "ep", "ep = %lld needs a mixture-of-experts model (experts > 0)",
-                         (long long)r->ep);
-    else if (shaped && experts > 0 && experts % r->ep != 0)
-        core_problem_add(p, "ep", "ep = %lld does not divide the %lld experts", (long long)r->ep,
-                         (long long)experts);
-    if (r->ep > 1 && ranks % r->ep != 0)
-        core_problem_add(p, "ep", "ep = %lld does not divide gpus/(tp*pp) = %lld", (long long)r->ep,
-                         (long long)ranks);
+    core_layout_check(in, r, shaped, p);
     if (r->offload_params == CORE_OFFLOAD_CPU && r->zero_stage < 3)
         core_problem_add(p, "offload_params",
                          "parameter offload needs zero_stage 3 (ZeRO-Infinity); zero_stage is %d",
@@ -240,20 +243,13 @@ static void check_cluster(const struct core_resolved *r, struct core_problems *p
                          r->reserve_gb, r->memory_gb);
 }
 
-/* Interleaving splits each rank's layers into virtual_stages chunks; a step's micro-batches
- * must fill whole micro-batches on every data-parallel rank, and two batch sizes must agree. */
-static void check_schedule(const struct core_input *in, const struct core_resolved *r, bool shaped,
+/* A step's micro-batches must fill whole micro-batches on every data-parallel rank, and two
+ * batch sizes must agree (the pipeline split is layout.c's). */
+static void check_schedule(const struct core_input *in, const struct core_resolved *r,
                            struct core_problems *p)
 {
-    int64_t layers = r->shape.arch.layers, chunks = r->pp * r->virtual_stages;
     double per_step = (double)r->batch * (double)r->dp;
 
-    if (r->virtual_stages > 1 && r->pp == 1)
-        core_problem_add(p, "virtual_stages", "interleaving needs pipeline parallelism (pp > 1)");
-    else if (shaped && r->virtual_stages > 1 && layers % chunks != 0)
-        core_problem_add(p, "virtual_stages",
-                         "pp*virtual_stages = %lld does not divide the %lld layers",
-                         (long long)chunks, (long long)layers);
     if (in->global_batch > 0 && fmod(in->global_batch, per_step) != 0)
         core_problem_add(p, "global_batch", "%.15g sequences is not a multiple of batch*dp = %.15g",
                          in->global_batch, per_step);
@@ -267,6 +263,11 @@ static void check_schedule(const struct core_input *in, const struct core_resolv
 static void check_training(const struct core_input *in, const struct core_resolved *r,
                            struct core_problems *p)
 {
+    /* transformer_config.py: "mla_up_proj in recompute_modules is only supported with
+     * multi-latent attention". */
+    if ((r->recompute_modules & CORE_RC_MLA_UP_PROJ) && r->shape.arch.kv_lora_rank == 0)
+        core_problem_add(p, "recompute_modules",
+                         "mla_up_proj needs multi-latent attention (kv_lora_rank > 0)");
     if (r->precision == CORE_PREC_FP32 && in->master_weights == CORE_FLAG_YES)
         core_problem_add(p, "master_weights", "fp32 training has no separate master copy");
     /* An architecture can imply more parameters than params itself may be given as. */
@@ -384,6 +385,7 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
     enum core_status st = peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
+    out->expected_error = core_peak_validation[r->framework].expected_error;
     if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
         out->device = out->bytes;
         out->device_at = out->at;
@@ -439,9 +441,10 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
         return CORE_EINVAL;
     st = resolve(in, r, p);
     check_cluster(r, p);
-    check_schedule(in, r, st == CORE_OK, p);
+    check_schedule(in, r, p);
+    core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
-    check_moe(r, st == CORE_OK, p);
+    check_moe(in, r, st == CORE_OK, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);
         check_measured(r, &out->flops, p);

@@ -128,9 +128,19 @@ const struct core_input_spec core_inputs[] = {
             "attention in every layer; a model without a layer pattern slides on every layer",
             IN_SHAPE),
     {"ep", CORE_KIND_INT, CORE_STORE_I64, AT(ep), 1, CORE_PARALLEL_MAX, false, 1, false, false,
-     false, false, NO_CHOICES, "GPUs", NULL,
-     "expert-parallel size: routed experts split over ep ranks; divides experts and gpus/(tp*pp)",
+     false, true, NO_CHOICES, "GPUs", NULL,
+     "expert-parallel size: routed experts split over ep ranks; divides experts, and etp*ep*pp "
+     "divides gpus (MoE parallel folding: ep may exceed the dense dp)",
      ECHO(ep)},
+    {"etp", CORE_KIND_INT, CORE_STORE_I64, AT(etp), 1, CORE_PARALLEL_MAX, false, 0, true, false,
+     false, true, NO_CHOICES, "GPUs", "tp (Megatron-LM's default)",
+     "expert tensor-parallel size: each routed expert split over etp ranks; the experts' grid "
+     "etp*ep*edp = tp*cp*dp",
+     ECHO(etp_used)},
+    INT_ROW("mtp_layers", mtp_layers, 0, CORE_LAYERS_MAX, 0, false, "layers", NULL,
+            "multi-token prediction layers (DeepSeek-V3: 1) on the last pipeline stage: their "
+            "weights, FLOPs and activations",
+            ECHO(mtp_layers)),
     CHOICE_ROW("offload_optimizer", offload_optimizer, core_offload_names, CORE_OFFLOAD_NONE, false,
                NULL, "optimizer state (master weights, moments) in host memory (ZeRO-Offload)",
                ECHO(offload_optimizer)),
@@ -152,10 +162,19 @@ const struct core_input_spec core_inputs[] = {
              "keep an fp32 master copy of the weights (4 bytes/parameter)", ECHO(master_weights)),
     CHOICE_ROW("optimizer", optimizer, core_optimizer_names, CORE_OPT_ADAMW, false, NULL,
                "optimizer; sets the moment bytes per parameter", ECHO(optimizer)),
+    CHOICE_ROW("optimizer_moments", optimizer_moments, core_moment_precision_names, 0, false, NULL,
+               "the optimizer's moments in fp32, or bf16 (Megatron-LM's precision-aware optimizer: "
+               "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16)",
+               ECHO(optimizer_moments)),
     {"checkpointing", CORE_KIND_CHOICE, CORE_STORE_INT, AT(checkpointing), 0, 0, false,
      CORE_CKPT_NONE, false, false, true, true, CHOICES(core_checkpointing_names), "", NULL,
      "activation checkpointing (Korthikanti et al. 2022); true = full, false = none",
      ECHO(checkpointing)},
+    {"recompute_modules", CORE_KIND_TEXT, CORE_STORE_TEXT, AT(recompute_modules), 0, 0, false, 0,
+     true, true, false, false, NO_CHOICES, "", "core_attn (Megatron-LM's default)",
+     "what checkpointing selective recomputes (Megatron-LM's --recompute-modules): core_attn, "
+     "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, separated by commas",
+     ECHO(recompute_text)},
     {"flash_attention", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(flash_attention), 0, 0, false, 0,
      false, false, false, false, NO_CHOICES, "", NULL,
      "attention scores not materialized (drops the 5*a*s^2*b activation term)",
@@ -182,6 +201,27 @@ const struct core_input_spec core_inputs[] = {
      1, false, false, false, true, NO_CHOICES, "stages", NULL,
      "interleaved 1F1B stages per pipeline rank (1 = plain 1F1B); must divide the layers per stage",
      ECHO(virtual_stages)},
+    INT_ROW("decoder_first_pipeline_num_layers", first_stage_layers, 1, CORE_LAYERS_MAX, 0, true,
+            "layers", "an even split",
+            "layers on the first pipeline rank (Megatron-LM); the rest split evenly over the "
+            "middle ranks; a multiple of virtual_stages",
+            ECHO(first_stage_layers)),
+    INT_ROW("decoder_last_pipeline_num_layers", last_stage_layers, 1, CORE_LAYERS_MAX, 0, true,
+            "layers", "an even split",
+            "layers on the last pipeline rank (Megatron-LM); a multiple of virtual_stages",
+            ECHO(last_stage_layers)),
+    {"pipeline_model_parallel_layout", CORE_KIND_TEXT, CORE_STORE_TEXT, AT(pipeline_layout), 0, 0,
+     false, 0, true, true, false, false, NO_CHOICES, "", "pp x virtual_stages stages, split as above",
+     "Megatron-LM's flexible layout: stages split by |, E embedding, t decoder layer, m MTP "
+     "layer, L loss, (...)*n and x*n repeat; e.g. Et|(tt|)*30mL",
+     ECHO(layout_text)},
+    {"account_for_embedding_in_pipeline_split", CORE_KIND_BOOL, CORE_STORE_BOOL,
+     AT(embedding_in_split), 0, 0, false, 0, false, false, false, false, NO_CHOICES, "", NULL,
+     "the embedding counts as one layer of the pipeline split (Megatron-LM)",
+     ECHO(embedding_in_split)},
+    {"account_for_loss_in_pipeline_split", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(loss_in_split), 0,
+     0, false, 0, false, false, false, false, NO_CHOICES, "", NULL,
+     "the loss counts as one layer of the pipeline split (Megatron-LM)", ECHO(loss_in_split)},
     {"sequence_parallel", CORE_KIND_FLAG, CORE_STORE_INT, AT(sequence_parallel), 0, 0, false,
      CORE_FLAG_AUTO, true, false, false, true, NO_CHOICES, "", "true when tp > 1",
      "Megatron sequence parallelism (activations divided by t)", ECHO(sequence_parallel)},
@@ -401,6 +441,9 @@ void core_input_store_default(const struct core_input_spec *spec, void *base)
         plan->gpu_count = 0;
         break;
     }
+    case CORE_STORE_TEXT:
+        memset(dst, 0, CORE_TEXT_MAX);
+        break;
     case CORE_STORE_PRICES: {
         struct core_plan_input *plan = base;
         for (int g = 0; g < CORE_PLAN_GPU_MAX; g++)
@@ -435,15 +478,36 @@ static double stored_number(const struct core_input_spec *spec, const void *base
         return b;
     case CORE_STORE_GPUS:
     case CORE_STORE_PRICES:
+    case CORE_STORE_TEXT:
         break;
     }
     return 0;
+}
+
+const char *core_input_text_check(const struct core_input_spec *spec, const char *s, size_t len)
+{
+    if (strcmp(spec->name, "pipeline_model_parallel_layout") == 0)
+        return core_layout_text_check(s, len);
+    if (strcmp(spec->name, "recompute_modules") == 0)
+        return core_recompute_text_check(s, len);
+    return NULL;
+}
+
+/* A text row: NUL-terminated within its buffer and well formed by its own check. */
+static bool text_valid(const struct core_input_spec *spec, const void *base)
+{
+    const char *s = (const char *)base + spec->offset;
+    size_t len = strnlen(s, CORE_TEXT_MAX);
+
+    return len < CORE_TEXT_MAX && (len == 0 || core_input_text_check(spec, s, len) == NULL);
 }
 
 bool core_input_valid(const struct core_input_spec *spec, const void *base)
 {
     double v = stored_number(spec, base);
 
+    if (spec->kind == CORE_KIND_TEXT)
+        return text_valid(spec, base);
     if (spec->unset && v == spec->dflt)
         return true;
     switch (spec->kind) {
@@ -469,6 +533,7 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
     case CORE_KIND_GPUS:
     case CORE_KIND_PRICES:
     case CORE_KIND_OBJECT: /* decoded and checked by the api (api/hfconfig.c) */
+    case CORE_KIND_TEXT:
     case CORE_KIND_COUNT:
         break;
     }

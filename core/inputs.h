@@ -42,6 +42,7 @@
 #define CORE_GLOBAL_BATCH_MAX 1e12   /* sequences */
 #define CORE_MFU_PREDICTED    0.0    /* the stored mfu of the word "predicted" */
 #define CORE_MOE_EXPERTS_MAX  100000 /* = CORE_EXPERTS_MAX (core.h) */
+#define CORE_TEXT_MAX         256    /* a text input's bytes, its NUL included */
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
@@ -56,6 +57,7 @@ enum core_input_kind {
     CORE_KIND_GPUS,   /* /plan: one catalog id or a list of them */
     CORE_KIND_PRICES, /* /plan: one price, or prices by GPU id */
     CORE_KIND_OBJECT, /* a JSON object the api decodes itself (`config`); stored as "given" */
+    CORE_KIND_TEXT,   /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
     CORE_KIND_COUNT
 };
 
@@ -67,6 +69,7 @@ enum core_input_store {
     CORE_STORE_BOOL,   /* bool */
     CORE_STORE_GPUS,   /* gpu_count and gpus[] of struct core_plan_input */
     CORE_STORE_PRICES, /* usd_per_gpu_hour[] of struct core_plan_input */
+    CORE_STORE_TEXT,   /* char[CORE_TEXT_MAX], NUL-terminated; "" = not given */
 };
 
 /* How the reply's `inputs` member echoes a row (api/write.c walks the rows in table order). */
@@ -104,6 +107,13 @@ struct core_input_spec {
     enum core_input_echo echo;
     size_t resolved;
 };
+
+/* The syntax check of pipeline_model_parallel_layout (core/layout.c). */
+const char *core_layout_text_check(const char *s, size_t len);
+/* The syntax check of recompute_modules (core/recompute.c). */
+const char *core_recompute_text_check(const char *s, size_t len);
+/* A text row's value s[0..len): NULL when well formed, else why not (a static string). */
+const char *core_input_text_check(const struct core_input_spec *spec, const char *s, size_t len);
 
 /* The compute routes' inputs (struct core_input), in the order the API documents them. */
 extern const struct core_input_spec core_inputs[];

@@ -38,6 +38,12 @@ static inline int64_t ceil_div(int64_t a, int64_t b)
     return a / b + (a % b != 0);
 }
 
+/* The experts' tensor-parallel size: as given, else tp (Megatron-LM's arguments.py default). */
+static inline int64_t core_etp(const struct core_resolved *r)
+{
+    return r->etp > 0 ? r->etp : r->tp;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Problems and notes (notes.c)
  * ------------------------------------------------------------------------------------------- */
@@ -74,6 +80,36 @@ bool core_params_mismatch(const struct core_input *in, const struct core_shape *
 void core_resolve_moe_split(const struct core_shape *shape, int64_t n, int64_t *active,
                             int64_t *experts);
 
+/* layout.c: the experts' grid (etp, edp), the pipeline split and the MTP layers' weights
+ * (added to params, active_params and expert_params when N comes from the architecture), then
+ * the heaviest rank (stage_layers). Needs tp, pp, virtual_stages, gpus, ep, framework, the shape
+ * and N resolved. */
+void core_layout_resolve(const struct core_input *in, bool shaped, struct core_resolved *r);
+/* Megatron-Core's (or torchtitan's) rules for the split and the experts' layout. */
+void core_layout_check(const struct core_input *in, const struct core_resolved *r, bool shaped,
+                       struct core_problems *p);
+/* Decoder layers on virtual stage g (0 .. pp*virtual_stages - 1, Megatron's interleaved order). */
+int64_t core_stage_decoders(const struct core_resolved *r, int64_t g);
+/* Decoder layers on pipeline rank `rank` (its virtual_stages chunks) and how many are MoE. */
+void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *layers, int64_t *moe);
+/* Decoder layers of virtual stage g and how many are MoE. */
+void core_chunk_layers(const struct core_resolved *r, int64_t g, int64_t *layers, int64_t *moe);
+/* The most layers one pipeline rank holds (the last rank's MTP layers included). */
+int64_t core_layout_heaviest(const struct core_resolved *r);
+/* Weights of rank `rank`'s decoder layers: the routed experts' and the rest (doubles). */
+bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense, double *experts);
+/* Layers' worth of activations the ledger holds (L for an even split) and how many are MoE. */
+void core_layout_activation_layers(const struct core_resolved *r, int64_t *layers, int64_t *moe);
+
+/* layout.c: parse Megatron's flexible layout string (NULL, or why it is malformed). */
+const char *core_layout_parse(const char *s, size_t len, struct core_layout *out);
+
+/* recompute.c: the bits of a --recompute-modules list ("" = core_attn); false if a name is
+ * unknown. */
+bool core_recompute_parse(const char *s, size_t len, unsigned *bits);
+/* The bits as a comma-separated list in Megatron's names. */
+void core_recompute_text(unsigned bits, char out[CORE_TEXT_MAX]);
+
 /* flops.c */
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f);
 /* FLOPs per token under the chosen `count` convention. */
@@ -86,6 +122,9 @@ struct core_state {
     int64_t weights, grads, optimizer;
     int64_t ex_weights, ex_grads, ex_optimizer;
     int64_t ep;
+    /* MoE folding: the expert data-parallel group of a dp-rank group is dp * ex_tp / ex_fold
+     * ranks (ex_tp = tp, ex_fold = etp * ep: edp = tp cp dp / (etp ep)). */
+    int64_t ex_tp, ex_fold;
     /* Offload (ZeRO-Offload / Infinity): after sharding, these pieces live in host memory:
      * the shard moves to host_weights / host_optimizer and leaves 0 on the GPU. */
     bool off_weights, off_optimizer;

@@ -40,6 +40,10 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->master = r->master_weights ? 4 : 0;
     b->grads = r->grad_precision == CORE_PREC_FP32 ? 4 : 2;
     b->moments = moment_bytes[r->optimizer];
+    /* Megatron-LM's precision-aware optimizer keeps fp32 moments as bf16 (--exp-avg-dtype,
+     * --exp-avg-sq-dtype; optimizer/distrib_optimizer.py); 8-bit moments stay as they are. */
+    if (r->optimizer_moments == 1 && r->optimizer != CORE_OPT_ADAMW_8BIT)
+        b->moments /= 2;
     b->total = b->weights + b->master + b->moments + b->grads;
 }
 
@@ -60,20 +64,32 @@ static bool piece(int64_t n, int bpp, int64_t mp, int64_t *out)
     return true;
 }
 
-/* Megatron-LM's accounting for a mixture of experts: the routed experts' weights are split
- * over ep x tp x pp ranks, everything else over tp x pp. */
+/* Megatron-Core's accounting for a mixture of experts (MoE parallel folding, parallel_state.py):
+ * the routed experts' weights are split over etp x ep x pp ranks, everything else over tp x pp.
+ * An uneven pipeline split prices the heaviest rank: its share of the layers (layout.c). */
 bool core_state_model_parallel(const struct core_resolved *r, const struct core_bytes_per_param *b,
                                struct core_state *mp)
 {
-    int64_t ways = r->tp * r->pp, ep = r->ep > 1 ? r->ep : 1, ex_ways;
+    int64_t ep = r->ep > 1 ? r->ep : 1, etp = core_etp(r), pp = r->pp, ways, ex_ways;
     int64_t experts = r->expert_params > 0 && r->expert_params <= r->params ? r->expert_params : 0;
     int64_t rest = r->params - experts;
 
+    /* Uneven: N x (heaviest rank's layers / L) per tp rank, an exact rational in whole bytes. */
+    if (r->split != CORE_SPLIT_EVEN && r->pp > 1 && r->stage_layers > 0 &&
+        r->stage_layers * r->pp != r->shape.arch.layers) {
+        int64_t L = r->shape.arch.layers + r->mtp_layers;
+        if (!ck_mul(rest, r->stage_layers, &rest) || !ck_mul(experts, r->stage_layers, &experts))
+            return false;
+        pp = L;
+    }
     mp->ep = ep;
+    mp->ex_tp = r->tp;
+    mp->ex_fold = etp * ep;
+    ways = r->tp * pp;
     mp->off_weights = r->offload_params == CORE_OFFLOAD_CPU;
     mp->off_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     mp->host_weights = mp->host_optimizer = 0;
-    return ck_mul(ways, ep, &ex_ways) && piece(rest, b->weights, ways, &mp->weights) &&
+    return ck_mul(etp * pp, ep, &ex_ways) && piece(rest, b->weights, ways, &mp->weights) &&
            piece(rest, b->grads, ways, &mp->grads) &&
            piece(rest, b->master + b->moments, ways, &mp->optimizer) &&
            piece(experts, b->weights, ex_ways, &mp->ex_weights) &&
@@ -81,13 +97,16 @@ bool core_state_model_parallel(const struct core_resolved *r, const struct core_
            piece(experts, b->master + b->moments, ex_ways, &mp->ex_optimizer);
 }
 
-/* The expert data-parallel group: the dp ranks of one model replica's ep slice (dp / ep,
- * at least 1 while a search tries a dp that ep does not divide). */
+/* The expert data-parallel group (parallel_state.py: world / (etp ep pp)): of dp dense
+ * data-parallel ranks (dp x cp), dp x tp / (etp x ep); at least 1 while a search tries a dp
+ * the experts' grid does not divide. */
 static int64_t expert_dp(const struct core_state *mp, int64_t dp)
 {
-    int64_t ep = mp->ep > 1 ? mp->ep : 1;
+    int64_t fold = mp->ex_fold > 1 ? mp->ex_fold : 1, tp = mp->ex_tp > 1 ? mp->ex_tp : 1, n;
 
-    return dp / ep > 0 ? dp / ep : 1;
+    if (!ck_mul(dp, tp, &n))
+        return dp;
+    return n / fold > 0 ? n / fold : 1;
 }
 
 bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct core_state *out,
@@ -97,6 +116,8 @@ bool core_state_shard(const struct core_state *mp, int stage, int64_t dp, struct
     int64_t edp = expert_dp(mp, dp);
 
     out->ep = mp->ep;
+    out->ex_tp = mp->ex_tp;
+    out->ex_fold = mp->ex_fold;
     out->off_weights = mp->off_weights;
     out->off_optimizer = mp->off_optimizer;
     out->ex_weights = s[0] ? ceil_div(mp->ex_weights, edp) : mp->ex_weights;
@@ -140,53 +161,79 @@ struct act_terms {
     int64_t t;
     bool sp;
     struct layer_bytes dense, moe; /* per-token bytes of a dense and of a MoE layer */
-    int64_t moe_layers;            /* of the L layers, those with a routed MLP */
+    int64_t layers;                /* layers' worth of activations held (L for an even split) */
+    int64_t moe_layers;            /* of them, those with a routed MLP */
 };
 
 /* Multi-latent attention (DeepSeek-V2) keeps, instead of Korthikanti's 8 d split attention
  * bytes (Q, K, V and the projection input at 2 bytes each): queries and keys of a (n + r),
  * values and the projection input of a v, 2 bytes each, split by tp; and the compressed
  * latents every rank computes whole: the query latent r_q and the K/V latent r_kv plus the
- * shared rotary key r, 2 bytes each. */
-static bool mla_bytes(const struct core_arch *a, struct layer_bytes *l)
+ * shared rotary key r, 2 bytes each. Recomputing the up projections (mla_up_proj, an
+ * output-discarding checkpoint) drops Q, K and V: the projection input stays. */
+static bool mla_bytes(const struct core_arch *a, bool up_proj, struct layer_bytes *l)
 {
     int64_t qk = a->qk_nope_head_dim + a->qk_rope_head_dim, lat = 0, att = 0;
 
-    if (!acc_term(&att, 4 * a->heads, qk) || !acc_term(&att, 4 * a->heads, a->v_head_dim) ||
-        !acc_term(&lat, 2, a->q_lora_rank + a->kv_lora_rank + a->qk_rope_head_dim))
+    if (up_proj
+            ? !acc_term(&att, 2 * a->heads, a->v_head_dim)
+            : (!acc_term(&att, 4 * a->heads, qk) || !acc_term(&att, 4 * a->heads, a->v_head_dim)))
+        return false;
+    if (!acc_term(&lat, 2, a->q_lora_rank + a->kv_lora_rank + a->qk_rope_head_dim))
         return false;
     return ck_add(l->rep, lat, &l->rep) && ck_add(l->split - 8 * a->hidden, att, &l->split);
 }
 
 /* A MoE layer replaces the dense MLP's 16 d split bytes (Korthikanti's two 4d-wide tensors)
- * with: each token's k dispatched copies of its input (2 d each) and k expert hidden states,
- * plus the shared experts' hidden states, where an MLP of width f keeps 4 f bytes (two f-wide
- * tensors) or 6 f when gated (gate, up and their product); and, kept whole, the router's fp32
- * probabilities over E experts and its k int64 choices. */
-static bool moe_bytes(const struct core_arch *a, struct layer_bytes *l)
+ * with (Megatron-Core's dropless token dispatcher, transformer/moe/): each token's k routed
+ * copies, each keeping its dispatched input (2 d, the grouped fc1's input), the expert output
+ * that unpermute multiplies by the routing probability (2 d, saved for the probability's
+ * gradient: moe_utils.unpermute), and the expert's hidden states, where an MLP of width f keeps
+ * 4 f bytes (two f-wide tensors) or 6 f when gated (gate, up and their product); the shared
+ * experts' hidden states; and, kept whole, the router's fp32 probabilities over E experts and
+ * its k int64 choices. --recompute-modules (transformer_config.py) drops: moe_act the routed
+ * experts' activation output (2 f per copy), shared_experts the shared experts' bytes, moe the
+ * whole block (its input, the norm's output, is already counted). */
+static bool moe_bytes(const struct core_arch *a, unsigned modules, struct layer_bytes *l)
 {
     int64_t f = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
     int64_t fs = a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : f, c = a->gated_mlp ? 6 : 4;
     int64_t k = a->experts_per_token, routed = 0, router = 0, split = l->split - 16 * a->hidden;
+    int64_t cs = c, shared = a->shared_experts;
 
-    if (!acc_term(&routed, 2, a->hidden) || !acc_term(&routed, c, f) ||
+    if (modules & CORE_RC_MOE) {
+        l->split = split;
+        return true;
+    }
+    if (modules & CORE_RC_MOE_ACT)
+        c -= 2;
+    if (modules & CORE_RC_SHARED_EXPERTS)
+        shared = 0;
+    if (!acc_term(&routed, 4, a->hidden) || !acc_term(&routed, c, f) ||
         !ck_mul(routed, k, &routed) || !ck_add(split, routed, &split) ||
-        !acc_term(&split, c * a->shared_experts, fs) || !acc_term(&router, 4, a->experts) ||
+        !acc_term(&split, cs * shared, fs) || !acc_term(&router, 4, a->experts) ||
         !acc_term(&router, 8, k))
         return false;
     l->split = split;
     return ck_add(l->rep, router, &l->rep);
 }
 
-static bool layer_bytes_init(const struct core_arch *a, struct act_terms *x)
+/* Per-token bytes of a dense and of a MoE layer. Under selective recompute, Megatron-Core's
+ * --recompute-modules (default core_attn: the score term, dropped by the caller) also drop:
+ * layernorm the two norms' outputs (4 d of the replicated bytes, output-discarding), mlp a
+ * dense layer's MLP (16 d), and the MLA and MoE pieces above. */
+static bool layer_bytes_init(const struct core_arch *a, unsigned modules, struct act_terms *x)
 {
     x->dense.rep = 10 * a->hidden; /* d <= 1e6: no overflow */
     x->dense.split = 24 * a->hidden;
-    if (a->kv_lora_rank > 0 && !mla_bytes(a, &x->dense))
+    if (modules & CORE_RC_LAYERNORM)
+        x->dense.rep -= 4 * a->hidden;
+    if (a->kv_lora_rank > 0 && !mla_bytes(a, (modules & CORE_RC_MLA_UP_PROJ) != 0, &x->dense))
         return false;
     x->moe = x->dense;
-    x->moe_layers = core_arch_moe_layers(a);
-    return x->moe_layers == 0 || moe_bytes(a, &x->moe);
+    if (modules & CORE_RC_MLP)
+        x->dense.split -= 16 * a->hidden;
+    return core_arch_moe_layers(a) == 0 || moe_bytes(a, modules, &x->moe);
 }
 
 /* One layer's activations with nothing recomputed (or the score term dropped). */
@@ -211,14 +258,16 @@ static bool layer_working_set(const struct act_terms *x, const struct layer_byte
 /* With context parallelism each rank holds s/cp of the sequence (its queries, and the
  * activations of its tokens), while its score matrix spans its queries against all s keys. */
 static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t seq_len,
-                           struct act_terms *x)
+                           enum core_checkpointing ckpt, struct act_terms *x)
 {
+    unsigned modules = ckpt == CORE_CKPT_SELECTIVE ? r->recompute_modules : 0;
     const struct core_arch *a = &r->shape.arch;
     int64_t local = ceil_div(seq_len, r->cp);
 
     x->t = r->tp;
     x->sp = r->sequence_parallel;
-    return layer_bytes_init(a, x) && ck_mul(local, batch, &x->sb) &&
+    core_layout_activation_layers(r, &x->layers, &x->moe_layers);
+    return layer_bytes_init(a, modules, x) && ck_mul(local, batch, &x->sb) &&
            ck_mul(x->sb, a->hidden, &x->sbd) && ck_mul(x->sb, seq_len, &x->scores) &&
            ck_mul(x->scores, a->heads, &x->scores) && ck_mul(x->scores, 5, &x->scores);
 }
@@ -226,7 +275,7 @@ static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t
 static bool layers_bytes(const struct core_resolved *r, const struct act_terms *x,
                          enum core_checkpointing ckpt, int64_t *out)
 {
-    int64_t layers = r->shape.arch.layers, one, moe_one = 0, kept, dense = layers - x->moe_layers;
+    int64_t layers = x->layers, one, moe_one = 0, kept, dense = layers - x->moe_layers;
     bool scores = ckpt == CORE_CKPT_NONE && !r->flash_attention;
     const struct layer_bytes *widest = x->moe_layers > 0 ? &x->moe : &x->dense;
 
@@ -252,7 +301,7 @@ bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t
 {
     struct act_terms x;
 
-    if (!act_terms_init(r, batch, seq_len, &x) || !layers_bytes(r, &x, ckpt, layers))
+    if (!act_terms_init(r, batch, seq_len, ckpt, &x) || !layers_bytes(r, &x, ckpt, layers))
         return false;
     /* Table 2 assumes 2-byte activations; fp32 training stores 4. */
     if (r->precision == CORE_PREC_FP32 && !ck_mul(*layers, 2, layers))

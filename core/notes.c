@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "validation.h"
 
 #define MFU_OPTIMISTIC     0.6
 #define MFU_LOW            0.35
@@ -182,6 +183,25 @@ static void warn_host(struct core_result *res)
              (long long)(r->gpus_per_node < r->gpus ? r->gpus_per_node : r->gpus));
 }
 
+/* A figure no measured run backs: the time model on a generation never measured, a framework
+ * profile with no peak it was not tuned on (core/validation.c). */
+static void warn_unvalidated(struct core_result *res, unsigned parts)
+{
+    const struct core_resolved *r = &res->resolved;
+    int gen = (int)core_gpus[r->gpu].generation;
+    const struct core_validation *pv = &core_peak_validation[r->framework];
+
+    if ((parts & CORE_PART_RUNTIME) && core_perf_validation[gen].expected_error < 0)
+        WARN(res, "unvalidated_hardware",
+             "no measured training run on a %s GPU (%s): the step-time constants are %s, so "
+             "performance.expected_error is null",
+             core_generation_names[gen], core_gpus[r->gpu].id, core_perf_validation[gen].borrowed);
+    if ((parts & CORE_PART_MEMORY) && r->framework != CORE_FW_GENERIC && pv->expected_error < 0)
+        WARN(res, "unvalidated_profile",
+             "memory.peak under %s is not validated (%s), so memory.peak.expected_error is null",
+             core_framework_names[r->framework], pv->borrowed);
+}
+
 void core_warnings(const struct core_input *in, struct core_result *res, unsigned parts)
 {
     warn_mfu(res);
@@ -191,6 +211,7 @@ void core_warnings(const struct core_input *in, struct core_result *res, unsigne
         warn_host(res);
     if (parts & CORE_PART_RUNTIME)
         warn_runtime(res);
+    warn_unvalidated(res, parts);
     if ((parts & CORE_PART_FIT) && res->fit.judged_peak && !res->fit.fits)
         WARN(res, "peak_exceeds_capacity",
              "with %s the device peak is %.4g GB at %s on the %s stage, over the %.4g GB capacity",

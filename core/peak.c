@@ -163,8 +163,9 @@ struct layer_acts {
     double working; /* extra while the layer's backward runs (recomputed or attention scores) */
 };
 
-/* Megatron: Korthikanti's table through the ledger's own function, one layer at a time. */
-static void korthikanti_layer(const struct core_resolved *r, struct layer_acts *out)
+/* Megatron: Korthikanti's table through the ledger's own function, one layer at a time: a dense
+ * layer, or (moe) one with a routed MLP. */
+static void korthikanti_layer(const struct core_resolved *r, bool moe, struct layer_acts *out)
 {
     struct core_resolved one = *r;
     int64_t none, sel, logits;
@@ -172,6 +173,12 @@ static void korthikanti_layer(const struct core_resolved *r, struct layer_acts *
     double fp32 = r->precision == CORE_PREC_FP32 ? 2 : 1;
 
     one.shape.arch.layers = 1;
+    one.shape.arch.dense_layers = 0;
+    one.shape.arch.moe_layer_freq = one.shape.arch.moe_layer_phase = 0;
+    if (!moe)
+        one.shape.arch.experts = one.shape.arch.experts_per_token = 0;
+    one.split = CORE_SPLIT_EVEN;
+    one.mtp_layers = 0;
     one.pp = 2; /* no logits: they are priced by the loss */
     if (!core_activation_bytes(&one, r->batch, r->seq_len, CORE_CKPT_NONE, &none, &logits) ||
         !core_activation_bytes(&one, r->batch, r->seq_len, CORE_CKPT_SELECTIVE, &sel, &logits)) {
@@ -238,14 +245,74 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
  * ------------------------------------------------------------------------------------------- */
 
 struct stage_shape {
-    double params;    /* parameters held by one GPU of this stage (after tp) */
-    double layer;     /* one layer's parameters per GPU */
-    double output;    /* the output layer's parameters per GPU (last stage) */
-    double embedding; /* the input embedding's parameters per GPU (first stage) */
-    double layers;    /* layers on the stage */
-    double in_flight; /* micro-batches whose activations it holds */
+    double params;  /* parameters held by one GPU of this stage (after tp; experts after etp ep) */
+    double experts; /* of them, the routed experts' (sharded over the expert data-parallel group) */
+    double layer;   /* one layer's parameters per GPU */
+    double output;  /* the output layer's parameters per GPU (last stage) */
+    double embedding;  /* the input embedding's parameters per GPU (first stage) */
+    double layers;     /* layers on the stage (the last stage's MTP layers included) */
+    double moe_layers; /* of them, layers with a routed MLP */
+    double in_flight;  /* micro-batches whose activations it holds */
+    double flight_dense, flight_moe; /* layer-micro-batches in flight: dense and MoE layers */
     bool last;
 };
+
+/* The stage's layers and their weights per GPU (layout.c: the split, MTP on the last rank). The
+ * routed experts are split over etp x ep, the rest over tp (Megatron-Core's MoE parallel
+ * folding); a given N scales the architecture's counts. */
+static void stage_layers(const struct core_resolved *r, int64_t i, double scale, double *dense,
+                         double *experts, struct stage_shape *s)
+{
+    int64_t n = r->shape.arch.layers, moe = core_arch_moe_layers(&r->shape.arch);
+    bool last = i == r->pp - 1;
+    double d, x;
+
+    if (r->pp > 1)
+        core_rank_layers(r, i, &n, &moe);
+    if (!core_rank_params(r, r->pp > 1 ? i : 0, &d, &x) || r->pp == 1) {
+        struct core_arch_counts c;
+        d = x = 0;
+        if (core_arch_count(&r->shape.arch, &c))
+            d = (double)(c.non_experts - c.embedding - c.output) / (double)r->pp,
+            x = (double)c.experts / (double)r->pp;
+    }
+    d *= scale, x *= scale;
+    s->layers = (double)n, s->moe_layers = (double)moe;
+    if (last && r->mtp_layers > 0) { /* the MTP layers' weights are exact (layout.c) */
+        int64_t per = r->mtp_params, ex = r->expert_params;
+        struct core_arch_counts c;
+        double mtp_ex =
+            core_arch_count(&r->shape.arch, &c) && ex > c.experts ? (double)(ex - c.experts) : 0;
+        d += (double)per - mtp_ex, x += mtp_ex;
+        s->layers += (double)r->mtp_layers;
+        s->moe_layers +=
+            moe > 0 || core_arch_moe_layers(&r->shape.arch) > 0 ? (double)r->mtp_layers : 0;
+    }
+    *dense = d, *experts = x;
+}
+
+/* Uneven interleaved chunks: which chunks the in-flight forwards ran. Megatron's interleaved
+ * schedule (pipeline_parallel/schedules.py, get_model_chunk_id) runs forward k on chunk
+ * (k mod pp v) div pp, so of the first K forwards chunk c ran n_c; the layers in flight are
+ * sum_c n_c x layers(c), the MTP layers riding on the last rank's last chunk. */
+static void flight_chunks(const struct core_resolved *r, int64_t i, double forwards,
+                          struct stage_shape *s)
+{
+    int64_t pp = r->pp, v = r->virtual_stages, K = (int64_t)llround(forwards), group = pp * v;
+    int64_t mtp_moe = r->mtp_layers > 0 && core_arch_moe_layers(&r->shape.arch) > 0;
+
+    s->flight_dense = s->flight_moe = 0;
+    for (int64_t c = 0; c < v; c++) {
+        /* forwards k < K with (k mod group) in [c pp, c pp + pp) */
+        int64_t n = K / group * pp, rest = K % group - c * pp, layers, moe;
+        n += rest <= 0 ? 0 : rest < pp ? rest : pp;
+        core_chunk_layers(r, c * pp + i, &layers, &moe);
+        if (i == pp - 1 && c == v - 1)
+            layers += r->mtp_layers, moe += mtp_moe * r->mtp_layers;
+        s->flight_moe += (double)(n * moe);
+        s->flight_dense += (double)(n * (layers - moe));
+    }
+}
 
 /* Parameters per GPU of stage i: its share of the layers, the embedding on the first stage, the
  * output layer on the last (a second copy of a tied embedding when they differ). */
@@ -253,32 +320,35 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
 {
     const struct core_arch *a = &r->shape.arch;
     struct core_arch_counts c;
-    double pp = (double)r->pp, t = (double)r->tp, total, body, scale;
+    double pp = (double)r->pp, t = (double)r->tp, total, scale, dense, experts;
     double out_layer, m = r->micro_batches >= 1 ? r->micro_batches : 1;
-    double v = (double)r->virtual_stages;
+    double v = (double)r->virtual_stages, xt = (double)(core_etp(r) * (r->ep > 1 ? r->ep : 1));
 
     if (!core_arch_count(a, &c) || c.total <= 0) {
         c.total = r->params, c.embedding = 0, c.output = 0;
     }
     total = (double)c.total;
-    scale = (double)r->params / total;
+    scale = (double)(r->params - r->mtp_params) / total;
     out_layer = c.output > 0 ? (double)c.output : (double)a->vocab * (double)a->hidden;
-    body = total - (double)c.embedding - (double)c.output;
-    s->layers = (double)a->layers / pp;
-    s->layer = body / (double)a->layers * scale / t;
+    s->last = i == r->pp - 1;
+    stage_layers(r, i, scale, &dense, &experts, s);
+    s->layer = s->layers > 0 ? (dense / t + experts / xt) / s->layers : 0;
     s->output = out_layer * scale / t;
     s->embedding = (double)c.embedding * scale / t;
-    s->last = i == r->pp - 1;
     if (r->pp == 1) {
-        s->params = total * scale / t;
+        dense += ((double)c.embedding + (double)c.output) * scale;
     } else {
-        s->params = body / pp;
         if (i == 0)
-            s->params += (double)c.embedding;
+            dense += (double)c.embedding * scale;
         if (s->last)
-            s->params += out_layer;
-        s->params *= scale / t;
+            dense += out_layer * scale;
+        /* The MTP layers embed the shifted tokens on their own rank: Megatron-Core's GPTModel
+         * builds the embedding there too (gpt_model.py: pre_process or mtp_process). */
+        if (s->last && r->mtp_layers > 0)
+            dense += (double)c.embedding * scale;
     }
+    s->experts = experts / xt;
+    s->params = dense / t + s->experts;
     if (r->pp == 1) {
         s->in_flight = 1;
     } else if (r->virtual_stages <= 1) {
@@ -287,6 +357,10 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
         double chunks = (pp - (double)i - 1) * 2 + (v - 1) * pp + 1;
         s->in_flight = fmin(chunks, m * v) / v;
     }
+    s->flight_moe = s->in_flight * s->moe_layers;
+    s->flight_dense = s->in_flight * s->layers - s->flight_moe;
+    if (r->virtual_stages > 1 && r->split != CORE_SPLIT_EVEN && r->pp > 1)
+        flight_chunks(r, i, s->in_flight * v, s);
 }
 
 /* Stored bytes per parameter of the profile: weights, gradients, optimizer (master + moments). */
@@ -319,6 +393,15 @@ static void state_bytes(const struct core_resolved *r, const struct profile *pf,
         sb->optimizer += moments;
 }
 
+/* One state piece of the stage per GPU: the dense part over dpc ranks and the experts' over edp
+ * when the stage shards it, else whole. */
+static double sharded(const struct stage_shape *s, double bytes, bool shard, double dpc, double edp)
+{
+    if (!shard)
+        return s->params * bytes;
+    return ((s->params - s->experts) / dpc + s->experts / edp) * bytes;
+}
+
 static void add_total(struct core_peak_moment_bytes *m)
 {
     m->total = m->weights + m->grads + m->optimizer + m->activations + m->logits + m->buffers;
@@ -334,28 +417,44 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     struct state_bytes sb;
     struct layer_acts la;
     double dpc = (double)(r->dp * r->cp), logits = 0, lf, lb, w, g, opt, gather = 0;
+    double edp =
+        fmax(1, floor(dpc * (double)r->tp / (double)(core_etp(r) * (r->ep > 1 ? r->ep : 1))));
     double saved, grads_start, grads_end, grads_fwd, mb_saved, temp, fixed, casts, step_temp;
-    double unsharded_grads = 0, accum;
+    double unsharded_grads = 0, accum, dense_saved = 0;
     bool zero3 = r->zero_stage >= 3;
 
     stage_shape(r, i, &s);
     *in_flight = s.in_flight;
     state_bytes(r, pf, o->first_step, &sb);
-    if (pf->korthikanti)
-        korthikanti_layer(r, &la);
-    else
+    if (pf->korthikanti) { /* dense and MoE layers each at their own bytes */
+        struct layer_acts dense;
+        korthikanti_layer(r, false, &dense);
+        la = dense;
+        if (s.moe_layers > 0)
+            korthikanti_layer(r, true, &la);
+        mb_saved = dense.saved * (s.layers - s.moe_layers) + la.saved * s.moe_layers;
+        dense_saved = dense.saved;
+    } else {
         pytorch_layer(r, o->compile, &la);
+        mb_saved = la.saved * s.layers;
+    }
 
     /* State: ZeRO shards optimizer (stage >= 1), gradients (>= 2, not Megatron's buffer) and
      * weights (3) over the data- and context-parallel ranks. */
-    w = s.params * sb.weights / (zero3 ? dpc : 1);
-    g = s.params * sb.grads /
-        (r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2) ? dpc : 1);
-    opt = s.params * sb.optimizer / (r->zero_stage >= 1 ? dpc : 1);
+    /* The routed experts' share is sharded over the expert data-parallel group instead
+     * (Megatron-Core's distributed optimizer keeps a separate expert-parallel buffer). */
+    w = sharded(&s, sb.weights, zero3, dpc, edp);
+    g = sharded(&s, sb.grads, r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2), dpc,
+                edp);
+    opt = sharded(&s, sb.optimizer, r->zero_stage >= 1, dpc, edp);
 
     /* Activations: every in-flight micro-batch's saved tensors; offloading keeps one layer's. */
-    mb_saved = la.saved * s.layers;
-    saved = o->activation_offload ? la.saved : mb_saved * s.in_flight;
+    /* In flight: each layer-micro-batch at its own bytes (the chunks of an uneven split). */
+    if (pf->korthikanti)
+        saved = dense_saved * s.flight_dense + la.saved * s.flight_moe;
+    else
+        saved = la.saved * (s.flight_dense + s.flight_moe);
+    saved = o->activation_offload ? la.saved : saved;
 
     /* Gradients alive: a persistent buffer always; otherwise (set_to_none) none at the first
      * forward, the output layer's at the start of the backward, all at its end, and all during
@@ -492,6 +591,32 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
             mo[k].stranded += fmax(0, g - mo[k].grads);
 }
 
+/* Under an uneven split a middle rank can hold more than the first (torchtitan gives the early
+ * middle stages the extra layers; Megatron's first/last counts may be small): the second rank,
+ * which has the most in flight and the most layers of the middle ones, replaces the first in
+ * *first_mo when its peak is higher. Returns the rank that stands in stages[0]. */
+static int64_t middle_stage(const struct core_resolved *r, const struct core_peak_options *o,
+                            enum core_loss loss, struct core_peak_moment_bytes *first_mo,
+                            double *first_in_flight)
+{
+    struct core_peak_moment_bytes mid[CORE_MOMENT_COUNT];
+    double in_flight, a = 0, b = 0;
+
+    if (r->split == CORE_SPLIT_EVEN || r->pp <= 2)
+        return 0;
+    profile_stage(r, o, loss, 1, mid, &in_flight);
+    for (int k = 0; k < CORE_MOMENT_COUNT; k++) {
+        a = fmax(a, first_mo[k].total);
+        b = fmax(b, mid[k].total);
+    }
+    if (b <= a)
+        return 0;
+    for (int k = 0; k < CORE_MOMENT_COUNT; k++)
+        first_mo[k] = mid[k];
+    *first_in_flight = in_flight;
+    return 1;
+}
+
 /* Generic: the ledger itself, one moment (the end of the forward) on the only/first stage. */
 static bool generic_stage(const struct core_resolved *r, const struct core_peak_options *o,
                           struct core_peak_moment_bytes *mo)
@@ -569,6 +694,7 @@ void core_peak_compute(const struct core_resolved *r, const struct core_peak_opt
         o->loss >= 0 && o->loss < CORE_LOSS_COUNT ? (enum core_loss)o->loss : profiles[fw].loss;
     struct core_peak_options opt = *o;
     double in_flight[2] = {1, 1}, best = -1;
+    int64_t first = 0; /* the rank priced in stages[0]: 0, or 1 when a middle rank is heavier */
 
     opt.framework = fw;
     *out = (struct core_peak){0};
@@ -583,16 +709,20 @@ void core_peak_compute(const struct core_resolved *r, const struct core_peak_opt
     } else {
         profile_stage(r, &opt, loss, 0, out->stages[0], &in_flight[0]);
         profile_stage(r, &opt, loss, r->pp - 1, out->stages[1], &in_flight[1]);
+        first = middle_stage(r, &opt, loss, out->stages[0], &in_flight[0]);
     }
     for (int s = 0; s < 2; s++)
         for (int k = 0; k < CORE_MOMENT_COUNT; k++)
             if (out->stages[s][k].total > best) {
                 best = out->stages[s][k].total;
                 out->at = (enum core_peak_moment)k;
-                out->stage = s == 0 ? 0 : (int)(r->pp - 1);
+                out->stage = s == 0 ? (int)first : (int)(r->pp - 1);
                 out->in_flight = in_flight[s];
             }
-    out->stage_name = r->pp == 1 ? "only" : out->stage == 0 ? "first" : "last";
+    out->stage_name = r->pp == 1                ? "only"
+                      : out->stage == 0         ? "first"
+                      : out->stage == r->pp - 1 ? "last"
+                                                : "middle";
     out->allocated = best;
     out->held = best + out->stages[out->stage == 0 ? 0 : 1][out->at].stranded;
     out->bytes = metric_bytes(r, &profiles[fw], o->compile, o->metric, best, out->held - best);

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "perf.h"
+#include "validation.h"
 
 const char *const core_perf_term_names[CORE_PERF_TERMS] = {
     "compute", "memory_bound", "recompute", "tp_comm", "cp_comm", "pp_bubble",
@@ -257,6 +258,9 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->offload_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
+    /* The pipeline split (layout.c): an uneven one, or MTP layers on the last rank. */
+    in->stage_layers =
+        r->split == CORE_SPLIT_EVEN && r->mtp_layers == 0 ? 0.0 : (double)core_layout_heaviest(r);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -457,7 +461,8 @@ static void shape_init(const struct core_perf_input *in, const struct gen *k, st
     x->v = x->p > 1 ? at_least((double)in->virtual_stages, 1) : 1.0;
     x->dp = at_least((double)in->dp, 1);
     x->m = at_least(in->global_batch / (x->b * x->dp), 1);
-    x->ls = x->L / x->p;
+    /* Uneven split (layout.c): the heaviest rank's layers set every stage's pace. */
+    x->ls = in->stage_layers > 0 ? in->stage_layers : x->L / x->p;
     x->rows = x->b * x->s / x->c;
     x->e = in->precision == CORE_PREC_FP32 ? 4.0 : 2.0;
     x->peak = at_least(in->peak_tflops, 1e-3) * 1e12;
@@ -584,5 +589,5 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;
     out->mfu = out->tokens_per_second_per_gpu * model / x.peak;
     out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x.peak;
-    out->expected_error = CORE_PERF_EXPECTED_ERROR;
+    out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
 }

@@ -67,6 +67,9 @@ struct core_perf_input {
      * pcie_gbs the host link per GPU per direction (catalog). */
     bool offload_optimizer, offload_params;
     double pcie_gbs;
+    /* Pipeline split (core/layout.c): the layers of the heaviest pipeline rank, which sets the
+     * pipeline's pace; 0 = an even split, layers / pp. */
+    double stage_layers;
 };
 
 /* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */

@@ -78,6 +78,8 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
     c.gpus = L->gpus;
     c.tp = L->tp;
     c.pp = L->pp;
+    c.ep = L->ep;
+    c.etp = L->etp;
     c.cp = 1;
     c.virtual_stages = 1;
     c.dp = L->dp;
@@ -157,6 +159,30 @@ void plan_activation_table(struct search *s, struct layout *L)
     }
 }
 
+int plan_expert_choices(int64_t experts, int64_t tp, int64_t ep[], int64_t etp[])
+{
+    int n = 0;
+
+    if (experts <= 0) {
+        ep[0] = 1, etp[0] = tp;
+        return 1;
+    }
+    for (int64_t e = 1; e <= experts && e <= CORE_PLAN_EP_MAX && n + 2 <= PLAN_EXPERT_CHOICES;
+         e *= 2) {
+        if (experts % e != 0)
+            continue;
+        ep[n] = e, etp[n++] = tp;
+        if (tp > 1)
+            ep[n] = e, etp[n++] = 1;
+    }
+    return n;
+}
+
+bool plan_expert_grid_ok(const struct layout *L, int64_t gpus)
+{
+    return gpus % (L->etp * L->ep * L->pp) == 0;
+}
+
 static int64_t next_gpus(int64_t g)
 {
     return g < CORE_PLAN_NODE_GPUS ? g + 1 : g + CORE_PLAN_NODE_GPUS;
@@ -168,6 +194,8 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
     struct layout L;
     struct core_plan group;
     bool have;
+    int64_t ep[PLAN_EXPERT_CHOICES], etp[PLAN_EXPERT_CHOICES];
+    int nx;
 
     memset(&L, 0, sizeof L);
     L.g = g;
@@ -175,23 +203,29 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
         for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
             int64_t ways = tp_choices[t] * pp;
 
-            if (layers % pp != 0 || ways > s->in->gpus_max)
-                continue;
+            if (layers % pp != 0 || ways > s->in->gpus_max ||
+                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads, tp_choices[t]))
+                continue; /* a layout Megatron-LM refuses (rules.h) */
             L.tp = tp_choices[t];
             L.pp = pp;
             s->r.tp = L.tp;
             s->r.pp = pp;
+            nx = plan_expert_choices(s->r.shape.arch.experts, L.tp, ep, etp);
             s->r.sequence_parallel = L.tp > 1;
-            if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
-                continue;
             plan_activation_table(s, &L);
             have = false;
-            for (int64_t gpus = 1; gpus <= s->in->gpus_max; gpus = next_gpus(gpus)) {
-                if (gpus % ways != 0)
+            for (int x = 0; x < nx; x++) {
+                L.ep = s->r.ep = ep[x];
+                L.etp = s->r.etp = etp[x];
+                if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
                     continue;
-                L.gpus = gpus;
-                L.dp = gpus / ways;
-                search_layout(s, &L, &group, &have);
+                for (int64_t gpus = 1; gpus <= s->in->gpus_max; gpus = next_gpus(gpus)) {
+                    if (gpus % ways != 0 || !plan_expert_grid_ok(&L, gpus))
+                        continue;
+                    L.gpus = gpus;
+                    L.dp = gpus / ways;
+                    search_layout(s, &L, &group, &have);
+                }
             }
             if (have)
                 plan_offer_top(s, &group);
@@ -272,6 +306,8 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
     base.pp = 1;
     base.cp = 1;
     base.virtual_stages = 1;
+    base.ep = 1; /* the search chooses the experts' grid */
+    base.etp = 0;
     base.batch = 1;
     base.zero_stage = 3;
     base.checkpointing = CORE_CKPT_NONE;

@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "perf.h"
+#include "rules.h"
 
 #define PLAN_BATCH_STEPS 21 /* micro-batches 1, 2, 4, ..., 2^20 (CORE_BATCH_MAX is 1e6) */
 
@@ -43,10 +44,19 @@ struct search {
 struct layout {
     const struct gpu_row *g;
     int64_t tp, pp, cp, gpus, dp;
+    int64_t ep, etp; /* the experts' grid (1, tp for a dense model) */
     struct core_state mp;
     int64_t act[3][PLAN_BATCH_STEPS]; /* activations per checkpointing mode and micro-batch */
     int steps[3];                     /* micro-batches whose activations alone fit */
 };
+
+/* The experts' layouts searched for a model of E experts at tensor parallelism tp (plan.c):
+ * ep a power of two dividing E, at most CORE_PLAN_EP_MAX; etp tp (Megatron-LM's default) and
+ * 1 (Megatron-Bridge's MoE recipes). One (1, tp) for a dense model. Returns how many. */
+#define PLAN_EXPERT_CHOICES 32
+int plan_expert_choices(int64_t experts, int64_t tp, int64_t ep[], int64_t etp[]);
+/* Does G GPUs hold the experts' grid etp x ep x pp as well (parallel_state.py)? */
+bool plan_expert_grid_ok(const struct layout *L, int64_t gpus);
 
 /* plan_rank.c: the order of plans, the bounded heap of the best and the Pareto front. */
 double plan_rank_value(const struct search *s, const struct core_plan *p);

@@ -51,6 +51,8 @@ static void resolve_plan(const struct search *s, const struct core_plan *p, stru
     r->pp = p->pp;
     r->cp = p->cp;
     r->dp = p->dp;
+    r->ep = p->ep;
+    r->etp = p->etp;
     r->virtual_stages = p->virtual_stages;
     r->sequence_parallel = p->sequence_parallel;
     core_resolve_hardware(&s->in->base, p->gpu, r);
@@ -125,6 +127,8 @@ static void search_layout(struct search *s, const struct layout *L, const struct
     c.gpus = L->gpus;
     c.tp = L->tp;
     c.pp = L->pp;
+    c.ep = L->ep;
+    c.etp = L->etp;
     c.cp = L->cp;
     c.dp = L->dp;
     c.virtual_stages = 1;
@@ -176,7 +180,9 @@ static void search_layout(struct search *s, const struct layout *L, const struct
                 pi.zero_stage = zeros[zi];
                 pi.global_batch = c.global_batch;
                 if (!have_v) {
-                    best_virtual(s, &pi, ch->vs, ch->nv, &perf);
+                    /* Interleaving only where Megatron-LM runs it: m a multiple of pp. */
+                    int nv = core_rule_interleave(L->pp, 2, (double)c.micro_batches) ? ch->nv : 1;
+                    best_virtual(s, &pi, ch->vs, nv, &perf);
                     have_v = true;
                 } else {
                     core_perf_predict(&pi, &perf);
@@ -212,36 +218,46 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
     struct choices ch;
     struct core_plan group;
     bool have;
+    int64_t ep[PLAN_EXPERT_CHOICES], etp[PLAN_EXPERT_CHOICES];
+    int nx;
 
     memset(&L, 0, sizeof L);
     L.g = g;
     for (size_t t = 0; t < sizeof tp_choices / sizeof tp_choices[0]; t++) {
         for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
-            if (layers % pp != 0 || tp_choices[t] * pp > gmax)
-                continue;
+            if (layers % pp != 0 || tp_choices[t] * pp > gmax ||
+                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads, tp_choices[t]))
+                continue; /* a layout Megatron-LM refuses (rules.h) */
             L.tp = tp_choices[t];
             L.pp = pp;
             s->r.tp = L.tp;
             s->r.pp = pp;
             s->r.sequence_parallel = L.tp > 1;
-            if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
-                continue;
+            nx = plan_expert_choices(s->r.shape.arch.experts, L.tp, ep, etp);
             virtual_choices(layers, pp, &ch);
             for (int64_t cp = 1; cp <= CORE_PLAN_CP_MAX; cp *= 2) {
                 int64_t ways = L.tp * pp * cp;
 
-                if (seq % cp != 0 || (cp > 1 && seq / cp < CORE_PLAN_CP_MIN_TOKENS) || ways > gmax)
+                if (!core_rule_cp_seq(seq, cp) || seq % cp != 0 ||
+                    (cp > 1 && seq / cp < CORE_PLAN_CP_MIN_TOKENS) || ways > gmax)
                     break; /* a larger cp splits the sequence finer still */
                 L.cp = cp;
                 s->r.cp = cp;
                 plan_activation_table(s, &L);
                 have = false;
-                for (int64_t dp = 1; dp * ways <= gmax; dp = next_dp(dp)) {
-                    L.gpus = dp * ways;
-                    L.dp = dp;
-                    if (L.gpus > CORE_PLAN_NODE_GPUS && L.gpus % CORE_PLAN_NODE_GPUS != 0)
+                for (int x = 0; x < nx; x++) {
+                    L.ep = s->r.ep = ep[x];
+                    L.etp = s->r.etp = etp[x];
+                    if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
                         continue;
-                    search_layout(s, &L, &ch, &group, &have);
+                    for (int64_t dp = 1; dp * ways <= gmax; dp = next_dp(dp)) {
+                        L.gpus = dp * ways;
+                        L.dp = dp;
+                        if ((L.gpus > CORE_PLAN_NODE_GPUS && L.gpus % CORE_PLAN_NODE_GPUS != 0) ||
+                            !plan_expert_grid_ok(&L, L.gpus))
+                            continue;
+                        search_layout(s, &L, &ch, &group, &have);
+                    }
                 }
                 if (have)
                     plan_offer_top(s, &group);

@@ -934,7 +934,10 @@
             bn.textContent = b ? 'This server does not predict step times.' : '';
             return;
         }
-        setKpi('pred-days', fmtDays(p.days) + ' ± ' + fmtDays(p.days * p.expected_error), p.days);
+        /* expected_error is null where no unseen measured run backs the GPU's generation. */
+        var validated = typeof p.expected_error === 'number';
+        setKpi('pred-days', fmtDays(p.days) +
+            (validated ? ' ± ' + fmtDays(p.days * p.expected_error) : ' (unvalidated)'), p.days);
         setKpi('pred-mfu', fmtPct(p.mfu) + (p.hfu > p.mfu ? ' · HFU ' + fmtPct(p.hfu) : ''), p.mfu);
         setKpi('step-seconds', fmtSeconds(p.step_seconds), p.step_seconds);
         setKpi('pred-tps', Math.round(p.tokens_per_second_per_gpu).toLocaleString('en-US'),
@@ -977,7 +980,8 @@
         strong.dataset.term = p.bottleneck;
         bn.appendChild(strong);
         bn.appendChild(document.createTextNode('. Assumed-MFU days: ' + fmtDays(b.runtime.days) +
-            '; predicted: ' + fmtDays(p.days) + ' (expected error ±' + fmtPct(p.expected_error) + ').'));
+            '; predicted: ' + fmtDays(p.days) + (validated ? ' (expected error ±' +
+            fmtPct(p.expected_error) + ').' : ' (no measured run of this GPU generation: unvalidated).')));
     }
 
     /* ---------------------------------------------------------------------------------------

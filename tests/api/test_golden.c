@@ -135,6 +135,10 @@ static const struct golden_case cases[] = {
      "params=1.3B&gpus=4&gpu=a100-sxm-80gb&peak_tflops=250&memory_gb=64&reserve_gb=2&"
      "global_batch_tokens=1e6&tokens=26e9&attention_flops=causal&count=hardware",
      NULL},
+    /* Figures no unseen measured run backs (core/validation.c): the time model on a B200
+     * (constants copied from Hopper), memory.peak under deepspeed (no measured peak). */
+    {"runtime_b200_unvalidated", "GET", "/runtime", "gpus=8&gpu=b200", NULL},
+    {"fit_deepspeed_unvalidated", "GET", "/fit", "gpus=8&framework=deepspeed", NULL},
     /* A long sequence on a small model: the attention term matters. */
     {"flops_attention_material", "GET", "/flops", "params=125M&seq_len=32768", NULL},
     /* Advice: the batch must shrink, the sequence must shrink, the state never fits, headroom. */
@@ -600,7 +604,8 @@ START_TEST(cases_cover_every_code)
         /* warnings */
         "\"mfu_optimistic\"", "\"mfu_low\"", "\"params_mismatch\"", "\"fp8_ledger\"",
         "\"adafactor_factored\"", "\"zero0_replicated\"", "\"attention_term_material\"",
-        "\"seq_len_exceeds_context\"",
+        "\"seq_len_exceeds_context\"", "\"unvalidated_hardware\"", "\"unvalidated_profile\"",
+        "\"expected_error\":null",
         /* advice */
         "\"enable_checkpointing\"", "\"enable_flash_attention\"", "\"enable_context_parallel\"",
         "\"offload_host\"", "\"source\":\"config\"", "\"reduce_batch\"", "\"reduce_seq_len\"",

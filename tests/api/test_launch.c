@@ -502,6 +502,37 @@ START_TEST(megatron_moe)
 }
 END_TEST
 
+/* The MoE and pipeline-layout flags (moe-layout's inputs, transformer_config.py and
+ * arguments.py): --expert-tensor-parallel-size etp, uneven first/last stages, selective
+ * recompute of the modules named (joined by commas), one MTP layer, bf16 moments from the two
+ * --exp-avg*-dtype flags; the rest as in megatron_gpt3_175b (no --swiglu: f = 4d = 2048, tied,
+ * fp32 gradients under --bf16, ZeRO 0, no overlap, fused attention). */
+START_TEST(megatron_moe_layout)
+{
+    static const char *const want[] = {"learned_absolute", "the vocabulary is not in"};
+    json_t *launch =
+        json_pack("{s:i,s:s}", "gpus", 16, "megatron_args",
+                  "--num-layers 26 --hidden-size 512 --num-attention-heads 8 --num-experts 8 "
+                  "--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 "
+                  "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+                  "--decoder-first-pipeline-num-layers 12 --decoder-last-pipeline-num-layers 14 "
+                  "--recompute-granularity selective --recompute-modules core_attn moe_act "
+                  "--mtp-num-layers 1 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --bf16");
+    json_t *spelled = json_pack(
+        "{s:i,s:i,s:i,s:i,s:b,s:b,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:i,"
+        "s:b,s:b,s:b,s:b,s:s,s:i,s:s}",
+        "layers", 26, "hidden", 512, "heads", 8, "ffn_hidden", 2048, "gated_mlp", 0,
+        "tied_embeddings", 1, "experts", 8, "experts_per_token", 2, "ep", 4, "etp", 1, "tp", 2,
+        "pp", 2, "decoder_first_pipeline_num_layers", 12, "decoder_last_pipeline_num_layers", 14,
+        "checkpointing", "selective", "recompute_modules", "core_attn,moe_act", "mtp_layers", 1,
+        "optimizer_moments", "bf16", "precision", "bf16", "grad_precision", "fp32", "zero_stage", 0,
+        "sequence_parallel", 0, "tp_comm_overlap", 0, "dp_comm_overlap", 0, "flash_attention", 1,
+        "optimizer", "adamw", "gpus", 16, "framework", "megatron");
+
+    expect_warnings(same_reply(launch, spelled, "megatron_args"), want, 2);
+}
+END_TEST
+
 /* ---- vllm_args (/inference) ---- */
 
 /* The launch reply of /inference less inputs.source and its launch_* warnings (in
@@ -762,6 +793,7 @@ static Suite *launch_suite(void)
     tcase_add_test(t, hf_ids);
     tcase_add_test(t, megatron_defaults);
     tcase_add_test(t, megatron_moe);
+    tcase_add_test(t, megatron_moe_layout);
     tcase_add_test(t, vllm_docs_command);
     tcase_add_test(t, vllm_knobs);
     tcase_add_test(t, sglang_and_trtllm);

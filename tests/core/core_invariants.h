@@ -167,19 +167,33 @@ static int64_t inv_ceil_div(int64_t a, int64_t b)
  *     together hold every byte) and below N bpp / (w dp) + 2, so at most one byte above that
  *     lower bound: ceil(x / w) < x / w + 1, then ceil(y / dp) < y / dp + 1 <= x / (w dp) + 2.
  * N <= 1e15 and bpp <= 16, so N * bpp < 2^63.
- * A mixture of experts is two such segments (Megatron-LM's accounting): the routed experts'
- * E_x bytes over w * ep ranks, sharded over dp / ep, and the other (N - E_x) over w and dp;
- * each is rounded on its own, so the sum is within two bytes of the sum of lower bounds.
+ * A mixture of experts is two such segments (Megatron-Core's MoE parallel folding,
+ * parallel_state.py): the routed experts' E_x bytes over etp * pp * ep ranks (etp = tp unless
+ * given), sharded over the expert data-parallel group edp = dp * tp / (etp * ep), and the other
+ * (N - E_x) over w and dp; each is rounded on its own, so the sum is within two bytes of the sum
+ * of lower bounds.
+ * An uneven pipeline split holds the heaviest rank's share: pp is replaced by L / l_max (the
+ * model's L layers, MTP included, over the heaviest rank's l_max), i.e. N bpp l_max / (L tp).
  */
 static bool state_segment_ok(int64_t got, const struct core_result *r, int bpp, bool sharded)
 {
     const struct core_resolved *in = &r->resolved;
     int64_t ex = in->expert_params * (int64_t)bpp, ep = in->ep > 1 ? in->ep : 1;
-    int64_t whole = in->params * (int64_t)bpp - ex, w = in->tp * in->pp;
+    int64_t whole = in->params * (int64_t)bpp - ex, pp = in->pp;
+    int64_t etp = in->etp > 0 ? in->etp : in->tp, w, xw, edp;
 
+    if (in->split != CORE_SPLIT_EVEN && in->pp > 1 &&
+        in->stage_layers * in->pp != in->shape.arch.layers) {
+        whole *= in->stage_layers; /* the ledger formed these products overflow-checked */
+        ex *= in->stage_layers;
+        pp = in->shape.arch.layers + in->mtp_layers;
+    }
+    w = in->tp * pp;
+    xw = etp * pp * ep;
     if (!sharded)
-        return got == inv_ceil_div(whole, w) + inv_ceil_div(ex, w * ep);
-    int64_t lo = inv_ceil_div(whole, w * in->dp) + inv_ceil_div(ex, w * in->dp);
+        return got == inv_ceil_div(whole, w) + inv_ceil_div(ex, xw);
+    edp = in->dp * in->tp / (etp * ep) > 0 ? in->dp * in->tp / (etp * ep) : 1;
+    int64_t lo = inv_ceil_div(whole, w * in->dp) + inv_ceil_div(ex, xw * edp);
     return got >= lo && got <= lo + 2;
 }
 

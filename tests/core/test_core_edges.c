@@ -134,7 +134,7 @@ START_TEST(more_gpus_never_raise_state)
 {
     static const int64_t params[] = {INT64_C(125000000), INT64_C(7000000000), INT64_C(13000000000),
                                      INT64_C(70000000000), INT64_C(1000000000001)};
-    static const int64_t tps[] = {1, 2, 8};
+    static const int64_t tps[] = {1, 2, 4}; /* each divides every inferred head count here */
     for (int stage = 1; stage <= 3; stage++)
         for (size_t p = 0; p < sizeof params / sizeof params[0]; p++)
             for (size_t t = 0; t < sizeof tps / sizeof tps[0]; t++) {
@@ -190,6 +190,7 @@ START_TEST(checkpointing_never_raises_activations)
                                 core_input_init(&in);
                                 in.layers = layers[l];
                                 in.hidden = hidden[h];
+                                in.heads = 16; /* tp 8 must divide the heads (Megatron-LM) */
                                 in.seq_len = seq[s];
                                 in.batch = batch[b];
                                 in.tp = tp[t];

@@ -114,18 +114,22 @@ END_TEST
 
 START_TEST(ceil_division)
 {
-    /* 7e9, tp 3, G 3: params 14e9 / 3 = 4,666,666,666.67 -> 4,666,666,667; grads the same;
-     * optimizer 84e9 / 3 = 28e9 exactly; state 37,333,333,334. */
+    /* N = 7e9 + 1, tp 8, G 8 (dp 1; tp 8 divides the 32 heads and 8 key/value heads, as
+     * Megatron-LM requires): params 2N / 8 = 14,000,000,002 / 8 = 1,750,000,000.25 ->
+     * 1,750,000,001; grads the same; optimizer 12N / 8 = 84,000,000,012 / 8 = 10,500,000,001.5 ->
+     * 10,500,000,002 (the 4N master and 8N moments rounded up apart give the same:
+     * 3,500,000,001 + 7,000,000,001); state 14,000,000,004. */
     struct core_input in;
     struct core_result r;
     core_input_init(&in);
-    in.tp = 3;
-    in.gpus = 3;
+    in.params = INT64_C(7000000001);
+    in.tp = 8;
+    in.gpus = 8;
     EVAL_OK(in, r);
-    ASSERT_I64(r.memory.params, INT64_C(4666666667));
-    ASSERT_I64(r.memory.grads, INT64_C(4666666667));
-    ASSERT_I64(r.memory.optimizer, INT64_C(28000000000));
-    ASSERT_I64(r.memory.state, INT64_C(37333333334));
+    ASSERT_I64(r.memory.params, INT64_C(1750000001));
+    ASSERT_I64(r.memory.grads, INT64_C(1750000001));
+    ASSERT_I64(r.memory.optimizer, INT64_C(10500000002));
+    ASSERT_I64(r.memory.state, INT64_C(14000000004));
 }
 END_TEST
 

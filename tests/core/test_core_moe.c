@@ -48,10 +48,12 @@ END_TEST
 /*
  * Activations of one Mixtral layer (b 1, s 512, t 1, no checkpointing) in bytes per token:
  * Korthikanti's 10 d whole + 24 d split, of which the dense MLP's 16 d is replaced by
- * k (2 d + 6 f) for the two routed experts (gated: gate, up, product) and the router's
- * 4 E + 8 k: 40,960 + 8 d + 2 (8,192 + 86,016) + 48 = 40,960 + 32,768 + 188,416 + 48 = 262,192.
- * x 512 tokens = 134,242,304, + scores 5 a s^2 b = 41,943,040: 176,185,344 per layer; x 32 =
- * 5,637,931,008; + logits 4 s V = 65,536,000: 5,703,467,008.
+ * k (4 d + 6 f) for the two routed experts - each copy's dispatched input (2 d), the expert output
+ * unpermute saves for the probability's gradient (2 d, Megatron-Core moe_utils.unpermute) and the
+ * gated hidden states (gate, up, product: 6 f) - and the router's 4 E + 8 k:
+ * 40,960 + 8 d + 2 (16,384 + 86,016) + 48 = 40,960 + 32,768 + 204,800 + 48 = 278,576.
+ * x 512 tokens = 142,630,912, + scores 5 a s^2 b = 41,943,040: 184,573,952 per layer; x 32 =
+ * 5,906,366,464; + logits 4 s V = 65,536,000: 5,971,902,464.
  */
 START_TEST(mixtral_activations)
 {
@@ -63,7 +65,7 @@ START_TEST(mixtral_activations)
     in.gpus = 8;
     in.ep = 8;
     EVAL_OK(in, r);
-    ASSERT_I64(r.memory.activations, INT64_C(5703467008));
+    ASSERT_I64(r.memory.activations, INT64_C(5971902464));
 }
 END_TEST
 

@@ -4,10 +4,13 @@
  * Reads throughput-calibration.csv (PROVENANCE.md says where each row comes from), maps every
  * row to a core_perf_input, and compares the predicted seconds per optimizer step with the
  * measured one. The suite fails when the mean absolute percentage error over the fully
- * specified rows exceeds 12 %, or when the MAPE over all rows of throughput-holdout.csv (28 runs
- * from other frameworks and clusters that no constant was fitted to; PROVENANCE-holdout.md)
- * exceeds 12 %. Further tests check effects the papers report (ratios between rows) and
- * properties over random configurations.
+ * specified rows exceeds 12 %, or when the MAPE over all rows of throughput-tuning-2.csv (28 runs
+ * from other frameworks and clusters; PROVENANCE-tuning-2.md) exceeds 12 %. That second set was
+ * a hold-out until four Hopper constants were changed looking at it: it is a tuning set now
+ * (the rule: a set that changed a constant is no longer a hold-out). The error to expect on an
+ * unseen run comes from the leave-one-source-out folds below (--cv, core/validation.c). Further
+ * tests check effects the papers report (ratios between rows) and properties over random
+ * configurations.
  *
  * Run with --table to print the comparison and exit (script/validate does that).
  *
@@ -25,19 +28,21 @@
 #include "csv.h"
 #include "core_test_util.h"
 #include "perf.h"
+#include "rules.h"
+#include "validation.h"
 
 #ifndef MEMWALL_CALIBRATION_CSV
 #error "MEMWALL_CALIBRATION_CSV must name the calibration file"
 #endif
-#ifndef MEMWALL_HOLDOUT_CSV
-#error "MEMWALL_HOLDOUT_CSV must name the hold-out file"
+#ifndef MEMWALL_TUNING2_CSV
+#error "MEMWALL_TUNING2_CSV must name the second tuning set"
 #endif
 
 /* The suite fails above this MAPE over the fully specified rows. */
 #define MAPE_LIMIT 0.12
-/* ... and above this MAPE over all hold-out rows (PROVENANCE-holdout.md): runs the constants
- * were never fitted to, from other frameworks and clusters. */
-#define HOLDOUT_LIMIT 0.12
+/* ... and above this MAPE over all rows of the second tuning set (PROVENANCE-tuning-2.md): runs the
+ * constants were never fitted to, from other frameworks and clusters. */
+#define TUNING2_LIMIT 0.12
 
 #define ROWS_MAX  160
 #define FIELDS    27
@@ -45,13 +50,14 @@
 
 struct row {
     char id[24];
-    char source[8]; /* the id's prefix: K22, N21, LF, BL, VT; hold-out NM, MB, L3, TT, LFH */
+    char source[8]; /* the id's prefix: K22, N21, LF, BL, VT; set 2 NM, MB, L3, TT, LFH */
     bool full;      /* micro_batch and virtual_stages stated */
     double measured;
     struct core_perf_input in;
 };
 
-/* One measured set: the calibration rows the constants were fitted to, or the hold-out. */
+/* One measured set: the calibration rows the constants were fitted to, or the second tuning
+ * set. */
 struct set {
     const char *path;
     const char *name;
@@ -60,7 +66,7 @@ struct set {
 };
 
 static struct set calibration = {.path = MEMWALL_CALIBRATION_CSV, .name = "calibration"};
-static struct set holdout = {.path = MEMWALL_HOLDOUT_CSV, .name = "hold-out"};
+static struct set tuning2 = {.path = MEMWALL_TUNING2_CSV, .name = "tuning set 2"};
 /* The calibration rows under their old names (the effect tests read them). */
 #define rows      calibration.list
 #define row_count calibration.count
@@ -169,8 +175,8 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
      * tensor-parallel collectives. */
     in->dp_comm_overlap = in->zero_stage >= 3;
     in->tp_comm_overlap = false;
-    /* Hold-out frameworks (PROVENANCE-holdout.md). NeMo and Megatron-Bridge (NM, MB) run their
-     * performance recipes: Transformer Engine's userbuffer overlap of the TP collectives
+    /* The second set's frameworks (PROVENANCE-tuning-2.md). NeMo and Megatron-Bridge (NM, MB) run
+     * their performance recipes: Transformer Engine's userbuffer overlap of the TP collectives
      * (ub_tp_comm_overlap) and the distributed optimizer's overlapped gradient reduce-scatter
      * and weight all-gather (overlap_grad_sync, overlap_param_sync). Meta's Llama 3 stack (L3)
      * overlaps its data-parallel traffic with compute. torchtitan rows whose source names
@@ -313,15 +319,146 @@ START_TEST(test_calibration_mape)
 }
 END_TEST
 
-/* The hold-out: runs from other frameworks and clusters that no constant was fitted to
- * (PROVENANCE-holdout.md). All rows count, the not fully specified ones too. */
-START_TEST(test_holdout_mape)
+/* The second tuning set: runs from other frameworks and clusters (PROVENANCE-tuning-2.md), four
+ * Hopper constants chosen looking at NM, MB and L3. All rows count, the not fully specified
+ * ones too. */
+START_TEST(test_tuning2_mape)
 {
-    double mape = print_set(stdout, &holdout, true);
+    double mape = print_set(stdout, &tuning2, true);
 
-    ck_assert_int_eq(holdout.count, 28);
-    ck_assert_msg(mape <= HOLDOUT_LIMIT, "hold-out MAPE %.1f%% exceeds %.0f%%", 100 * mape,
-                  100 * HOLDOUT_LIMIT);
+    ck_assert_int_eq(tuning2.count, 28);
+    ck_assert_msg(mape <= TUNING2_LIMIT, "tuning set 2 MAPE %.1f%% exceeds %.0f%%", 100 * mape,
+                  100 * TUNING2_LIMIT);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------------------
+ * Leave-one-source-out: the error to expect per GPU generation (core/validation.c).
+ *
+ * The constants of perf.c were chosen by hand, not fitted by a procedure, so a fold refits
+ * nothing: leaving a source out changes no constant, and the source's error is out of sample
+ * only if no constant was chosen looking at its rows. Which were (docs/model.md, "Constants",
+ * and the commits that set them):
+ * - the calibration set, every source (K22, N21, LF, BL, VT): the Ampere constants, and the
+ *   first Hopper ones from LF's H100 rows (gemm 0.55, gemm_fp8 0.42 from LF-11, flash 0.25
+ *   from LF-5/7/14); N21's ZeRO-3 rows set hop_net and, with LF's FSDP rows, overlap, which
+ *   every generation shares (89c5a23);
+ * - the second tuning set's NM and MB rows (Hopper and Blackwell gemm 0.65, gemm_fp8 0.55, flash
+ *   0.30, tp_hide 0.9) and L3's (gemm checked on them) (82d2eca).
+ * TT and LFH set nothing: TT's rows were in the table when the Hopper constants moved, and got
+ * worse (13.8 % -> 21.0 %); no value was chosen by them.
+ * ------------------------------------------------------------------------------------------- */
+
+static const char *const tuning_sources[] = {"K22", "N21", "LF", "BL", "VT", "NM", "MB", "L3"};
+
+static bool informed_constants(const char *source)
+{
+    for (size_t i = 0; i < sizeof tuning_sources / sizeof tuning_sources[0]; i++)
+        if (strcmp(source, tuning_sources[i]) == 0)
+            return true;
+    return false;
+}
+
+/* One generation's folds. */
+struct cv_gen {
+    double expected_error; /* MAPE over the unseen runs; -1 = none */
+    int unseen, tuning;
+    char unseen_sources[32];
+};
+
+
+/* The folds of every generation over both sets, printed when out is not NULL. */
+static void cross_validate(FILE *out, struct cv_gen cv[CORE_GEN_COUNT])
+{
+    struct set *sets[] = {&calibration, &tuning2};
+
+    load_set(&calibration);
+    load_set(&tuning2);
+    for (int g = 0; g < CORE_GEN_COUNT; g++) {
+        char seen[16][8];
+        int n_seen = 0;
+        double sum_unseen = 0;
+
+        memset(&cv[g], 0, sizeof cv[g]);
+        cv[g].expected_error = -1;
+        for (size_t k = 0; k < 2; k++)
+            for (int i = 0; i < sets[k]->count; i++) {
+                const struct row *r = &sets[k]->list[i];
+                bool dup = false;
+                double sum = 0;
+                int n = 0;
+
+                if (core_gpus[r->in.gpu].generation != (enum core_gpu_generation)g)
+                    continue;
+                for (int j = 0; j < n_seen && !dup; j++)
+                    dup = strcmp(seen[j], r->source) == 0;
+                if (dup || n_seen == 16)
+                    continue;
+                snprintf(seen[n_seen++], sizeof seen[0], "%s", r->source);
+                /* The fold that leaves this source out: its rows, of this generation. */
+                for (size_t k2 = 0; k2 < 2; k2++)
+                    for (int j = 0; j < sets[k2]->count; j++) {
+                        const struct row *q = &sets[k2]->list[j];
+                        if (strcmp(q->source, r->source) != 0 ||
+                            core_gpus[q->in.gpu].generation != (enum core_gpu_generation)g)
+                            continue;
+                        sum += fabs(predict(&q->in) - q->measured) / q->measured;
+                        n++;
+                    }
+                bool unseen = !informed_constants(r->source);
+                if (out != NULL)
+                    fprintf(out, "%-10s %-4s %3d runs  %5.1f%%  %s\n", core_generation_names[g],
+                            r->source, n, 100 * sum / n,
+                            unseen ? "unseen: informed no constant"
+                                   : "tuning: constants chosen looking at it");
+                if (unseen) {
+                    size_t len = strlen(cv[g].unseen_sources);
+                    snprintf(cv[g].unseen_sources + len, sizeof cv[g].unseen_sources - len, "%s%s",
+                             len > 0 ? ", " : "", r->source);
+                    cv[g].unseen += n;
+                    sum_unseen += sum;
+                } else {
+                    cv[g].tuning += n;
+                }
+            }
+        if (cv[g].unseen > 0)
+            cv[g].expected_error = sum_unseen / cv[g].unseen;
+        if (out != NULL && cv[g].unseen > 0)
+            fprintf(out, "%-10s expected_error %.1f%% (%d unseen runs, %d tuning runs)\n\n",
+                    core_generation_names[g], 100 * cv[g].expected_error, cv[g].unseen, cv[g].tuning);
+        else if (out != NULL)
+            fprintf(out, "%-10s expected_error null (no measured run of it: constants %s)\n\n",
+                    core_generation_names[g],
+                    core_perf_validation[g].borrowed != NULL ? core_perf_validation[g].borrowed
+                                                             : "(none said)");
+    }
+}
+
+/* core/validation.c holds what the folds give: the figure to three decimals, the run counts and
+ * the sources, and a null figure exactly where no run of the generation is unseen. */
+START_TEST(test_expected_error_is_cross_validated)
+{
+    struct cv_gen cv[CORE_GEN_COUNT];
+
+    cross_validate(NULL, cv);
+    for (int g = 0; g < CORE_GEN_COUNT; g++) {
+        const struct core_validation *v = &core_perf_validation[g];
+
+        ck_assert_msg(v->unseen_runs == cv[g].unseen && v->tuning_runs == cv[g].tuning,
+                      "%s: validation.c says %d unseen and %d tuning runs, the data %d and %d",
+                      core_generation_names[g], v->unseen_runs, v->tuning_runs, cv[g].unseen,
+                      cv[g].tuning);
+        if (cv[g].unseen == 0) {
+            ck_assert_msg(v->expected_error < 0 && v->borrowed != NULL,
+                          "%s: no unseen run, so no figure and a borrowed note",
+                          core_generation_names[g]);
+            continue;
+        }
+        ck_assert_msg(fabs(v->expected_error - cv[g].expected_error) < 0.0005,
+                      "%s: validation.c says %.3f, script/validate %.4f", core_generation_names[g],
+                      v->expected_error, cv[g].expected_error);
+        ck_assert_str_eq(v->unseen, cv[g].unseen_sources);
+    }
 }
 END_TEST
 
@@ -539,6 +676,30 @@ START_TEST(test_catalog_interconnect)
 }
 END_TEST
 
+/* Every measured run satisfies the layout rules (core/rules.c): the frameworks ran them, so a
+ * rule that refused one would be stricter than the framework. Rows without a stated stage
+ * count take v = 2 (row_input), which the rule must accept as well. */
+START_TEST(test_layout_rules_accept_measured_runs)
+{
+    struct set *sets[] = {&calibration, &tuning2};
+
+    for (size_t k = 0; k < 2; k++) {
+        load_set(sets[k]);
+        for (int i = 0; i < sets[k]->count; i++) {
+            const struct core_perf_input *in = &sets[k]->list[i].in;
+            double m = in->global_batch / ((double)in->micro_batch * (double)in->dp);
+
+            ck_assert_msg(core_rule_tp_heads(in->heads, in->kv_heads, in->tp), "%s: tp",
+                          sets[k]->list[i].id);
+            ck_assert_msg(core_rule_cp_seq(in->seq_len, in->cp), "%s: cp", sets[k]->list[i].id);
+            ck_assert_msg(core_rule_interleave(in->pp, in->virtual_stages, m),
+                          "%s: pp %lld v %lld m %g", sets[k]->list[i].id, (long long)in->pp,
+                          (long long)in->virtual_stages, m);
+        }
+    }
+}
+END_TEST
+
 static Suite *throughput_suite(void)
 {
     Suite *s = suite_create("throughput");
@@ -546,11 +707,13 @@ static Suite *throughput_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_calibration_mape);
-    tcase_add_test(tc, test_holdout_mape);
+    tcase_add_test(tc, test_tuning2_mape);
+    tcase_add_test(tc, test_expected_error_is_cross_validated);
     tcase_add_test(tc, test_tp_across_nodes);
     tcase_add_test(tc, test_zero3_small_batch);
     tcase_add_test(tc, test_selective_recompute);
     tcase_add_test(tc, test_interleaving);
+    tcase_add_test(tc, test_layout_rules_accept_measured_runs);
     tcase_add_test(tc, test_flash_attention);
     tcase_add_test(tc, test_properties);
     tcase_add_test(tc, test_catalog_interconnect);
@@ -563,16 +726,23 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--terms") == 0) {
         print_terms(stdout, &calibration);
         fputc('\n', stdout);
-        print_terms(stdout, &holdout);
+        print_terms(stdout, &tuning2);
         return EXIT_SUCCESS;
     }
     if (argc > 1 && strcmp(argv[1], "--table") == 0) {
         double mape = print_table(stdout);
-        printf("\nHold-out: runs the constants were not fitted to (PROVENANCE-holdout.md)\n");
-        double held = print_set(stdout, &holdout, true);
-        return mape <= MAPE_LIMIT && held <= HOLDOUT_LIMIT ? EXIT_SUCCESS : EXIT_FAILURE;
+        printf("\nTuning set 2: other frameworks and clusters (PROVENANCE-tuning-2.md)\n");
+        double held = print_set(stdout, &tuning2, true);
+        return mape <= MAPE_LIMIT && held <= TUNING2_LIMIT ? EXIT_SUCCESS : EXIT_FAILURE;
     }
-    if (argc > 1 && strcmp(argv[1], "--holdout") == 0)
-        return print_set(stdout, &holdout, true) <= HOLDOUT_LIMIT ? EXIT_SUCCESS : EXIT_FAILURE;
+    if (argc > 1 && strcmp(argv[1], "--cv") == 0) {
+        struct cv_gen cv[CORE_GEN_COUNT];
+        printf("Leave-one-source-out folds per GPU generation (no constant is refitted: a fold\n"
+               "is out of sample only for a source no constant was chosen looking at)\n\n");
+        cross_validate(stdout, cv);
+        return EXIT_SUCCESS;
+    }
+    if (argc > 1 && strcmp(argv[1], "--tuning2") == 0)
+        return print_set(stdout, &tuning2, true) <= TUNING2_LIMIT ? EXIT_SUCCESS : EXIT_FAILURE;
     return check_main_run(throughput_suite());
 }

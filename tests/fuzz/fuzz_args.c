@@ -3,8 +3,8 @@
  *
  * The input is an argument string. Invariants: the split never reads or writes out of bounds
  * (ASan), yields at most API_ARGS_MAX words, and re-splitting the words each single-quoted
- * gives the same words back; sent as megatron_args to /fit the reply passes
- * fuzz_check_reply() (a result or a 4xx problem, never a 5xx, NaN or crash).
+ * gives the same words back; sent as megatron_args to /fit and as vllm_args to /inference the
+ * replies pass fuzz_check_reply() (a result or a 4xx problem, never a 5xx, NaN or crash).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,7 +58,7 @@ static void round_trip(const struct api_words *w)
     free(text);
 }
 
-static void dispatch(const char *text, size_t size)
+static void dispatch(const char *text, size_t size, const char *member, const char *path)
 {
     json_t *s = json_stringn(text, size), *body;
     struct api_request req;
@@ -67,14 +67,14 @@ static void dispatch(const char *text, size_t size)
 
     if (s == NULL)
         return; /* not UTF-8: a JSON body could not carry it */
-    body = json_pack("{s:o}", "megatron_args", s);
+    body = json_pack("{s:o}", member, s);
     dumped = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     if (dumped == NULL)
         return;
     memset(&req, 0, sizeof req);
     req.method = "POST";
-    req.path = "/fit";
+    req.path = path;
     req.body = dumped;
     req.body_len = strlen(dumped);
     req.content_type = "application/json";
@@ -103,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (at > size) {
         abort();
     }
-    dispatch((const char *)data, size);
+    dispatch((const char *)data, size, "megatron_args", "/fit");
+    dispatch((const char *)data, size, "vllm_args", "/inference");
     return 0;
 }

@@ -43,34 +43,38 @@ const char *const core_quant_names[CORE_QUANT_COUNT] = {
     [CORE_QUANT_GGUF_Q5_K_M] = "gguf_q5_k_m",
 };
 
-/* ggml's block types (ggml-common.h). */
-static const struct core_quant_layout q8_0 = {
-    .name = "q8_0", .block = 32, .data_bits = 8, .scale_bits = 16};
-static const struct core_quant_layout q4_0 = {
-    .name = "q4_0", .block = 32, .data_bits = 4, .scale_bits = 16};
+/* ggml's block types (ggml-common.h), as initializers (a format embeds its linear layout by
+ * value, and C takes only constant expressions there) and as objects (the more-bits, embedding
+ * and output layouts are pointers). */
+#define Q8_0                                                                                       \
+    {                                                                                              \
+        .name = "q8_0", .block = 32, .data_bits = 8, .scale_bits = 16                              \
+    }
+#define Q4_0                                                                                       \
+    {                                                                                              \
+        .name = "q4_0", .block = 32, .data_bits = 4, .scale_bits = 16                              \
+    }
 /* K-quants: sub-blocks of 32 with a 6-bit scale and a 6-bit min, 8 per super-block of 256 that
  * adds fp16 d and dmin (32 bits). */
-static const struct core_quant_layout q4_k = {.name = "q4_K",
-                                              .block = 32,
-                                              .data_bits = 4,
-                                              .scale_bits = 6,
-                                              .zero_bits = 6,
-                                              .super_blocks = 8,
-                                              .super_bits = 32};
-static const struct core_quant_layout q5_k = {.name = "q5_K",
-                                              .block = 32,
-                                              .data_bits = 5,
-                                              .scale_bits = 6,
-                                              .zero_bits = 6,
-                                              .super_blocks = 8,
-                                              .super_bits = 32};
+#define Q4_K                                                                                       \
+    {                                                                                              \
+        .name = "q4_K", .block = 32, .data_bits = 4, .scale_bits = 6, .zero_bits = 6,              \
+        .super_blocks = 8, .super_bits = 32                                                        \
+    }
+#define Q5_K                                                                                       \
+    {                                                                                              \
+        .name = "q5_K", .block = 32, .data_bits = 5, .scale_bits = 6, .zero_bits = 6,              \
+        .super_blocks = 8, .super_bits = 32                                                        \
+    }
 /* Q6_K: 16 sub-blocks of 16 with an int8 scale, one fp16 d per super-block of 256. */
-static const struct core_quant_layout q6_k = {.name = "q6_K",
-                                              .block = 16,
-                                              .data_bits = 6,
-                                              .scale_bits = 8,
-                                              .super_blocks = 16,
-                                              .super_bits = 16};
+#define Q6_K                                                                                       \
+    {                                                                                              \
+        .name = "q6_K", .block = 16, .data_bits = 6, .scale_bits = 8, .super_blocks = 16,          \
+        .super_bits = 16                                                                           \
+    }
+
+static const struct core_quant_layout q8_0 = Q8_0, q4_0 = Q4_0, q4_k = Q4_K, q5_k = Q5_K,
+                                      q6_k = Q6_K;
 
 #define VLLM_ONLY   (1u << 0 | 1u << 1 | 1u << 2) /* vllm, vllm_v0, sglang */
 #define GPU_ENGINES (1u << 0 | 1u << 1 | 1u << 2 | 1u << 3)
@@ -145,7 +149,7 @@ const struct core_quant_format core_quant_formats[CORE_QUANT_COUNT] = {
                                 .engines = 0, /* a training format: no engine serves it */
                                 .source = "torchao/dtypes/nf4tensor.py"},
     [CORE_QUANT_GGUF_Q8_0] = {.name = "gguf_q8_0",
-                              .linear = q8_0,
+                              .linear = Q8_0,
                               .embedding = &q8_0,
                               .output = &q8_0,
                               .unquantized_bits = 32,
@@ -153,7 +157,7 @@ const struct core_quant_format core_quant_formats[CORE_QUANT_COUNT] = {
                               .engines = VLLM_ONLY | LLAMA_CPP,
                               .source = "ggml/src/ggml-common.h, src/llama-quant.cpp"},
     [CORE_QUANT_GGUF_Q4_0] = {.name = "gguf_q4_0",
-                              .linear = q4_0,
+                              .linear = Q4_0,
                               .embedding = &q4_0,
                               .output = &q6_k,
                               .unquantized_bits = 32,
@@ -161,7 +165,7 @@ const struct core_quant_format core_quant_formats[CORE_QUANT_COUNT] = {
                               .engines = VLLM_ONLY | LLAMA_CPP,
                               .source = "ggml/src/ggml-common.h, src/llama-quant.cpp"},
     [CORE_QUANT_GGUF_Q4_K_M] = {.name = "gguf_q4_k_m",
-                                .linear = q4_k,
+                                .linear = Q4_K,
                                 .more_bits = &q6_k,
                                 .embedding = &q4_k,
                                 .output = &q6_k,
@@ -170,7 +174,7 @@ const struct core_quant_format core_quant_formats[CORE_QUANT_COUNT] = {
                                 .engines = VLLM_ONLY | LLAMA_CPP,
                                 .source = "ggml/src/ggml-common.h, src/llama-quant.cpp"},
     [CORE_QUANT_GGUF_Q5_K_M] = {.name = "gguf_q5_k_m",
-                                .linear = q5_k,
+                                .linear = Q5_K,
                                 .more_bits = &q6_k,
                                 .embedding = &q5_k,
                                 .output = &q6_k,

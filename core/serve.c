@@ -307,22 +307,26 @@ static void size_kv_hybrid(const struct core_layer_types *lt, const struct core_
                                               : 0;
 }
 
-static void size_kv(const struct core_arch *a, const struct core_serve_resolved *s,
+/* false when a page, a row of pages or a cache of n_ctx cells overflows int64. */
+static bool size_kv(const struct core_arch *a, const struct core_serve_resolved *s,
                     int64_t available, struct core_serve_kv *kv)
 {
     int64_t per_layer = core_serve_kv_bytes_per_token(a, s->tp, 1, s->kv_bytes);
     struct core_layer_types lt;
-    int64_t need;
+    int64_t need, row, ctx;
 
     core_arch_layer_types_range(a, 0, ceil_div(a->layers, s->pp), &lt);
     kv->layers = lt.layers[CORE_LAYER_FULL] + lt.layers[CORE_LAYER_SLIDING]; /* linear: no KV */
-    kv->bytes_per_token = per_layer * kv->layers;
     kv->block_size = s->block_size;
-    kv->page_bytes = per_layer * s->block_size;
     kv->available = available;
+    if (per_layer < 0 || !ck_mul(per_layer, kv->layers, &kv->bytes_per_token) ||
+        !ck_mul(per_layer, s->block_size, &kv->page_bytes) ||
+        !ck_mul(kv->page_bytes, kv->layers, &row) ||
+        !ck_mul(kv->bytes_per_token, s->max_model_len, &ctx))
+        return false;
     if (s->engine == CORE_ENGINE_VLLM && lt.layers[CORE_LAYER_SLIDING] > 0 && kv->layers > 0) {
         size_kv_hybrid(&lt, s, available, kv);
-        return;
+        return true;
     }
     if (s->engine == CORE_ENGINE_LLAMACPP) { /* n_ctx cells; sliding layers keep w + n_ubatch */
         int64_t w = lt.window + s->max_num_batched_tokens;
@@ -344,6 +348,7 @@ static void size_kv(const struct core_arch *a, const struct core_serve_resolved 
         kv->max_concurrency = (double)kv->tokens / (double)s->max_model_len;
     kv->max_model_len_fits = kv->blocks >= need;
     kv->max_model_len_supported = kv->tokens;
+    return true;
 }
 
 /* Everything about one replica but the advice; false when a figure overflows. */
@@ -363,6 +368,8 @@ static bool size_replica(const struct core_arch *a, int gpu, const struct core_i
     if (g->weights < 0)
         return false;
     g->activations = core_serve_profile_bytes(a, s->tp, s->max_num_batched_tokens, seqs, db);
+    if (g->activations < 0)
+        return false;
     if (s->engine == CORE_ENGINE_LLAMACPP) /* the compute buffer holds the ubatch's logits */
         g->activations += s->max_num_batched_tokens * a->vocab * 4;
     if (s->engine == CORE_ENGINE_TRTLLM) /* runtime + decoder buffers: fp32 logits, twice */
@@ -371,7 +378,8 @@ static bool size_replica(const struct core_arch *a, int gpu, const struct core_i
     if (!s->enforce_eager)
         g->cuda_graphs = graph_count(s->engine, s->max_num_seqs) * ceil_div(a->layers, s->pp) *
                          GRAPH_BYTES_PER_LAYER;
-    size_kv(a, s, engine_available(s, g, comm), &out->kv);
+    if (!size_kv(a, s, engine_available(s, g, comm), &out->kv))
+        return false;
     if (s->engine == CORE_ENGINE_LLAMACPP) { /* n_ctx is allocated whole: what is left holds */
         int64_t left = g->capacity - g->weights - g->activations - g->non_torch;
 

@@ -227,5 +227,7 @@ int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t 
     }
     layer = attn > mlp ? attn : mlp;
     sampler = (double)seqs * (double)a->vocab * SAMPLER_BYTES_PER_LOGIT;
+    if (!(hidden + layer + sampler < 4e18)) /* beyond any device: the caller's CORE_ERANGE */
+        return -1;
     return (int64_t)(hidden + layer + sampler);
 }

@@ -8,7 +8,9 @@
  * user types is sent as that input's string value: the server decides what "7B" or "7X" means, and
  * its 400/422 errors[] are shown under the field they name.
  *
- * One change costs at most two requests, both POST /evaluate batches: item 0 is the current
+ * One change costs at most two POST /evaluate batches (and, for the serving panel, two POST
+ * /inference batches after them: the current inputs, then the concurrency chart's lengths): item
+ * 0 is the current
  * inputs, items 1..n the chart's points (the same inputs at other GPU counts). The points are
  * chosen from the previous reply; when the new reply says other points are wanted (the smallest
  * G that fits moved), a second batch asks for exactly those. Typing is debounced and a newer
@@ -52,6 +54,7 @@
     };
 
     var specs = {};     /* name -> row of GET /inputs */
+    var serveSpecs = {}; /* name -> row of GET /inputs' inference_inputs (sent to /inference only) */
     var controls = {};  /* name -> {row, el, get(), set(text)} for every input on the page */
     var gpus = {};      /* id -> catalog row from /gpus */
     var models = {};    /* id -> preset row from /models */
@@ -400,6 +403,16 @@
                     box.appendChild(renderGeneric(specs[name]));
             });
         });
+        /* The serving knobs: controls flagged serveOnly, never sent to /evaluate. */
+        (table.inference_inputs || []).forEach(function (row) { serveSpecs[row.name] = row; });
+        Array.prototype.forEach.call(document.querySelectorAll('[data-serve-inputs]'), function (box) {
+            box.dataset.serveInputs.split(/\s+/).forEach(function (name) {
+                if (serveSpecs[name] && !controls[name]) {
+                    box.appendChild(renderGeneric(serveSpecs[name]));
+                    controls[name].serveOnly = true;
+                }
+            });
+        });
         var params = specs.params;
         if (params)
             $('hint-params').textContent = 'Takes SI suffixes (7B, 1.4T). Default: ' +
@@ -421,10 +434,22 @@
         Object.keys(controls).forEach(function (name) {
             var c = controls[name];
             var v = c.get();
-            if (!c.bodyOnly && v !== '' && v !== defaultText(c.row))
+            if (!c.bodyOnly && !c.serveOnly && v !== '' && v !== defaultText(c.row))
                 q.set(name, v);
         });
         return q;
+    }
+
+    /* /inference's inputs: the compute inputs plus the serving knobs that differ from theirs. */
+    function serveQuery(q) {
+        var s = new URLSearchParams(q);
+        Object.keys(controls).forEach(function (name) {
+            var c = controls[name];
+            var v = c.get();
+            if (c.serveOnly && v !== '' && v !== defaultText(c.row))
+                s.set(name, v);
+        });
+        return s;
     }
 
     function applyQuery(q) {
@@ -632,6 +657,11 @@
                             chart(want, r2, main);
                     });
             })
+            .then(function () {
+                if (!ctl.signal.aborted)
+                    return serveUpdate(serveQuery(q), cfg, ctl.signal);
+                return null;
+            })
             .catch(function (err) {
                 if (err && err.name === 'AbortError')
                     return;
@@ -641,6 +671,148 @@
                 if (controller === ctl)
                     document.body.dataset.state = 'idle';
             });
+    }
+
+    /* ---------------------------------------------------------------------------------------
+     * Serving: one batch POST /inference per change: item 0 the current inputs, then the same
+     * at other max_model_len for the concurrency chart (powers of two up to the model's context)
+     * ------------------------------------------------------------------------------------- */
+
+    var SERVE_SEGMENTS = ['weights', 'activations', 'non_torch', 'cuda_graphs', 'kv_cache'];
+    var lastServe = null;
+
+    function postServe(items, signal) {
+        return fetch('/inference', {
+            method: 'POST',
+            signal: signal,
+            headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+            body: JSON.stringify(items)
+        }).then(function (res) { return res.json(); });
+    }
+
+    function serveLengths(current) {
+        var top = Math.max(current, 1024), pts = [];
+        for (var n = 1024; n < top; n *= 2)
+            pts.push(n);
+        pts.push(top);
+        if (pts.indexOf(current) < 0)
+            pts.push(current);
+        return pts.sort(function (a, b) { return a - b; });
+    }
+
+    function serveUpdate(q, cfg, signal) {
+        var item = itemOf(q, cfg);
+        return postServe([item], signal).then(function (r) {
+            var main = Array.isArray(r) ? r[0] : r;
+            renderServe(main);
+            if (!isReply(main))
+                return null;
+            var ctx = main.inputs.max_model_len;
+            var lens = serveLengths(ctx);
+            return postServe(lens.map(function (n) {
+                var o = itemOf(q, cfg);
+                o.max_model_len = String(n);
+                return o;
+            }), signal).then(function (rs) {
+                if (signal.aborted || !Array.isArray(rs))
+                    return;
+                lastServe = { current: ctx, rows: lens.map(function (n, i) {
+                    var x = rs[i];
+                    return isReply(x) ? { len: n, conc: x.inference.kv_cache.max_concurrency,
+                        fits: x.inference.kv_cache.max_model_len_fits } : null;
+                }).filter(Boolean) };
+                drawServeChart();
+            });
+        });
+    }
+
+    function renderServe(r) {
+        var ok = isReply(r);
+        var notes = $('serve-notes');
+        notes.textContent = '';
+        SERVE_SEGMENTS.forEach(function (k) {
+            var seg = document.querySelector('[data-testid="sv-' + k + '"]');
+            var per = ok ? r.inference.memory.per_gpu : null;
+            var cap = per ? Math.max(per.capacity.bytes, per.total.bytes) : 1;
+            seg.style.width = per ? (100 * per[k].bytes / cap).toFixed(3) + '%' : '0';
+            seg.dataset.bytes = per ? String(per[k].bytes) : '';
+            $('sv-lg-' + k).textContent = per ? per[k].gib.toFixed(2) + ' GiB' : '—';
+        });
+        if (!ok) {
+            ['serves', 'kv-tokens', 'concurrency', 'longest'].forEach(function (t) { setKpi(t, '—'); });
+            /* A serving knob's problem goes under its field; the others are the compute routes'
+             * too, already shown there: the panel lists them. */
+            ((r && r.errors) || [{ field: null, message: (r && r.detail) || 'no reply' }])
+                .forEach(function (e) {
+                    if (e.field && serveSpecs[e.field]) {
+                        showError(e.field, e.message);
+                        return;
+                    }
+                    var li = document.createElement('li');
+                    li.textContent = (e.field ? e.field + ': ' : '') + e.message;
+                    notes.appendChild(li);
+                });
+            $('serve-chart').textContent = '';
+            return;
+        }
+        var inf = r.inference, kv = inf.kv_cache;
+        $('serve-meter').classList.toggle('over', !inf.fits);
+        setKpi('serves', inf.fits ? 'yes' : 'no', inf.fits);
+        setKpi('kv-tokens', kv.tokens.toLocaleString('en-US'), kv.tokens);
+        setKpi('concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
+        setKpi('longest', kv.max_model_len_supported.toLocaleString('en-US') + ' tokens',
+            kv.max_model_len_supported);
+        inf.advice.concat(inf.warnings).forEach(function (n) {
+            var li = document.createElement('li');
+            li.textContent = n.message + (n.change && Object.keys(n.change).length
+                ? ' (' + Object.keys(n.change).map(function (k) { return k + '=' + n.change[k]; }).join(', ') + ')'
+                : '');
+            li.dataset.code = n.code;
+            notes.appendChild(li);
+        });
+    }
+
+    function svg(tag, attrs, text) {
+        var e = document.createElementNS(SVGNS, tag);
+        Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+        if (text !== undefined)
+            e.textContent = text;
+        return e;
+    }
+
+    function drawServeChart() {
+        var box = $('serve-chart');
+        box.textContent = '';
+        if (!lastServe || !lastServe.rows.length)
+            return;
+        var rows = lastServe.rows;
+        var W = Math.max(280, box.clientWidth), H = 220, m = { l: 52, r: 12, t: 14, b: 38 };
+        var lx = function (n) { return Math.log(n) / Math.LN2; };
+        var x0 = lx(rows[0].len), x1 = Math.max(lx(rows[rows.length - 1].len), x0 + 1);
+        var ymax = Math.max.apply(null, rows.map(function (r) { return r.conc; }).concat([1]));
+        var X = function (n) { return m.l + (W - m.l - m.r) * (lx(n) - x0) / (x1 - x0); };
+        var Y = function (c) { return H - m.b - (H - m.t - m.b) * c / ymax; };
+        var s = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+            'aria-label': 'max concurrency against max_model_len' });
+        s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: H - m.b, x2: W - m.r, y2: H - m.b }));
+        s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: m.t, x2: m.l, y2: H - m.b }));
+        s.appendChild(svg('text', { 'class': 'tick', x: 4, y: m.t + 10 }, ymax.toFixed(1) + '×'));
+        s.appendChild(svg('text', { 'class': 'title', x: m.l, y: H - 6 }, 'max_model_len (tokens)'));
+        s.appendChild(svg('polyline', { 'class': 'sv-line', points: rows.map(function (r) {
+            return X(r.len).toFixed(1) + ',' + Y(r.conc).toFixed(1); }).join(' ') }));
+        rows.forEach(function (r) {
+            var cur = r.len === lastServe.current;
+            if (!r.fits)
+                s.appendChild(svg('text', { 'class': 'sv-miss', x: X(r.len) - 4, y: H - m.b - 4,
+                    'data-len': r.len }, '✕'));
+            else
+                s.appendChild(svg('circle', { 'class': 'sv-dot' + (cur ? ' current' : ''),
+                    cx: X(r.len), cy: Y(r.conc), r: cur ? 5 : 3, 'data-len': r.len,
+                    'data-concurrency': r.conc }));
+            s.appendChild(svg('text', { 'class': 'tick', x: X(r.len) - 12, y: H - m.b + 14 },
+                r.len >= 1024 ? Math.round(r.len / 1024) + 'k' : String(r.len)));
+        });
+        box.appendChild(s);
     }
 
     /* ---------------------------------------------------------------------------------------

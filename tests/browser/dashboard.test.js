@@ -119,15 +119,17 @@ function postJSON(p, body) {
 }
 
 /* Run one change on the page and return every request it caused until the page is idle again
- * (page.on('request')), each with the JSON of its reply as the page received it. */
-async function requestsOf(page, change) {
+ * (page.on('request')), each with the JSON of its reply as the page received it. The serving
+ * panel's POST /inference batches are left out unless `serving` (they follow every change). */
+async function requestsOf(page, change, { serving = false } = {}) {
     const seen = [];
     const onRequest = (req) => seen.push(req);
     page.on('request', onRequest);
     await change();
     await settle(page);
     page.off('request', onRequest);
-    return Promise.all(seen.map(async (req) => {
+    const kept = seen.filter((req) => serving || new URL(req.url()).pathname !== '/inference');
+    return Promise.all(kept.map(async (req) => {
         const res = await req.response();
         return { method: req.method(), path: new URL(req.url()).pathname, sent: req.postDataJSON(),
             body: res && /json/.test(res.headers()['content-type'] || '') ? await res.json() : null };
@@ -768,4 +770,39 @@ test('readable at 375 px: one column, no sideways scrolling', async () => {
     await page.screenshot({ path: path.join(SHOTS, 'dashboard-375.png'), fullPage: true });
     await page.close();
     assert.deepEqual(consoleErrors, [], 'no console errors');
+});
+
+/* ---------------------------------------------------------------------------------------------
+ * Will it serve: the serving panel (POST /inference)
+ * ------------------------------------------------------------------------------------------- */
+
+test('the serving panel: the meter is the reply, the chart its concurrency, a bad knob is named', async () => {
+    const page = await newPage(1440, 1000, { httpErrors: true });
+    await open(page, '?model=llama3-8b');
+    const reqs = await requestsOf(page, () => set(page, 'max_model_len', '4096'), { serving: true });
+    const serve = reqs.filter((r) => r.path === '/inference');
+    assert.ok(serve.length >= 1 && serve.length <= 2, `${serve.length} /inference batches`);
+    assert.equal(serve[0].sent[0].max_model_len, '4096', 'the knob goes to /inference as typed');
+    assert.ok(reqs.filter((r) => r.path === '/evaluate').every((r) => r.sent.every((i) => !('max_model_len' in i))),
+        'a serving knob never reaches /evaluate');
+    const reply = serve[0].body[0];
+    const per = reply.inference.memory.per_gpu;
+    /* Llama 3 8B in bf16 on one H100: 128 KiB of KV per token (32 x 2 x 8 x 128 x 2 bytes). */
+    assert.equal(reply.inference.kv_cache.bytes_per_token, 32 * 2 * 8 * 128 * 2);
+    assert.equal(await text(page, 'serves'), reply.inference.fits ? 'yes' : 'no');
+    assert.equal(await value(page, 'kv-tokens'), reply.inference.kv_cache.tokens);
+    for (const k of ['weights', 'activations', 'non_torch', 'cuda_graphs', 'kv_cache'])
+        assert.equal(Number(await page.locator(`[data-testid="sv-${k}"]`).getAttribute('data-bytes')),
+            per[k].bytes, k);
+    /* The chart: one point per length, the concurrency of each the engine's blocks / blocks per request. */
+    const dots = page.locator('[data-testid="serve-chart"] circle');
+    assert.ok(await dots.count() >= 2, 'points of the concurrency chart');
+    const cur = page.locator('[data-testid="serve-chart"] circle.current');
+    assert.equal(Number(await cur.getAttribute('data-len')), 4096);
+    assert.ok(Math.abs(Number(await cur.getAttribute('data-concurrency')) -
+        reply.inference.kv_cache.max_concurrency) < 1e-9);
+    /* A length beyond the model's 8192 positions: the server's 422 under the field. */
+    await set(page, 'max_model_len', '9000');
+    assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);
+    await page.close();
 });

@@ -256,6 +256,52 @@ static const struct hostile_case cases[] = {
     /* 1e18 tok/s x 6 x 7e9 FLOP/tok = 4.2e28 FLOP/s >> one H100: mfu > 1 */
     {"/runtime?tokens_per_second=1e18", NULL, 422, "tokens_per_second"},
     {"/fit?params=1e15&gpus=1e7", NULL, 200, NULL}, /* 1.6e16 bytes of state over 1e7 GPUs */
+    /* --- /inference: every serving input out of range, of the wrong type, or contradictory */
+    {"/inference?gpu_memory_utilization=0", NULL, 400, "gpu_memory_utilization"}, /* (0, 1] */
+    {"/inference?gpu_memory_utilization=1.01", NULL, 400, "gpu_memory_utilization"},
+    {"/inference?gpu_memory_utilization=NaN", NULL, 400, "gpu_memory_utilization"},
+    {"/inference?mem_fraction_static=-0.5", NULL, 400, "mem_fraction_static"},
+    {"/inference?kv_cache_free_gpu_mem_fraction=inf", NULL, 400, "kv_cache_free_gpu_mem_fraction"},
+    {"/inference?kv_cache_memory=0", NULL, 400, "kv_cache_memory"},
+    {"/inference?kv_cache_memory=1e309", NULL, 400, "kv_cache_memory"},
+    {"/inference?kv_cache_memory=2000T", NULL, 400, "kv_cache_memory"}, /* 2e15 > 1e15 */
+    {"/inference?max_model_len=0", NULL, 400, "max_model_len"},
+    {"/inference?max_model_len=1.5", NULL, 400, "max_model_len"},
+    {"/inference?max_num_seqs=" BIG25, NULL, 400, "max_num_seqs"},
+    {"/inference?max_num_batched_tokens=-1", NULL, 400, "max_num_batched_tokens"},
+    {"/inference?block_size=0", NULL, 400, "block_size"},
+    {"/inference?block_size=2048", NULL, 400, "block_size"},
+    {"/inference?quant_group_size=0", NULL, 400, "quant_group_size"},
+    {"/inference?hbm_tbps=0", NULL, 400, "hbm_tbps"},
+    {"/inference?engine=vllm_v2", NULL, 400, "engine"},
+    {"/inference?engine=%ff", NULL, 400, "engine"},
+    {"/inference?quantization=int4", NULL, 400, "quantization"},
+    {"/inference?kv_cache_dtype=fp4", NULL, 400, "kv_cache_dtype"},
+    {"/inference?enforce_eager=2", NULL, 400, "enforce_eager"},
+    {"/inference?engine=vllm&engine=sglang", NULL, 400, "engine"},
+    {"/inference", "{\"engine\": 1}", 400, "engine"},
+    {"/inference", "{\"enforce_eager\": 1}", 400, "enforce_eager"},
+    {"/inference", "{\"max_model_len\": \"long\"}", 400, "max_model_len"},
+    {"/inference", "{\"max_model_len\": null}", 200, NULL}, /* null = not given */
+    {"/inference?model=llama3-8b&max_model_len=8193", NULL, 422, "max_model_len"},
+    {"/inference?model=llama3-8b&quantization=awq&precision=fp32", NULL, 422, "quantization"},
+    {"/inference?model=llama3-8b&engine=llama.cpp", NULL, 200, NULL}, /* f16 GGUF */
+    {"/inference?model=llama3-8b&engine=llama.cpp&quantization=awq", NULL, 422, "quantization"},
+    {"/inference?model=llama3-8b&engine=trtllm&quantization=bnb_nf4", NULL, 422, "quantization"},
+    {"/inference?model=llama3-8b&quantization=fp8&quant_group_size=64", NULL, 422,
+     "quant_group_size"},
+    {"/inference?model=llama3-8b&tp=3&gpus=3", NULL, 422, "tp"},
+    {"/inference?model=llama3-8b&tp=16&gpus=16", NULL, 200, NULL}, /* 8 KV heads replicated */
+    {"/inference?model=mixtral-8x7b&ep=3&gpus=3", NULL, 422, "ep"},
+    {"/inference?model=llama3-8b&precision=fp8", NULL, 422, "precision"},
+    /* magnitudes: a page of 1e5 heads x 1e6 head_dim x 1024 tokens overflows int64: 422 */
+    {"/inference?layers=100000&hidden=100000&heads=100000&kv_heads=100000&head_dim=1000000&"
+     "max_model_len=100000000&block_size=1024",
+     NULL, 422, NULL},
+    {"/inference?params=1e15&max_model_len=100000000&kv_cache_memory=1e15", NULL, 200, NULL},
+    {"/inference?model=llama3-8b&max_num_batched_tokens=100000000&max_num_seqs=1000000", NULL, 200,
+     NULL},
+    {"/inference?model=llama3-8b&memory_gb=1e-9", NULL, 200, NULL}, /* nothing fits: fits false */
 };
 
 static void check_case(const struct hostile_case *c)

@@ -400,6 +400,35 @@ START_TEST(malformed_values)
 }
 END_TEST
 
+/* A launch configuration in a query string, or on a route that does not take it, is named and
+ * sent to the body of the right route, not taken for a misspelt input. */
+START_TEST(launch_member_misplaced)
+{
+    struct api_param q = {"megatron_args", 13, "--num-layers 2", 14};
+    struct api_request req;
+    struct api_response resp;
+    json_t *r, *e;
+
+    memset(&req, 0, sizeof req);
+    req.method = "GET";
+    req.path = "/fit";
+    req.query = &q;
+    req.query_count = 1;
+    memset(&resp, 0, sizeof resp);
+    ck_assert(api_dispatch(&req, &resp));
+    ck_assert_uint_eq(resp.status, 400);
+    r = json_loadb(resp.body, resp.body_len, 0, NULL);
+    e = json_array_get(json_object_get(r, "errors"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "field")), "megatron_args");
+    ck_assert(strstr(json_string_value(json_object_get(e, "message")), "POST it in the body") !=
+              NULL);
+    json_decref(r);
+    api_response_free(&resp);
+    expect_problem(json_pack("{s:s,s:s}", "gpu", "h100-sxm", "deepspeed_config", "x"), 400,
+                   "deepspeed_config", "expected the ds_config object");
+}
+END_TEST
+
 /* ---- contradictions: 422 naming the key ---- */
 
 START_TEST(contradictions)
@@ -790,6 +819,7 @@ static Suite *launch_suite(void)
     tcase_add_test(t, explicit_input_overrides);
     tcase_add_test(t, malformed_values);
     tcase_add_test(t, contradictions);
+    tcase_add_test(t, launch_member_misplaced);
     tcase_add_test(t, hf_ids);
     tcase_add_test(t, megatron_defaults);
     tcase_add_test(t, megatron_moe);

@@ -141,6 +141,9 @@ void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result 
                             const char *source);
 void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r,
                          const json_t *extra);
+/* performance's members for a bare struct core_perf (t NULL: no whole-run figures). */
+void api_write_performance_members(struct api_jsonw *w, const struct core_perf *p,
+                                   const struct core_runtime *t);
 
 /* ---- jansson encoders of the other replies; each returns a new reference or NULL when out of
  * memory: /plan (plan_reply.c), /gpus and /models (catalog_reply.c) ---- */

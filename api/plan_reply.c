@@ -129,20 +129,23 @@ static json_t *plan_config(const struct core_input *in, const struct core_resolv
     return c;
 }
 
-/* The step-time model's figures for the plan's layout (core_perf_predict). */
+/* The step-time model's figures for the plan's layout (core_perf_predict), written by the one
+ * encoder of `performance` (api/write.c) and read back into the reply's tree: the dump prints
+ * every number to the 15 digits it was written with, so the bytes are the encoder's. */
 static json_t *performance(const struct core_perf *perf)
 {
-    const double *terms = &perf->breakdown.compute;
-    json_t *breakdown = json_object();
+    char buf[1024];
+    struct api_jsonw w;
+    json_t *j = NULL;
 
-    for (int i = 0; i < CORE_PERF_TERMS; i++)
-        breakdown = with(breakdown, core_perf_term_names[i], json_real(terms[i]));
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:s,s:o}", "step_seconds", perf->step_seconds, "mfu",
-                     perf->mfu, "hfu", perf->hfu, "tokens_per_second_per_gpu",
-                     perf->tokens_per_second_per_gpu, "model_tflops_per_gpu",
-                     perf->model_tflops_per_gpu, "breakdown", breakdown, "bottleneck",
-                     perf->bottleneck != NULL ? perf->bottleneck : "none", "expected_error",
-                     perf->expected_error >= 0 ? json_real(perf->expected_error) : json_null());
+    api_jsonw_init_buffer(&w, buf, sizeof buf);
+    api_jsonw_open_object(&w);
+    api_write_performance_members(&w, perf, NULL);
+    api_jsonw_close_object(&w);
+    if (!w.failed)
+        j = json_loadb(w.buf, w.len, 0, NULL);
+    api_jsonw_free(&w);
+    return j != NULL ? j : json_null();
 }
 
 /* The assumed-MFU model's factors; null for a predicted plan (its breakdown says it all). */

@@ -345,11 +345,13 @@ void api_write_runtime(struct api_jsonw *w, const struct core_result *r)
     api_jsonw_close_object(w);
 }
 
-/* The step-time model's prediction (docs/model.md, "Step time"): per step, then the whole run. */
-void api_write_performance(struct api_jsonw *w, const struct core_result *r)
+/* The members of `performance`, the one encoder of the step-time model's prediction
+ * (docs/model.md, "Step time"): /runtime's reply and every plan of /plan (api/plan_reply.c).
+ * With t, the whole run's figures follow the step (the compute routes); a plan passes NULL, as
+ * it carries its days and cost beside. */
+void api_write_performance_members(struct api_jsonw *w, const struct core_perf *p,
+                                   const struct core_runtime *t)
 {
-    const struct core_perf *p = &r->performance;
-    const struct core_runtime *t = &r->runtime;
     const double terms[CORE_PERF_TERMS] = {
         p->breakdown.compute, p->breakdown.memory_bound, p->breakdown.recompute,
         p->breakdown.tp_comm, p->breakdown.cp_comm,      p->breakdown.pp_bubble,
@@ -357,13 +359,14 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
         p->breakdown.ep_comm, p->breakdown.offload,
     };
 
-    k_open(w, KEY("performance"));
     k_real(w, KEY("step_seconds"), p->step_seconds);
-    k_real(w, KEY("seconds"), t->predicted_seconds);
-    k_real(w, KEY("days"), t->predicted_days);
-    k_real(w, KEY("gpu_hours"), t->predicted_gpu_hours);
-    if (t->predicted_cost_usd >= 0)
-        k_real(w, KEY("cost_usd"), t->predicted_cost_usd);
+    if (t != NULL) {
+        k_real(w, KEY("seconds"), t->predicted_seconds);
+        k_real(w, KEY("days"), t->predicted_days);
+        k_real(w, KEY("gpu_hours"), t->predicted_gpu_hours);
+        if (t->predicted_cost_usd >= 0)
+            k_real(w, KEY("cost_usd"), t->predicted_cost_usd);
+    }
     k_real(w, KEY("mfu"), p->mfu);
     k_real(w, KEY("hfu"), p->hfu);
     k_real(w, KEY("tokens_per_second_per_gpu"), p->tokens_per_second_per_gpu);
@@ -374,7 +377,14 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r)
         api_jsonw_double(w, terms[i]);
     }
     api_jsonw_close_object(w);
-    k_str(w, KEY("bottleneck"), p->bottleneck);
+    k_str(w, KEY("bottleneck"), p->bottleneck != NULL ? p->bottleneck : "none");
     k_error(w, KEY("expected_error"), p->expected_error);
+}
+
+/* The step-time model's prediction: per step, then the whole run. */
+void api_write_performance(struct api_jsonw *w, const struct core_result *r)
+{
+    k_open(w, KEY("performance"));
+    api_write_performance_members(w, &r->performance, &r->runtime);
     api_jsonw_close_object(w);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "internal.h"
 
 const char *const core_precision_names[4] = {"bf16", "fp16", "fp32", "fp8"};
 const char *const core_optimizer_names[7] = {"adamw",        "adam", "adamw_8bit", "sgd",
@@ -22,6 +23,17 @@ const char *const core_bottleneck_names[3] = {"none", "state", "activations"};
 const char *const core_offload_names[2] = {"none", "cpu"};
 const char *const core_shape_source_names[5] = {"preset", "architecture", "nearest_preset",
                                                 "aspect_ratio", "config"};
+const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",
+                                                         "torchtune", "deepspeed", "hf_trainer"};
+const char *const core_loss_names[CORE_LOSS_COUNT] = {"fp32_logits", "vocab_parallel_fused",
+                                                      "unfused_fp32", "compiled", "chunked"};
+const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved", "active",
+                                                                 "device"};
+const char *const core_generation_names[CORE_GEN_COUNT] = {
+    [CORE_GEN_VOLTA] = "Volta",   [CORE_GEN_AMPERE] = "Ampere",       [CORE_GEN_ADA] = "Ada",
+    [CORE_GEN_HOPPER] = "Hopper", [CORE_GEN_BLACKWELL] = "Blackwell", [CORE_GEN_CDNA3] = "CDNA3",
+    [CORE_GEN_TPU] = "TPU",
+};
 
 /* ---------------------------------------------------------------------------------------------
  * GPU catalog. Columns: bf16, fp16, fp8, tf32 dense TFLOP/s (0 = unsupported), memory GB,
@@ -567,4 +579,22 @@ int core_preset_find(const char *id)
         if (strcmp(core_presets[i].id, id) == 0)
             return (int)i;
     return -1;
+}
+
+/* Catalog peak for a precision in TFLOP/s; 0 = the GPU lacks it. fp32 trains on tf32 units. */
+double core_catalog_peak_tflops(int gpu, enum core_precision precision)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    switch (precision) {
+    case CORE_PREC_FP16:
+        return g->fp16_tflops;
+    case CORE_PREC_FP32:
+        return g->tf32_tflops;
+    case CORE_PREC_FP8:
+        return g->fp8_tflops;
+    case CORE_PREC_BF16:
+    default:
+        return g->bf16_tflops;
+    }
 }

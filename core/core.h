@@ -179,6 +179,7 @@ enum core_gpu_generation {
     CORE_GEN_TPU,
 };
 #define CORE_GEN_COUNT 7
+extern const char *const core_generation_names[CORE_GEN_COUNT]; /* "Volta", "Ampere", ... */
 
 struct core_gpu {
     const char *id;     /* "h100-sxm" */
@@ -450,18 +451,20 @@ struct core_input {
     /* A model the user brings (docs/model.md, "Mixture of experts", "Offload"). The api fills
      * config_arch from the `config` member (a Hugging Face config.json); the MoE rows override
      * the preset's, config's or explicit architecture's. Sentinels: -1 / 0 = not given. */
-    bool config_given;            /* config_arch holds a decoded config */
-    struct core_arch config_arch; /* the config's architecture (CORE_SHAPE_CONFIG) */
-    int64_t config_context;       /* the config's max positions; 0 = none */
-    int64_t experts;              /* E; -1 = not given (0 makes the model dense) */
-    int64_t experts_per_token;    /* top-k; 0 = not given */
-    int64_t shared_experts;       /* -1 = not given */
-    int64_t moe_ffn_hidden;       /* one routed expert's width; 0 = not given */
-    int64_t dense_layers;         /* leading dense layers; -1 = not given */
-    int64_t sliding_window;       /* -1 = not given (the architecture's); 0 = every layer full
-                                     attention; w > 0: the window of the sliding layers (every
-                                     layer when the architecture has no pattern) */
-    int64_t ep;                   /* expert-parallel degree, default 1 */
+    bool config_given;              /* config_arch holds a decoded config */
+    struct core_arch config_arch;   /* the config's architecture (CORE_SHAPE_CONFIG) */
+    int64_t config_context;         /* the config's max positions; 0 = none */
+    int64_t experts;                /* E; -1 = not given (0 makes the model dense) */
+    int64_t experts_per_token;      /* top-k; 0 = not given */
+    int64_t shared_experts;         /* -1 = not given */
+    int64_t moe_ffn_hidden;         /* one routed expert's width; 0 = not given */
+    int64_t dense_layers;           /* leading dense layers; -1 = not given */
+    int64_t sliding_window;         /* -1 = not given (the architecture's); 0 = every layer full
+                                       attention; w > 0: the window of the sliding layers (every
+                                       layer when the architecture has no pattern) */
+    int64_t sliding_window_pattern; /* -1 = not given; P >= 1: layer i full when (i + 1) mod P
+                                       = 0, the rest sliding; 0 = every layer sliding */
+    int64_t ep;                     /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
     /* MoE parallel folding and uneven pipeline stages (core/layout.c; docs/model.md, "MoE
      * layout" and "Pipeline split"): Megatron-Core's names. 0 = not given. */

@@ -7,6 +7,8 @@
  * ~25 evaluations however large the bounds, which keeps core_evaluate() at a few microseconds.
  * An overflowing candidate simply does not fit.
  */
+#include <math.h>
+
 #include "internal.h"
 
 /* Smallest x in [lo, hi] (lo >= 1) with pred(x) true, pred false...true; 0 when pred(hi) is

@@ -63,3 +63,16 @@ double core_flops_per_token(const struct core_resolved *r, const struct core_flo
         return 6.0 * n;
     }
 }
+
+double core_flops_counted(const struct core_flops *f, enum core_count count)
+{
+    switch (count) {
+    case CORE_COUNT_MODEL:
+        return f->model;
+    case CORE_COUNT_HARDWARE:
+        return f->hardware;
+    case CORE_COUNT_SIX_ND:
+    default:
+        return f->six_nd;
+    }
+}

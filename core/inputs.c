@@ -127,6 +127,11 @@ const struct core_input_spec core_inputs[] = {
             "sliding-window attention: keys a sliding layer attends (itself included); 0 = full "
             "attention in every layer; a model without a layer pattern slides on every layer",
             IN_SHAPE),
+    INT_ROW("sliding_window_pattern", sliding_window_pattern, 0, CORE_LAYER_PERIOD_MAX, -1, true,
+            "layers", "the preset's or config's",
+            "which layers slide: P >= 1 makes layer i full attention when (i + 1) mod P = 0 and "
+            "the others sliding (2 alternates, Gemma 2 / GPT-OSS; 6 is Gemma 3); 0 = every layer",
+            IN_SHAPE),
     {"ep", CORE_KIND_INT, CORE_STORE_I64, AT(ep), 1, CORE_PARALLEL_MAX, false, 1, false, false,
      false, true, NO_CHOICES, "GPUs", NULL,
      "expert-parallel size: routed experts split over ep ranks; divides experts, and etp*ep*pp "

@@ -114,6 +114,8 @@ void core_recompute_text(unsigned bits, char out[CORE_TEXT_MAX]);
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f);
 /* FLOPs per token under the chosen `count` convention. */
 double core_flops_per_token(const struct core_resolved *r, const struct core_flops *f);
+/* The run's FLOPs under a counting convention: six_nd, model or hardware (the one switch). */
+double core_flops_counted(const struct core_flops *f, enum core_count count);
 
 /* memory.c: ledger pieces after model parallelism, before ZeRO. The routed experts' pieces
  * (divided by ep too) are sharded over the expert data-parallel group, dp / ep ranks; the
@@ -132,6 +134,8 @@ struct core_state {
 };
 
 void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_param *b);
+/* Optimizer moment bytes per parameter (the one table; 8 for an unknown optimizer). */
+int core_moment_bytes(enum core_optimizer optimizer);
 bool core_state_model_parallel(const struct core_resolved *r, const struct core_bytes_per_param *b,
                                struct core_state *mp);
 /* ZeRO stage `stage` over dp ranks (the experts' pieces over dp / ep): per-GPU pieces, each the

@@ -1,6 +1,7 @@
 /*
  * layers.c - attention layer types: which layers attend the whole prefix, which a sliding
- * window of it, and what each kind costs per sequence (keys attended, positions cached).
+ * window of it, which none (linear attention), and what each kind costs per sequence (keys
+ * attended, positions cached, the linear layers' fixed state).
  *
  * The types are data in struct core_arch (sliding_window, layer_period, full_layers,
  * linear_layers): a pattern of P layer types that repeats over the L layers, as the Hugging Face

@@ -67,6 +67,10 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
     int64_t ways, total, active, experts;
 
     r->etp = in->etp; /* 0 = tp, read through core_etp(): the planner varies tp */
+    /* torchtitan's experts have no tensor parallelism of their own (ETP deprecated,
+     * pytorch/torchtitan #3167): ep borrows from dp_shard x cp x tp (parallel_dims.py). */
+    if (r->etp == 0 && r->framework == CORE_FW_TORCHTITAN && shaped && r->shape.arch.experts > 0)
+        r->etp = 1;
     r->etp_used = core_etp(r);
     memcpy(r->layout_text, in->pipeline_layout, CORE_TEXT_MAX);
     r->layout_text[CORE_TEXT_MAX - 1] = '\0';
@@ -356,6 +360,16 @@ static void check_experts(const struct core_resolved *r, struct core_problems *p
     if (r->etp > 0 && experts == 0 && r->etp != r->tp)
         core_problem_add(p, "etp", "etp = %lld needs a mixture-of-experts model",
                          (long long)r->etp);
+    if (r->framework == CORE_FW_TORCHTITAN && experts > 0) {
+        /* torchtitan/distributed/parallel_dims.py, ParallelDims._validate: "expert_parallel_degree
+         * must divide dp_shard * cp * tp"; no expert tensor parallelism. */
+        if (etp != 1)
+            core_problem_add(p, "etp",
+                             "torchtitan has no expert tensor parallelism: etp must be 1");
+        if ((r->dp * r->cp * r->tp) % r->ep != 0)
+            core_problem_add(p, "ep", "ep = %lld does not divide dp*cp*tp = %lld (torchtitan)",
+                             (long long)r->ep, (long long)(r->dp * r->cp * r->tp));
+    }
     if ((r->ep > 1 || r->etp > 0) && r->gpus % ways != 0) /* else the dense grid's check */
         core_problem_add(p, r->etp > 0 ? "etp" : "ep",
                          "gpus = %lld is not divisible by etp*ep*pp = %lld (the experts' grid)",

@@ -23,6 +23,13 @@ static const int moment_bytes[] = {
     [CORE_OPT_ADAFACTOR] = 0,    /* factored rows/columns: O(d) per matrix, ~0 per parameter */
 };
 
+int core_moment_bytes(enum core_optimizer optimizer)
+{
+    unsigned o = (unsigned)optimizer;
+
+    return o < sizeof moment_bytes / sizeof moment_bytes[0] ? moment_bytes[o] : 8;
+}
+
 /* Which ZeRO stage shards which piece (weights, grads, optimizer). */
 static const bool zero_shards[4][3] = {
     {false, false, false}, /* 0: replicated */
@@ -39,7 +46,7 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->weights = fp32 ? 4 : 2;
     b->master = r->master_weights ? 4 : 0;
     b->grads = r->grad_precision == CORE_PREC_FP32 ? 4 : 2;
-    b->moments = moment_bytes[r->optimizer];
+    b->moments = core_moment_bytes(r->optimizer);
     /* Megatron-LM's precision-aware optimizer keeps fp32 moments as bf16 (--exp-avg-dtype,
      * --exp-avg-sq-dtype; optimizer/distrib_optimizer.py); 8-bit moments stay as they are. */
     if (r->optimizer_moments == 1 && r->optimizer != CORE_OPT_ADAMW_8BIT)
@@ -309,8 +316,9 @@ bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t
     *logits = 0;
     if (r->pp == 1) { /* fp32 logits for the loss, only on the last (= only) stage */
         int64_t v;
+        /* One set per MTP depth too (multi_token_prediction.py: each runs the output layer). */
         if (!ck_mul(ceil_div(seq_len, r->cp), batch, &v) || !ck_mul(v, r->shape.arch.vocab, &v) ||
-            !ck_mul(v, 4, &v))
+            !ck_mul(v, 4, &v) || !ck_mul(v, 1 + r->mtp_layers, &v))
             return false;
         *logits = ceil_div(v, r->tp);
     }

@@ -1,13 +1,9 @@
 /*
- * notes.c - problems, warnings and advice.
- *
- * Problems (why an input is refused), warnings (the answer stands but a convention or an input
- * deserves a second look) and advice (the lesson's failure modes turned into a concrete input
- * change) are all fixed-size records with a stable code and a formatted sentence, so the api
- * layer can print them without knowing the model.
+ * notes.c - warnings and advice, above the fit and the runtime: warnings (the answer stands but
+ * a convention or an input deserves a second look) and advice (the lesson's failure modes
+ * turned into a concrete input change), written as the records of problems.c.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -16,77 +12,6 @@
 #define MFU_OPTIMISTIC     0.6
 #define MFU_LOW            0.35
 #define ATTENTION_MATERIAL 0.10
-
-void core_problem_add(struct core_problems *p, const char *field, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (p->count >= CORE_MAX_PROBLEMS)
-        return;
-    struct core_problem *item = &p->items[p->count++];
-    item->field = field;
-    va_start(ap, fmt);
-    vsnprintf(item->message, sizeof item->message, fmt, ap);
-    va_end(ap);
-}
-
-struct core_note *core_note_add(struct core_note *list, int *n, const char *code, const char *fmt,
-                                ...)
-{
-    va_list ap;
-
-    if (*n >= CORE_MAX_NOTES)
-        return NULL;
-    struct core_note *note = &list[(*n)++];
-    note->code = code;
-    note->change_count = 0;
-    va_start(ap, fmt);
-    vsnprintf(note->message, sizeof note->message, fmt, ap);
-    va_end(ap);
-    return note;
-}
-
-static struct core_change *next_change(struct core_note *note, const char *input)
-{
-    if (note == NULL || note->change_count >= CORE_MAX_CHANGES)
-        return NULL;
-    struct core_change *c = &note->changes[note->change_count++];
-    c->input = input;
-    c->int_value = 0;
-    c->string_value = NULL;
-    c->bool_value = false;
-    return c;
-}
-
-void core_note_change_int(struct core_note *note, const char *input, int64_t value)
-{
-    struct core_change *c = next_change(note, input);
-
-    if (c != NULL) {
-        c->kind = CORE_VALUE_INT;
-        c->int_value = value;
-    }
-}
-
-void core_note_change_bool(struct core_note *note, const char *input, bool value)
-{
-    struct core_change *c = next_change(note, input);
-
-    if (c != NULL) {
-        c->kind = CORE_VALUE_BOOL;
-        c->bool_value = value;
-    }
-}
-
-void core_note_change_string(struct core_note *note, const char *input, const char *value)
-{
-    struct core_change *c = next_change(note, input);
-
-    if (c != NULL) {
-        c->kind = CORE_VALUE_STRING;
-        c->string_value = value;
-    }
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Warnings

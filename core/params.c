@@ -151,11 +151,25 @@ static void apply_overrides(const struct core_input *in, struct core_shape *s,
                          (long long)a->kv_heads, (long long)a->heads);
 }
 
-/* `sliding_window` (docs/architectures.md, "Attention layer types"): 0 makes every layer full
- * attention; a window replaces the architecture's, on its sliding layers, or on every layer
- * when it has no pattern (Mistral's rule). */
-static void apply_window(const struct core_input *in, struct core_arch *a)
+/* `sliding_window_pattern` and `sliding_window` (docs/architectures.md, "Attention layer
+ * types"). A pattern P >= 1 makes layer i full attention when (i + 1) mod P = 0 and the others
+ * sliding (Gemma 3's rule; 2 alternates as Gemma 2 and GPT-OSS do, 1 makes every layer full);
+ * P = 0 makes every layer sliding. A window 0 makes every layer full attention; a window w
+ * replaces the architecture's, on its sliding layers, or on every layer when it has no
+ * pattern (Mistral's rule). A hybrid's pattern (its linear layers) is its own. */
+static void apply_window(const struct core_input *in, struct core_arch *a, struct core_problems *p)
 {
+    if (in->sliding_window_pattern >= 0 && a->linear_layers != 0) {
+        core_problem_add(p, "sliding_window_pattern",
+                         "this model's layer pattern holds linear-attention layers; it cannot "
+                         "be replaced");
+        return;
+    }
+    if (in->sliding_window_pattern >= 0) {
+        int64_t period = in->sliding_window_pattern;
+        a->layer_period = period > 1 ? period : 0;
+        a->full_layers = period >= 1 ? (uint64_t)1 << (period - 1) : 0;
+    }
     if (in->sliding_window < 0)
         return;
     if (in->sliding_window == 0 && a->linear_layers == 0)
@@ -229,7 +243,7 @@ enum core_status core_resolve_shape(const struct core_input *in, struct core_sha
     }
     apply_overrides(in, s, p);
     apply_moe(in, &s->arch, p);
-    apply_window(in, &s->arch);
+    apply_window(in, &s->arch, p);
     if (p->count > before)
         return CORE_EINVAL;
     s->arch_params = core_arch_params(&s->arch);

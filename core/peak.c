@@ -16,12 +16,6 @@
 #include "internal.h"
 #include "peak.h"
 
-const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",
-                                                         "torchtune", "deepspeed", "hf_trainer"};
-const char *const core_loss_names[CORE_LOSS_COUNT] = {"fp32_logits", "vocab_parallel_fused",
-                                                      "unfused_fp32", "compiled", "chunked"};
-const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved", "active",
-                                                                 "device"};
 const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "backward",
                                                                "optimizer_step"};
 
@@ -407,54 +401,43 @@ static void add_total(struct core_peak_moment_bytes *m)
     m->total = m->weights + m->grads + m->optimizer + m->activations + m->logits + m->buffers;
 }
 
-/* Every moment of stage i under a framework profile. */
-static void profile_stage(const struct core_resolved *r, const struct core_peak_options *o,
-                          enum core_loss loss, int64_t i, struct core_peak_moment_bytes *mo,
-                          double *in_flight)
-{
-    const struct profile *pf = &profiles[o->framework];
+/* What one stage holds, term by term, before the moments are summed (profile_stage). */
+struct stage_terms {
     struct stage_shape s;
     struct state_bytes sb;
     struct layer_acts la;
-    double dpc = (double)(r->dp * r->cp), logits = 0, lf, lb, w, g, opt, gather = 0;
-    double edp =
-        fmax(1, floor(dpc * (double)r->tp / (double)(core_etp(r) * (r->ep > 1 ? r->ep : 1))));
-    double saved, grads_start, grads_end, grads_fwd, mb_saved, temp, fixed, casts, step_temp;
-    double unsharded_grads = 0, accum, dense_saved = 0;
-    bool zero3 = r->zero_stage >= 3;
+    double dpc, logits, lf, lb, w, g, opt, gather;
+    double saved, grads_start, grads_end, grads_fwd, mb_saved, fixed, casts, step_temp;
+    double unsharded_grads, accum;
+    double edp;         /* the experts' data-parallel ranks (MoE parallel folding) */
+    double dense_saved; /* a dense layer's saved bytes (Megatron: MoE layers' are la.saved) */
+    bool zero3;
+};
 
-    stage_shape(r, i, &s);
-    *in_flight = s.in_flight;
-    state_bytes(r, pf, o->first_step, &sb);
-    if (pf->korthikanti) { /* dense and MoE layers each at their own bytes */
-        struct layer_acts dense;
-        korthikanti_layer(r, false, &dense);
-        la = dense;
-        if (s.moe_layers > 0)
-            korthikanti_layer(r, true, &la);
-        mb_saved = dense.saved * (s.layers - s.moe_layers) + la.saved * s.moe_layers;
-        dense_saved = dense.saved;
-    } else {
-        pytorch_layer(r, o->compile, &la);
-        mb_saved = la.saved * s.layers;
-    }
-
+/* State, saved activations and the gradients alive at each instant. */
+static void stage_state(const struct core_resolved *r, const struct core_peak_options *o,
+                        const struct profile *pf, struct stage_terms *x)
+{
     /* State: ZeRO shards optimizer (stage >= 1), gradients (>= 2, not Megatron's buffer) and
      * weights (3) over the data- and context-parallel ranks. */
     /* The routed experts' share is sharded over the expert data-parallel group instead
      * (Megatron-Core's distributed optimizer keeps a separate expert-parallel buffer). */
-    w = sharded(&s, sb.weights, zero3, dpc, edp);
-    g = sharded(&s, sb.grads, r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2), dpc,
-                edp);
-    opt = sharded(&s, sb.optimizer, r->zero_stage >= 1, dpc, edp);
+    x->w = sharded(&x->s, x->sb.weights, x->zero3, x->dpc, x->edp);
+    x->g = sharded(&x->s, x->sb.grads, r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2),
+                   x->dpc, x->edp);
+    x->opt = sharded(&x->s, x->sb.optimizer, r->zero_stage >= 1, x->dpc, x->edp);
 
-    /* Activations: every in-flight micro-batch's saved tensors; offloading keeps one layer's. */
-    /* In flight: each layer-micro-batch at its own bytes (the chunks of an uneven split). */
-    if (pf->korthikanti)
-        saved = dense_saved * s.flight_dense + la.saved * s.flight_moe;
-    else
-        saved = la.saved * (s.flight_dense + s.flight_moe);
-    saved = o->activation_offload ? la.saved : saved;
+    /* Activations: every in-flight micro-batch's saved tensors, each layer-micro-batch at its
+     * own bytes (the chunks of an uneven split); offloading keeps one layer's. */
+    if (pf->korthikanti) {
+        x->mb_saved =
+            x->dense_saved * (x->s.layers - x->s.moe_layers) + x->la.saved * x->s.moe_layers;
+        x->saved = x->dense_saved * x->s.flight_dense + x->la.saved * x->s.flight_moe;
+    } else {
+        x->mb_saved = x->la.saved * x->s.layers;
+        x->saved = x->la.saved * (x->s.flight_dense + x->s.flight_moe);
+    }
+    x->saved = o->activation_offload ? x->la.saved : x->saved;
 
     /* Gradients alive: a persistent buffer always; otherwise (set_to_none) none at the first
      * forward, the output layer's at the start of the backward, all at its end, and all during
@@ -462,94 +445,105 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     /* With the step in the backward each gradient is freed once applied: one layer's at a
      * time, plus a tied embedding's, which accumulates from the output at the start of the
      * backward to the embedding at its end. */
-    grads_end = g;
+    x->grads_end = x->g;
     if (o->optimizer_in_backward)
-        grads_end =
-            fmin(g, s.layer * sb.grads +
-                        (r->shape.arch.tied_embeddings && s.last ? s.output * sb.grads : 0));
-    grads_fwd = (pf->grads_persist || r->micro_batches > s.in_flight) ? grads_end : 0;
-    grads_start = grads_fwd > 0 ? grads_fwd : s.last ? fmin(s.output * sb.grads, grads_end) : 0;
+        x->grads_end = fmin(
+            x->g, x->s.layer * x->sb.grads +
+                      (r->shape.arch.tied_embeddings && x->s.last ? x->s.output * x->sb.grads : 0));
+    x->grads_fwd = (pf->grads_persist || r->micro_batches > x->s.in_flight) ? x->grads_end : 0;
+    x->grads_start = x->grads_fwd > 0 ? x->grads_fwd
+                     : x->s.last      ? fmin(x->s.output * x->sb.grads, x->grads_end)
+                                      : 0;
+}
 
-    if (s.last) {
+/* The loss's logits and the framework's buffers. */
+static void stage_buffers(const struct core_resolved *r, const struct core_peak_options *o,
+                          const struct profile *pf, enum core_loss loss, int64_t i,
+                          struct stage_terms *x)
+{
+    if (x->s.last) {
         /* torchtitan computes the loss under loss_parallel when tensor parallelism shards the
          * output layer's vocabulary. */
-        loss_bytes(loss, o->compile, o->framework == CORE_FW_TORCHTITAN && r->tp > 1, &lf, &lb);
-        logits = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch *
-                 (double)r->shape.arch.vocab / (double)r->tp;
+        loss_bytes(loss, o->compile, o->framework == CORE_FW_TORCHTITAN && r->tp > 1, &x->lf,
+                   &x->lb);
+        /* Each MTP depth runs the shared output layer and its own loss on the same tokens
+         * (multi_token_prediction.py, process_mtp_loss): its logits next to the model's. */
+        x->logits = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch *
+                    (double)r->shape.arch.vocab / (double)r->tp * (double)(1 + r->mtp_layers);
     } else {
-        lf = lb = 0;
+        x->lf = x->lb = 0;
     }
 
     /* Buffers: FSDP gathers two layers in the compute dtype (the current one and the prefetched
      * next), and the output layer at the loss; the backward adds one layer's unsharded gradient
      * (compute dtype, then fp32 for the reduce-scatter). Under pipeline parallelism torchtitan
      * keeps the whole stage unsharded instead. */
-    if (zero3 && dpc > 1) {
+    if (x->zero3 && x->dpc > 1) {
         if (pf->pp_unsharded && r->pp > 1)
-            gather = s.params * sb.compute;
+            x->gather = x->s.params * x->sb.compute;
         else /* torchtitan's root unit (embedding, final norm, output) is never resharded */
-            gather = 2 * s.layer * sb.compute + (s.last ? s.output * sb.compute : 0) +
-                     (pf->pp_unsharded && i == 0 ? s.embedding * sb.compute : 0);
+            x->gather = 2 * x->s.layer * x->sb.compute +
+                        (x->s.last ? x->s.output * x->sb.compute : 0) +
+                        (pf->pp_unsharded && i == 0 ? x->s.embedding * x->sb.compute : 0);
     }
     /* FSDP under pipeline parallelism (torchtitan) disables the gradient sync until the last
      * micro-batch: FSDP2 accumulates each parameter's unsharded gradient across micro-batches
      * in the reduce dtype (FSDPParam.to_accumulated_grad_if_needed: fp32 with an fp32 reduce
      * policy), the whole stage's, until the last backward reduce-scatters it. */
-    if (zero3 && dpc > 1 && pf->pp_unsharded && r->pp > 1)
-        unsharded_grads = s.params * (sb.weights >= 4 ? 4 : sb.compute);
+    if (x->zero3 && x->dpc > 1 && pf->pp_unsharded && r->pp > 1)
+        x->unsharded_grads = x->s.params * (x->sb.weights >= 4 ? 4 : x->sb.compute);
     /* DeepSpeed's gradient reduce bucket; DDP's bucket copy of every gradient. */
-    fixed = pf->zero_bucket * sb.compute;
-    if (pf->ddp_bucket_copy && dpc > 1 && r->zero_stage == 0)
-        fixed += s.params * sb.grads;
-    /* Autocast's compute-dtype copies of fp32 weights, saved by the layers for their backward:
-     * all of them at the end of the forward, none at the end of the backward (FSDP's mixed
-     * precision gathers compute-dtype layers instead). */
-    casts = pf->autocast_copies && sb.weights > sb.compute && !zero3 ? s.params * sb.compute : 0;
+    x->fixed = pf->zero_bucket * x->sb.compute;
+    if (pf->ddp_bucket_copy && x->dpc > 1 && r->zero_stage == 0)
+        x->fixed += x->s.params * x->sb.grads;
+    /* Autocast's compute-dtype copies of fp32 weights, saved by the layers for their
+     * backward: all of them at the end of the forward, none at the end of the backward (FSDP's
+     * mixed precision gathers compute-dtype layers instead). */
+    x->casts = pf->autocast_copies && x->sb.weights > x->sb.compute && !x->zero3
+                   ? x->s.params * x->sb.compute
+                   : 0;
     /* 8-bit optimizers (torchao's AdamW8bit) dequantize one tensor's two moments to fp32 for
      * its update: 8 bytes x the largest tensor (embedding or output layer). */
-    step_temp = r->optimizer == CORE_OPT_ADAMW_8BIT && !pf->korthikanti
-                    ? 8 * fmax(s.output, s.layer / 4)
-                    : 0;
+    x->step_temp = r->optimizer == CORE_OPT_ADAMW_8BIT && !pf->korthikanti
+                       ? 8 * fmax(x->s.output, x->s.layer / 4)
+                       : 0;
 
     /* Accumulated unsharded gradients exist during a forward or a loss only once an earlier
      * micro-batch's backward has run on this stage. */
-    accum = r->micro_batches > s.in_flight ? unsharded_grads : 0;
-    mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){
-        .weights = w,
-        .grads = grads_fwd + accum,
-        .optimizer = opt,
-        .activations = saved,
-        .logits = logits * lf,
-        .buffers = gather + fixed + casts,
-    };
-    add_total(&mo[CORE_MOMENT_FORWARD_END]);
+    x->accum = r->micro_batches > x->s.in_flight ? x->unsharded_grads : 0;
+}
 
+static void backward_moment(const struct core_peak_options *o, enum core_loss loss,
+                            const struct stage_terms *x, struct core_peak_moment_bytes *mo)
+{
     /* Backward: the largest of three instants. The loss's backward (its gradient buffers, every
-     * saved tensor); the top layer's backward (its working set, the logits' bf16 gradient just
-     * consumed); the end (every gradient, the first layer's tensors and working set, and with
-     * the step in the backward the last update's temporaries). */
+     * saved tensor); the top layer's backward (its working set, the logits' bf16 gradient
+     * just consumed); the end (every gradient, the first layer's tensors and working set, and
+     * with the step in the backward the last update's temporaries). */
     {
-        double bw_gather = zero3 && dpc > 1 ? gather + s.layer * (sb.compute + 4) : gather;
-        double bw_end_saved = o->activation_offload ? la.saved : saved - mb_saved + la.saved;
+        double bw_gather =
+            x->zero3 && x->dpc > 1 ? x->gather + x->s.layer * (x->sb.compute + 4) : x->gather;
+        double bw_end_saved =
+            o->activation_offload ? x->la.saved : x->saved - x->mb_saved + x->la.saved;
         struct core_peak_moment_bytes at[3] = {
-            {.weights = w,
-             .grads = grads_fwd + accum,
-             .optimizer = opt,
-             .activations = saved,
-             .logits = logits * lb,
-             .buffers = gather + fixed + casts},
-            {.weights = w,
-             .grads = grads_start + accum,
-             .optimizer = opt,
-             .activations = saved + la.working,
-             .logits = logits * (s.last ? 2 : 0),
-             .buffers = bw_gather + fixed + casts},
-            {.weights = w,
-             .grads = grads_end + unsharded_grads,
-             .optimizer = opt,
-             .activations = bw_end_saved + la.working,
+            {.weights = x->w,
+             .grads = x->grads_fwd + x->accum,
+             .optimizer = x->opt,
+             .activations = x->saved,
+             .logits = x->logits * x->lb,
+             .buffers = x->gather + x->fixed + x->casts},
+            {.weights = x->w,
+             .grads = x->grads_start + x->accum,
+             .optimizer = x->opt,
+             .activations = x->saved + x->la.working,
+             .logits = x->logits * (x->s.last ? 2 : 0),
+             .buffers = bw_gather + x->fixed + x->casts},
+            {.weights = x->w,
+             .grads = x->grads_end + x->unsharded_grads,
+             .optimizer = x->opt,
+             .activations = bw_end_saved + x->la.working,
              .logits = 0,
-             .buffers = bw_gather + fixed + (o->optimizer_in_backward ? step_temp : 0)},
+             .buffers = bw_gather + x->fixed + (o->optimizer_in_backward ? x->step_temp : 0)},
         };
         int best = 0;
 
@@ -562,23 +556,28 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
         /* An eager loss frees the bf16 logits just before its fp32 gradients are allocated: the
          * freed block is too small for them, so it stays reserved through the peak. */
         if (best == 0 && loss == CORE_LOSS_UNFUSED_FP32)
-            mo[CORE_MOMENT_BACKWARD].stranded = logits * 2;
+            mo[CORE_MOMENT_BACKWARD].stranded = x->logits * 2;
     }
+}
 
+static void optimizer_moment(const struct core_resolved *r, const struct core_peak_options *o,
+                             const struct profile *pf, const struct stage_terms *x,
+                             struct core_peak_moment_bytes *mo)
+{
     /* Optimizer step: state, every gradient, and the step's temporaries: foreach AdamW one
      * parameter-sized buffer; a low-precision gradient is upcast to fp32 for the master step. */
-    temp = fixed;
+    double temp = x->fixed;
     if (!o->optimizer_in_backward) {
-        temp += step_temp;
+        temp += x->step_temp;
         if (pf->foreach_step)
-            temp += s.params * sb.weights / (r->zero_stage >= 1 ? dpc : 1);
-        if (sb.optimizer >= 4 && sb.grads < 4 && !pf->fp32_storage)
-            temp += s.params * 4 / (r->zero_stage >= 1 ? dpc : 1);
+            temp += x->s.params * x->sb.weights / (r->zero_stage >= 1 ? x->dpc : 1);
+        if (x->sb.optimizer >= 4 && x->sb.grads < 4 && !pf->fp32_storage)
+            temp += x->s.params * 4 / (r->zero_stage >= 1 ? x->dpc : 1);
     }
     mo[CORE_MOMENT_OPTIMIZER] = (struct core_peak_moment_bytes){
-        .weights = w,
-        .grads = grads_end,
-        .optimizer = opt,
+        .weights = x->w,
+        .grads = x->grads_end,
+        .optimizer = x->opt,
         .buffers = temp,
     };
     add_total(&mo[CORE_MOMENT_OPTIMIZER]);
@@ -586,9 +585,48 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     /* FSDP's sharded gradients are freed by zero_grad(set_to_none) and re-created by the next
      * backward; their blocks (a layer's shard, a few MB) are smaller than the activations the
      * forward allocates in between, so the allocator keeps them reserved. */
-    if (!pf->grads_persist && zero3 && dpc > 1)
+    if (!pf->grads_persist && x->zero3 && x->dpc > 1)
         for (int k = 0; k < CORE_MOMENT_COUNT; k++)
-            mo[k].stranded += fmax(0, g - mo[k].grads);
+            mo[k].stranded += fmax(0, x->g - mo[k].grads);
+}
+
+/* Every moment of stage i under a framework profile. */
+static void profile_stage(const struct core_resolved *r, const struct core_peak_options *o,
+                          enum core_loss loss, int64_t i, struct core_peak_moment_bytes *mo,
+                          double *in_flight)
+{
+    const struct profile *pf = &profiles[o->framework];
+    struct stage_terms t = {.dpc = (double)(r->dp * r->cp), .zero3 = r->zero_stage >= 3};
+    struct stage_terms *x = &t;
+
+    x->edp =
+        fmax(1, floor(x->dpc * (double)r->tp / (double)(core_etp(r) * (r->ep > 1 ? r->ep : 1))));
+    stage_shape(r, i, &x->s);
+    *in_flight = x->s.in_flight;
+    state_bytes(r, pf, o->first_step, &x->sb);
+    if (pf->korthikanti) { /* dense and MoE layers each at their own bytes */
+        struct layer_acts dense;
+        korthikanti_layer(r, false, &dense);
+        x->la = dense;
+        x->dense_saved = dense.saved;
+        if (x->s.moe_layers > 0)
+            korthikanti_layer(r, true, &x->la);
+    } else {
+        pytorch_layer(r, o->compile, &x->la);
+    }
+    stage_state(r, o, pf, x);
+    stage_buffers(r, o, pf, loss, i, x);
+    mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){
+        .weights = x->w,
+        .grads = x->grads_fwd + x->accum,
+        .optimizer = x->opt,
+        .activations = x->saved,
+        .logits = x->logits * x->lf,
+        .buffers = x->gather + x->fixed + x->casts,
+    };
+    add_total(&mo[CORE_MOMENT_FORWARD_END]);
+    backward_moment(o, loss, x, mo);
+    optimizer_moment(r, o, pf, x, mo);
 }
 
 /* Under an uneven split a middle rank can hold more than the first (torchtitan gives the early

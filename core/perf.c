@@ -170,18 +170,12 @@ static double exposed(double comm, double window, double overlap)
 }
 
 /* Optimizer-step HBM bytes per parameter: read the gradient, read+write master weights and
- * moments, write the working weights. Moment bytes as memory.c's table. */
+ * moments, write the working weights. Moment bytes from the memory ledger's table. */
 static double optimizer_bytes(const struct core_perf_input *in, double e)
 {
-    static const double moments[] = {
-        [CORE_OPT_ADAMW] = 8,     [CORE_OPT_ADAM] = 8,         [CORE_OPT_ADAMW_8BIT] = 2,
-        [CORE_OPT_SGD] = 0,       [CORE_OPT_SGD_MOMENTUM] = 4, [CORE_OPT_LION] = 4,
-        [CORE_OPT_ADAFACTOR] = 0,
-    };
     double master = in->master_weights ? 4.0 : 0.0;
-    unsigned o = (unsigned)in->optimizer;
 
-    return e + e + 2.0 * (master + (o < 7 ? moments[o] : 8.0));
+    return e + e + 2.0 * (master + (double)core_moment_bytes(in->optimizer));
 }
 
 void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_precision precision)
@@ -497,6 +491,76 @@ static void offload_terms(const struct core_perf_input *in, const struct shape *
         br->offload += x->m * 2.0 * local * x->e / pcie;
 }
 
+/* Pipeline: fill and drain cost (pp - 1) / v micro-batch times (interleaved 1F1B); each
+ * micro-batch crosses each stage boundary forward and backward, v times when interleaved.
+ * Megatron splits the sent activation over the tp ranks (scatter/gather). Neighbouring stages
+ * are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. */
+static void pipeline_terms(const struct core_perf_input *in, const struct gen *k,
+                           const struct shape *x, const struct micro *u,
+                           struct core_perf_breakdown *br)
+{
+    if (x->p > 1) {
+        double one = u->compute + u->memory + u->recompute + u->tp + u->cp;
+        br->pp_bubble = (x->p - 1.0) / x->v * one;
+        bool cross = x->t * x->c * x->dp >= (double)in->gpus_per_node;
+        double bw = cross ? at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net
+                          : at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up;
+        double lat = k->lat_base + (cross ? k->hop_net : k->hop_up);
+        double send = lat + x->rows * x->d * x->e / x->t / bw;
+        br->pp_comm = x->m * 2.0 * x->v * send;
+    }
+}
+
+/* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients and
+ * gathered weights in the 16-bit type (4 bytes for fp32 training). */
+static void dp_terms(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
+                     const struct micro *u, struct core_perf_breakdown *br)
+{
+    if (x->dp > 1) {
+        struct link dl = group_link(in, k, x->dp, x->t * x->c);
+        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
+         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
+        double held =
+            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        double bytes = held / (x->t * x->p) * x->e;
+        double comm, window;
+        if (in->zero_stage >= 3) {
+            /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
+             * backward, reduce-scatter the gradients; each pass in pieces of at most
+             * ZERO3_BUCKET parameters and at least one per layer. */
+            double pieces = at_least(held / (x->t * x->p) / ZERO3_BUCKET, x->ls);
+            comm = x->m * 3.0 * pieces * half_ring(bytes / pieces, x->dp, dl);
+            window = br->compute + br->recompute;
+        } else {
+            /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
+             * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
+             * backward can hide it. */
+            comm = all_reduce(bytes, x->dp, dl);
+            window = 2.0 * u->fwd_compute;
+        }
+        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+    }
+}
+
+/* MFU, HFU and throughput of a step of `step` seconds. */
+static void step_rates(const struct core_perf_input *in, const struct shape *x, double step,
+                       struct core_perf *out)
+{
+    /* Model FLOPs as core's "model" count: 6 N_active + 12 L s a h_d per token (full
+     * attention); hardware adds the recompute (full: a forward, selective: attention). */
+    double tokens = in->global_batch * x->s, g = at_least((double)in->gpus, 1);
+    double att = 12.0 * x->L * x->s * x->a * x->hd;
+    double model = 6.0 * in->active_params + att;
+    double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
+                 : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
+                                                            : 0.0;
+    out->tokens_per_second_per_gpu = tokens / step / g;
+    out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;
+    out->mfu = out->tokens_per_second_per_gpu * model / x->peak;
+    out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x->peak;
+    out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
+}
+
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
 {
     const struct gen *k = &gens[core_gpus[in->gpu].generation];
@@ -514,47 +578,8 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     br->tp_comm = x.m * u.tp;
     br->cp_comm = x.m * u.cp;
 
-    /* Pipeline: fill and drain cost (pp - 1) / v micro-batch times (interleaved 1F1B); each
-     * micro-batch crosses each stage boundary forward and backward, v times when interleaved.
-     * Megatron splits the sent activation over the tp ranks (scatter/gather). Neighbouring
-     * stages are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. */
-    if (x.p > 1) {
-        double one = u.compute + u.memory + u.recompute + u.tp + u.cp;
-        br->pp_bubble = (x.p - 1.0) / x.v * one;
-        bool cross = x.t * x.c * x.dp >= (double)in->gpus_per_node;
-        double bw = cross ? at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net
-                          : at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up;
-        double lat = k->lat_base + (cross ? k->hop_net : k->hop_up);
-        double send = lat + x.rows * x.d * x.e / x.t / bw;
-        br->pp_comm = x.m * 2.0 * x.v * send;
-    }
-
-    /* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients
-     * and gathered weights in the 16-bit type (4 bytes for fp32 training). */
-    if (x.dp > 1) {
-        struct link dl = group_link(in, k, x.dp, x.t * x.c);
-        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
-         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
-        double held =
-            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
-        double bytes = held / (x.t * x.p) * x.e;
-        double comm, window;
-        if (in->zero_stage >= 3) {
-            /* FSDP / ZeRO-3: per micro-batch, all-gather the weights for forward and again for
-             * backward, reduce-scatter the gradients; each pass in pieces of at most
-             * ZERO3_BUCKET parameters and at least one per layer. */
-            double pieces = at_least(held / (x.t * x.p) / ZERO3_BUCKET, x.ls);
-            comm = x.m * 3.0 * pieces * half_ring(bytes / pieces, x.dp, dl);
-            window = br->compute + br->recompute;
-        } else {
-            /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
-             * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
-             * backward can hide it. */
-            comm = all_reduce(bytes, x.dp, dl);
-            window = 2.0 * u.fwd_compute;
-        }
-        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
-    }
+    pipeline_terms(in, k, &x, &u, br);
+    dp_terms(in, k, &x, &u, br);
 
     /* Optimizer: memory-bound over the local shard (divided by dp from ZeRO 1 on). */
     {
@@ -577,17 +602,5 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     }
     out->step_seconds = step;
 
-    /* Model FLOPs as core's "model" count: 6 N_active + 12 L s a h_d per token (full
-     * attention); hardware adds the recompute (full: a forward, selective: attention). */
-    double tokens = in->global_batch * x.s, g = at_least((double)in->gpus, 1);
-    double att = 12.0 * x.L * x.s * x.a * x.hd;
-    double model = 6.0 * in->active_params + att;
-    double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
-                 : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
-                                                            : 0.0;
-    out->tokens_per_second_per_gpu = tokens / step / g;
-    out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;
-    out->mfu = out->tokens_per_second_per_gpu * model / x.peak;
-    out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x.peak;
-    out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
+    step_rates(in, &x, step, out);
 }

@@ -137,28 +137,6 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
         plan_offer_layout_best(s, &best, group, have_group);
 }
 
-/* Activations for every checkpointing mode and micro-batch of a (tp, pp); INT64_MAX marks a
- * mode whose b = 1 overflows. steps[] counts the micro-batches whose activations fit alone. */
-void plan_activation_table(struct search *s, struct layout *L)
-{
-    for (int ck = 0; ck < 3; ck++) {
-        L->steps[ck] = 0;
-        L->act[ck][0] = INT64_MAX;
-        for (int bi = 0; bi < PLAN_BATCH_STEPS; bi++) {
-            int64_t b = (int64_t)1 << bi, layers, logits;
-
-            if (b > CORE_BATCH_MAX ||
-                !core_activation_bytes(&s->r, b, s->r.seq_len, (enum core_checkpointing)ck, &layers,
-                                       &logits))
-                break;
-            L->act[ck][bi] = layers + logits;
-            if (L->act[ck][bi] > L->g->capacity)
-                break;
-            L->steps[ck] = bi + 1;
-        }
-    }
-}
-
 int plan_expert_choices(int64_t experts, int64_t tp, int64_t ep[], int64_t etp[])
 {
     int n = 0;
@@ -335,9 +313,7 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
         model = f.model;
         hardware = f.hardware;
         s->recompute[ck] = s->r.count == CORE_COUNT_HARDWARE ? 1.0 : model / hardware;
-        s->gpu_flops[ck] = s->r.count == CORE_COUNT_SIX_ND  ? f.six_nd
-                           : s->r.count == CORE_COUNT_MODEL ? f.model
-                                                            : f.hardware;
+        s->gpu_flops[ck] = core_flops_counted(&f, s->r.count);
     }
     s->r.checkpointing = CORE_CKPT_NONE;
     s->gbt = in->base.global_batch_tokens > 0 || in->base.global_batch > 0

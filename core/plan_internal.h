@@ -75,7 +75,8 @@ void plan_consider(struct search *s, struct core_plan *c, const struct core_stat
 void plan_offer_layout_best(struct search *s, const struct core_plan *best, struct core_plan *group,
                             bool *have_group);
 
-/* plan.c: activations of every checkpointing mode and micro-batch for s->r's tp, pp and cp. */
+/* plan_table.c: activations of every checkpointing mode and micro-batch for s->r's tp, pp and
+ * cp. */
 void plan_activation_table(struct search *s, struct layout *L);
 
 /* plan_predict.c: the search of one GPU type under the step-time model, and the performance

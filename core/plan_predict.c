@@ -109,6 +109,26 @@ struct choices {
     int nv;
 };
 
+/* A predicted plan of layout L before its batch, ZeRO stage and schedule are chosen. */
+static void layout_candidate(const struct layout *L, struct core_plan *c)
+{
+    memset(c, 0, sizeof *c);
+    c->predicted = true;
+    c->gpu = L->g->index;
+    c->gpus = L->gpus;
+    c->tp = L->tp;
+    c->pp = L->pp;
+    c->ep = L->ep;
+    c->etp = L->etp;
+    c->cp = L->cp;
+    c->dp = L->dp;
+    c->virtual_stages = 1;
+    c->batch = 1;
+    c->sequence_parallel = L->tp > 1;
+    c->capacity = L->g->capacity;
+    c->usd_per_gpu_hour = L->g->price;
+}
+
 /* Every (checkpointing, micro-batch, ZeRO stage, virtual stages) of one layout; its fastest
  * candidate that meets the deadline and the budget goes to the front and the group. */
 static void search_layout(struct search *s, const struct layout *L, const struct choices *ch,
@@ -121,21 +141,7 @@ static void search_layout(struct search *s, const struct layout *L, const struct
     struct core_perf_input pi;
     bool have = false;
 
-    memset(&c, 0, sizeof c);
-    c.predicted = true;
-    c.gpu = L->g->index;
-    c.gpus = L->gpus;
-    c.tp = L->tp;
-    c.pp = L->pp;
-    c.ep = L->ep;
-    c.etp = L->etp;
-    c.cp = L->cp;
-    c.dp = L->dp;
-    c.virtual_stages = 1;
-    c.batch = 1;
-    c.sequence_parallel = L->tp > 1;
-    c.capacity = L->g->capacity;
-    c.usd_per_gpu_hour = L->g->price;
+    layout_candidate(L, &c);
     /* Once per layout; a candidate then changes only the fields core_perf_input_resolved
      * copies from the batch, ZeRO, checkpointing and schedule inputs. */
     resolve_plan(s, &c, &r);

@@ -66,9 +66,8 @@ void core_check_layout_rules(const struct core_resolved *r, bool shaped, struct 
                          (long long)r->seq_len, (long long)(2 * r->cp));
     if (r->pp > 1 && !core_rule_interleave(r->pp, r->virtual_stages, r->micro_batches))
         core_problem_add(p, "virtual_stages",
-                         "the interleaved schedule (virtual_stages %lld) needs the micro-batches "
-                         "per step, global_batch/(batch*dp) = %.15g, to be a multiple of pp = "
-                         "%lld (Megatron-LM); give global_batch a multiple of batch*dp*pp, or "
-                         "virtual_stages 1",
+                         "interleaving (virtual_stages %lld) needs the micro-batches per step, "
+                         "global_batch/(batch*dp) = %.15g, to be a multiple of pp = %lld "
+                         "(Megatron-LM); or use virtual_stages 1",
                          (long long)r->virtual_stages, r->micro_batches, (long long)r->pp);
 }

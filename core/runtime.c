@@ -11,37 +11,6 @@
 #include "internal.h"
 #include "perf.h"
 
-/* Catalog peak for a precision in TFLOP/s; 0 = the GPU lacks it. fp32 trains on tf32 units. */
-double core_catalog_peak_tflops(int gpu, enum core_precision precision)
-{
-    const struct core_gpu *g = &core_gpus[gpu];
-
-    switch (precision) {
-    case CORE_PREC_FP16:
-        return g->fp16_tflops;
-    case CORE_PREC_FP32:
-        return g->tf32_tflops;
-    case CORE_PREC_FP8:
-        return g->fp8_tflops;
-    case CORE_PREC_BF16:
-    default:
-        return g->bf16_tflops;
-    }
-}
-
-static double run_flops(const struct core_resolved *r, const struct core_flops *f)
-{
-    switch (r->count) {
-    case CORE_COUNT_MODEL:
-        return f->model;
-    case CORE_COUNT_HARDWARE:
-        return f->hardware;
-    case CORE_COUNT_SIX_ND:
-    default:
-        return f->six_nd;
-    }
-}
-
 /* Achieved MFU from a measured cluster throughput (tokens/s). */
 double core_measured_mfu(const struct core_resolved *r, const struct core_flops *f, double tps)
 {
@@ -68,7 +37,7 @@ void core_runtime_compute(const struct core_resolved *r, const struct core_flops
 {
     double g = (double)r->gpus;
 
-    rt->flops = run_flops(r, f);
+    rt->flops = core_flops_counted(f, r->count);
     rt->peak_flops_per_gpu = r->peak_tflops * 1e12;
     rt->global_batch_tokens = r->global_batch_tokens;
     rt->steps = ceil(r->tokens / r->global_batch_tokens);

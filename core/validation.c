@@ -11,12 +11,6 @@
  */
 #include "validation.h"
 
-const char *const core_generation_names[CORE_GEN_COUNT] = {
-    [CORE_GEN_VOLTA] = "Volta",   [CORE_GEN_AMPERE] = "Ampere",       [CORE_GEN_ADA] = "Ada",
-    [CORE_GEN_HOPPER] = "Hopper", [CORE_GEN_BLACKWELL] = "Blackwell", [CORE_GEN_CDNA3] = "CDNA3",
-    [CORE_GEN_TPU] = "TPU",
-};
-
 /* Step time (tests/validation/throughput-calibration.csv and -tuning-2.csv): only A100 and
  * H100 runs were ever measured. */
 const struct core_validation core_perf_validation[CORE_GEN_COUNT] = {

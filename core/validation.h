@@ -22,9 +22,6 @@ struct core_validation {
     const char *borrowed;
 };
 
-/* "Volta", "Ampere", ... (enum core_gpu_generation order). */
-extern const char *const core_generation_names[CORE_GEN_COUNT];
-
 /* The step-time model (perf.c) per generation (enum core_gpu_generation). */
 extern const struct core_validation core_perf_validation[CORE_GEN_COUNT];
 /* memory.peak (peak.c) per framework profile (enum core_framework). */

@@ -617,6 +617,30 @@ static unsigned bound_port(struct MHD_Daemon *d)
     return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
+/* The numeric IPv4 or IPv6 address to listen on, with MHD_USE_IPv6 added for the latter; -1
+ * with the reason in err when there is none. */
+static int bind_address(const struct server_config *cfg, struct sockaddr_storage *addr_out,
+                        unsigned *flags, char *err, size_t err_len)
+{
+    struct sockaddr_storage addr;
+
+    memset(&addr, 0, sizeof addr);
+    if (cfg->bind == NULL)
+        return fail(err, err_len, "no bind address", NULL);
+    if (inet_pton(AF_INET, cfg->bind, &((struct sockaddr_in *)&addr)->sin_addr) == 1) {
+        ((struct sockaddr_in *)&addr)->sin_family = AF_INET;
+        ((struct sockaddr_in *)&addr)->sin_port = htons((uint16_t)cfg->port);
+    } else if (inet_pton(AF_INET6, cfg->bind, &((struct sockaddr_in6 *)&addr)->sin6_addr) == 1) {
+        ((struct sockaddr_in6 *)&addr)->sin6_family = AF_INET6;
+        ((struct sockaddr_in6 *)&addr)->sin6_port = htons((uint16_t)cfg->port);
+        *flags |= MHD_USE_IPv6;
+    } else {
+        return fail(err, err_len, "bind address is not a numeric IPv4 or IPv6 address", cfg->bind);
+    }
+    *addr_out = addr;
+    return 0;
+}
+
 int server_start(const struct server_config *cfg, struct server **out, char *err, size_t err_len)
 {
     struct server *srv;
@@ -632,19 +656,8 @@ int server_start(const struct server_config *cfg, struct server **out, char *err
     if (cfg->port > 65535)
         return fail(err, err_len, "port must be 0..65535", NULL);
 
-    memset(&addr, 0, sizeof addr);
-    if (cfg->bind == NULL)
-        return fail(err, err_len, "no bind address", NULL);
-    if (inet_pton(AF_INET, cfg->bind, &((struct sockaddr_in *)&addr)->sin_addr) == 1) {
-        ((struct sockaddr_in *)&addr)->sin_family = AF_INET;
-        ((struct sockaddr_in *)&addr)->sin_port = htons((uint16_t)cfg->port);
-    } else if (inet_pton(AF_INET6, cfg->bind, &((struct sockaddr_in6 *)&addr)->sin6_addr) == 1) {
-        ((struct sockaddr_in6 *)&addr)->sin6_family = AF_INET6;
-        ((struct sockaddr_in6 *)&addr)->sin6_port = htons((uint16_t)cfg->port);
-        flags |= MHD_USE_IPv6;
-    } else {
-        return fail(err, err_len, "bind address is not a numeric IPv4 or IPv6 address", cfg->bind);
-    }
+    if (bind_address(cfg, &addr, &flags, err, err_len) < 0)
+        return -1;
 
     srv = calloc(1, sizeof *srv);
     if (srv == NULL)

@@ -1,11 +1,11 @@
 #!/bin/sh
-# include_graph.sh ROOT - fails when the #include "..." graph inside core/, api/ or server/ has a
-# cycle. Each folder's edges (file -> a file of the same folder it includes) go to tsort, which
-# reports any loop on stderr and exits non-zero.
+# include_graph.sh ROOT - fails when the #include "..." graph inside core/, api/, server/ or
+# cli/ has a cycle. Each folder's edges (file -> a file of the same folder it includes) go to
+# tsort, which reports any loop on stderr and exits non-zero.
 set -u
 root=$1
 status=0
-for dir in core api server; do
+for dir in core api server cli; do
     cd "$root/$dir" || exit 1
     edges=$(for f in *.c *.h *.def; do
         [ -e "$f" ] || continue

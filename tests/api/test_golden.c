@@ -221,6 +221,10 @@ static const struct golden_case cases[] = {
     {"problem_422_out_of_range", "GET", "/memory", "params=1000T&batch=1000000&seq_len=1000000",
      NULL},
     {"problem_422_plan_budget", "POST", "/plan", NULL, "{\"budget_usd\":100}"},
+    /* Layouts Megatron-LM refuses (core/rules.c): interleaving with one micro-batch over two
+     * stages, tp 3 over 64 heads. */
+    {"problem_422_layout_rules", "GET", "/runtime",
+     "model=llama3-70b&gpus=48&tp=3&pp=2&virtual_stages=2", NULL},
     {"options_fit", "OPTIONS", "/fit", NULL, NULL},
 };
 

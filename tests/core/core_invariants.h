@@ -136,6 +136,7 @@ static void core_gen_input(struct core_gen *g, struct core_input *in)
     in->tokens_per_second = gen_pick(g, 3) ? 0 : gen_log(g, 1e-9, CORE_TPS_MAX);
     in->global_batch_tokens = gen_pick(g, 3) ? 0 : gen_log(g, 1, CORE_TOKENS_MAX);
     in->sliding_window = gen_pick(g, 3) ? -1 : gen_int(g, 0, CORE_SEQ_LEN_MAX);
+    in->sliding_window_pattern = gen_pick(g, 3) ? -1 : gen_int(g, 0, CORE_LAYER_PERIOD_MAX);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -245,6 +245,23 @@ START_TEST(window_input)
     EVAL_OK(in, out);
     ck_assert(out.flops.per_token.attention == 4831838208.0);
 
+    /* With sliding_window_pattern 2 the bare 7e9 alternates (sliding first): 16 full layers of
+     * 4096 keys and 16 sliding of 3072, 12 x 4096 x (65,536 + 49,152) = 5,637,144,576; pattern 1
+     * makes every layer full again (6,442,450,944). */
+    in.sliding_window_pattern = 2;
+    EVAL_OK(in, out);
+    ck_assert(out.flops.per_token.attention == 5637144576.0);
+    ASSERT_I64(core_arch_layer_kind(&out.resolved.shape.arch, 0), CORE_LAYER_SLIDING);
+    in.sliding_window_pattern = 1;
+    EVAL_OK(in, out);
+    ck_assert(out.flops.per_token.attention == 6442450944.0);
+
+    /* A hybrid's pattern is its own: a 422 naming the input. */
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-next-80b-a3b");
+    in.sliding_window_pattern = 2;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "sliding_window_pattern"));
+
     core_input_init(&in);
     in.preset = core_preset_find("gemma-2-9b");
     in.sliding_window = 1024;

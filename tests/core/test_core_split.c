@@ -97,6 +97,38 @@ START_TEST(folding_rules)
 END_TEST
 
 /*
+ * torchtitan's experts (distributed/parallel_dims.py, ParallelDims._validate): ep must divide
+ * dp_shard x cp x tp, and there is no expert tensor parallelism (deprecated in #3167), so the
+ * experts' FSDP group is dp cp tp / ep. Qwen3-30B-A3B on 16 GPUs with tp 2 (dp 8): ep 16
+ * divides 8 x 2 = 16 (edp 1); ep 32 does not; etp 2 is refused.
+ */
+START_TEST(torchtitan_experts)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.framework = CORE_FW_TORCHTITAN;
+    in.gpus = 16;
+    in.tp = 2;
+    in.ep = 16;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.resolved.etp_used, 1);
+    ASSERT_I64(r.resolved.edp, 1);
+    in.etp = 2;
+    ck_assert(fails_on(&in, "etp"));
+    in.etp = 0;
+    in.gpus = 32; /* dp 16: 16 x 2 = 32, ep 32 divides it */
+    in.ep = 32;
+    in.experts = 128;
+    EVAL_OK(in, r);
+    in.gpus = 16; /* dp 8: 8 x 2 = 16, ep 32 does not divide it */
+    ck_assert(fails_on(&in, "ep"));
+}
+END_TEST
+
+/*
  * torchtitan's split (distributed/pipeline_parallel.py, generate_llm_fqn_per_model_part) of Llama
  * 3.1 405B's 126 layers over pp 8 x 2 interleaved stages: 126 + 2 units (embedding, output) over
  * 16 stages is 8 each, no remainder; stage 0 gives one to the embedding, stage 15 one to the
@@ -237,6 +269,7 @@ static Suite *split_suite(void)
 
     tcase_add_test(tc, folded_expert_sharding);
     tcase_add_test(tc, folding_rules);
+    tcase_add_test(tc, torchtitan_experts);
     tcase_add_test(tc, torchtitan_uneven_interleaved);
     tcase_add_test(tc, megatron_uneven);
     tcase_add_test(tc, flexible_layout);

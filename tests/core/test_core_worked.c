@@ -121,6 +121,15 @@ START_TEST(step_time_worked_example)
      * 8192 = 170,898,437.5 -> 170,898,438 steps x 7710.4715911 us = 1,317,707.55 s. */
     ck_assert(r.runtime.steps == 170898438.0);
     ASSERT_REL(r.runtime.seconds, 170898438.0 * 7710.4715911e-6, 1e-9);
+    /* m = 1 < p (global batch 2), which plain 1F1B runs (core/rules.c): a step of m micro-batches
+     * on p stages takes m + p - 1 = 2 stage times, so the bubble is still (p - 1) = 1 micro-batch
+     * time, 1440.6270439 us, beside 1 x 878.1494920 us of compute. */
+    in.global_batch = 2;
+    EVAL_OK(in, r);
+    ck_assert(r.resolved.micro_batches == 1.0);
+    ASSERT_REL(b->pp_bubble, 1440.6270439e-6, 1e-9);
+    ASSERT_REL(b->compute, 878.1494920e-6, 1e-9);
+    ASSERT_REL(b->compute + b->memory_bound + b->tp_comm + b->pp_bubble, 2 * 1440.6270439e-6, 1e-9);
 }
 END_TEST
 

@@ -366,7 +366,6 @@ struct cv_gen {
     char unseen_sources[32];
 };
 
-
 /* The folds of every generation over both sets, printed when out is not NULL. */
 static void cross_validate(FILE *out, struct cv_gen cv[CORE_GEN_COUNT])
 {
@@ -425,7 +424,8 @@ static void cross_validate(FILE *out, struct cv_gen cv[CORE_GEN_COUNT])
             cv[g].expected_error = sum_unseen / cv[g].unseen;
         if (out != NULL && cv[g].unseen > 0)
             fprintf(out, "%-10s expected_error %.1f%% (%d unseen runs, %d tuning runs)\n\n",
-                    core_generation_names[g], 100 * cv[g].expected_error, cv[g].unseen, cv[g].tuning);
+                    core_generation_names[g], 100 * cv[g].expected_error, cv[g].unseen,
+                    cv[g].tuning);
         else if (out != NULL)
             fprintf(out, "%-10s expected_error null (no measured run of it: constants %s)\n\n",
                     core_generation_names[g],

@@ -60,6 +60,8 @@ bool api_errors_add(json_t *errors, const char *field, size_t field_len, const c
         n += 3;
     }
     entry = json_pack("{s:s%,s:s}", "field", shown, n, "message", message);
+    if (entry == NULL) /* a message quoting client bytes that are not UTF-8: never lose the error */
+        entry = json_pack("{s:s%,s:s}", "field", shown, n, "message", "invalid value");
     return entry != NULL && json_array_append_new(errors, entry) == 0;
 }
 

@@ -196,6 +196,77 @@ static bool text_text(const struct core_input_spec *f, const char *s, size_t len
     return true;
 }
 
+/* lora_targets: module names separated by commas ("q_proj,v_proj"), stored as their mask. */
+static bool modules_word(const char *s, size_t len, unsigned *mask, char *msg, size_t size)
+{
+    unsigned m;
+
+    while (len > 0 && s[0] == ' ')
+        s++, len--;
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    m = len > 0 ? core_module_mask(s, len) : 0;
+    if (m == 0) {
+        char lead[API_MSG_MAX], word[25];
+        size_t n = len < 24 ? len : 24;
+
+        for (size_t i = 0; i < n; i++) /* printable ASCII only: the message is JSON */
+            word[i] = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f ? s[i] : '?';
+        word[n] = '\0';
+        snprintf(lead, sizeof lead, "unknown module \"%s\"; names: all-linear, mlp, ", word);
+        api_list_names(msg, size, lead, core_module_names, CORE_MOD_COUNT);
+        return false;
+    }
+    *mask |= m;
+    return true;
+}
+
+static bool modules_text(const struct core_input_spec *f, const char *s, size_t len,
+                         struct api_value *v, char *msg, size_t size)
+{
+    unsigned mask = 0;
+    size_t start = 0;
+
+    (void)f;
+    for (size_t i = 0; i <= len; i++)
+        if (i == len || s[i] == ',') {
+            if (!modules_word(s + start, i - start, &mask, msg, size))
+                return false;
+            start = i + 1;
+        }
+    v->kind = V_INDEX;
+    v->index = (int)mask;
+    return true;
+}
+
+static int modules_json(const struct core_input_spec *f, const json_t *j, struct api_value *v,
+                        char *msg, size_t size)
+{
+    unsigned mask = 0;
+    size_t i;
+    json_t *item;
+
+    (void)f;
+    if (!json_is_array(j))
+        return -1;
+    if (json_array_size(j) == 0) {
+        snprintf(msg, size, "expected at least one module name");
+        return 0;
+    }
+    json_array_foreach (j, i, item) {
+        if (!json_is_string(item)) {
+            snprintf(msg, size, "expected module names (strings), got %s at [%zu]",
+                     api_json_type_name(item), i);
+            return 0;
+        }
+        if (!modules_word(json_string_value(item), json_string_length(item), &mask, msg, size))
+            return 0;
+    }
+    v->kind = V_INDEX;
+    v->index = (int)mask;
+    return 1;
+}
+
 struct kind_ops {
     const char *expected; /* for "expected X, got Y" */
     text_fn *text;
@@ -214,6 +285,7 @@ static const struct kind_ops kind_ops[CORE_KIND_COUNT] = {
     [CORE_KIND_GPUS] = {"a GPU id or an array of them", gpus_text, gpus_json},
     [CORE_KIND_PRICES] = {"a number or an object of numbers by GPU id", prices_text, prices_json},
     [CORE_KIND_TEXT] = {"a string", text_text, none_json},
+    [CORE_KIND_MODULES] = {"a module name list (string or array)", modules_text, modules_json},
 };
 
 static bool decode_json(const struct core_input_spec *f, const json_t *j, struct api_value *v,

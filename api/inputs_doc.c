@@ -13,10 +13,13 @@
 #include "api_internal.h"
 
 static const char *const kind_names[CORE_KIND_COUNT] = {
-    [CORE_KIND_INT] = "integer",   [CORE_KIND_SIZE] = "size",     [CORE_KIND_REAL] = "number",
-    [CORE_KIND_BOOL] = "boolean",  [CORE_KIND_FLAG] = "boolean",  [CORE_KIND_CHOICE] = "choice",
-    [CORE_KIND_GPU] = "gpu",       [CORE_KIND_PRESET] = "model",  [CORE_KIND_GPUS] = "gpu_list",
-    [CORE_KIND_PRICES] = "prices", [CORE_KIND_OBJECT] = "object", [CORE_KIND_TEXT] = "string",
+    [CORE_KIND_INT] = "integer",   [CORE_KIND_SIZE] = "size",
+    [CORE_KIND_REAL] = "number",   [CORE_KIND_BOOL] = "boolean",
+    [CORE_KIND_FLAG] = "boolean",  [CORE_KIND_CHOICE] = "choice",
+    [CORE_KIND_GPU] = "gpu",       [CORE_KIND_PRESET] = "model",
+    [CORE_KIND_GPUS] = "gpu_list", [CORE_KIND_PRICES] = "prices",
+    [CORE_KIND_OBJECT] = "object", [CORE_KIND_TEXT] = "string",
+    [CORE_KIND_MODULES] = "module_list",
 };
 
 static bool is_number(const struct core_input_spec *s)
@@ -68,6 +71,7 @@ static json_t *choices(const struct core_input_spec *s)
     else if (s->kind == CORE_KIND_PRESET)
         for (size_t i = 0; i < core_preset_count; i++)
             json_array_append_new(list, json_string(core_presets[i].id));
+
     return list;
 }
 

@@ -57,16 +57,6 @@ void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
     api_jsonw_close_array(w);
 }
 
-/* An expected error (core/validation.c): null where no unseen measured run backs it (< 0). */
-static void k_error(struct api_jsonw *w, const char *key, size_t klen, double v)
-{
-    api_jsonw_key_encoded(w, key, klen);
-    if (v >= 0)
-        api_jsonw_double(w, v);
-    else
-        api_jsonw_null(w);
-}
-
 /* The mixture-of-experts and multi-latent-attention fields of the shape (0 for a dense model,
  * 0 ranks for standard attention), with the architecture's own active and expert counts. */
 static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
@@ -167,6 +157,15 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
     case CORE_KIND_TEXT: /* a NUL-terminated char[CORE_TEXT_MAX]; "" = not given */
         api_jsonw_string(w, at[0] != '\0' ? at : NULL);
         return;
+    case CORE_KIND_MODULES: { /* lora_targets: the mask as Hugging Face names */
+        int64_t mask = echo_int(row, at);
+        api_jsonw_open_array(w);
+        for (int m = 0; m < CORE_MOD_COUNT; m++)
+            if (mask & (int64_t)CORE_MOD_BIT(m))
+                api_jsonw_string(w, core_module_names[m]);
+        api_jsonw_close_array(w);
+        return;
+    }
     default:
         break;
     }
@@ -249,6 +248,16 @@ static void memory_moe_host(struct api_jsonw *w, const struct core_result *r)
     host_ledger(w, KEY("per_gpu"), &m->host);
     host_ledger(w, KEY("per_node"), &m->host_node);
     api_jsonw_close_object(w);
+    /* memory.adapters: present only when finetune is not full (adapters.c). */
+    if (r->resolved.adapters.finetune != CORE_FT_FULL) {
+        k_open(w, KEY("adapters"));
+        k_bytes(w, KEY("params"), m->adapters.params);
+        k_bytes(w, KEY("grads"), m->adapters.grads);
+        k_bytes(w, KEY("optimizer"), m->adapters.optimizer);
+        k_int(w, KEY("trainable_params"), m->adapters.trainable);
+        k_bytes(w, KEY("frozen_base"), m->adapters.frozen);
+        api_jsonw_close_object(w);
+    }
 }
 
 void api_write_memory(struct api_jsonw *w, const struct core_result *r)

@@ -84,6 +84,16 @@ static inline void k_open(struct api_jsonw *w, const char *key, size_t klen)
     }
 }
 
+/* An expected error (core/validation.c): null where no unseen measured run backs it (< 0). */
+static inline void k_error(struct api_jsonw *w, const char *key, size_t klen, double v)
+{
+    api_jsonw_key_encoded(w, key, klen);
+    if (v >= 0)
+        api_jsonw_double(w, v);
+    else
+        api_jsonw_null(w);
+}
+
 /* {"bytes":b,"gb":b/1e9,"gib":b/2^30} after its key: the reply's most frequent shape (20 in a
  * /fit reply), written in place with one room check. */
 static inline void k_bytes(struct api_jsonw *w, const char *key, size_t klen, int64_t b)

@@ -33,11 +33,12 @@ static void input_line(FILE *to, const struct core_input_spec *f)
         fprintf(to, "true|false");
     else
         fprintf(to, "%s",
-                f->kind == CORE_KIND_PRESET   ? "a preset id"
-                : f->kind == CORE_KIND_PRICES ? "a price, or id=price pairs (USD per GPU-hour)"
-                : f->kind == CORE_KIND_GPUS   ? "a GPU id, or a comma-separated list"
-                : f->kind == CORE_KIND_GPU    ? "a GPU id"
-                                              : "a JSON object (--config FILE)");
+                f->kind == CORE_KIND_PRESET    ? "a preset id"
+                : f->kind == CORE_KIND_PRICES  ? "a price, or id=price pairs (USD per GPU-hour)"
+                : f->kind == CORE_KIND_GPUS    ? "a GPU id, or a comma-separated list"
+                : f->kind == CORE_KIND_GPU     ? "a GPU id"
+                : f->kind == CORE_KIND_MODULES ? "module names, comma-separated"
+                                               : "a JSON object (--config FILE)");
     if (f->default_doc != NULL)
         fprintf(to, "; default %s", f->default_doc);
     else if (f->kind == CORE_KIND_CHOICE)

@@ -107,6 +107,13 @@ static const struct row rows[] = {
     {MEMORY | FIT, INLINE, "metric", "memory.peak.metric", STR, "  (%s", 0},
     {MEMORY | FIT, INLINE, "at", "memory.peak.at", STR, " at %s", 0},
     {MEMORY | FIT, INLINE, "stage", "memory.peak.stage", STR, ", %s stage)\n", 0},
+    /* Fine-tuning with adapters: memory.adapters is in the reply only then. */
+    {MEMORY | FIT, INLINE, "adapters", "memory.adapters.trainable_params", INT,
+     "adapters: %lld trainable parameters", OPTIONAL},
+    {MEMORY | FIT, INLINE, "adapter_params", "memory.adapters.params.gb", NUM, ", %.3f GB",
+     OPTIONAL},
+    {MEMORY | FIT, INLINE, "frozen_base", "memory.adapters.frozen_base.gb", NUM,
+     "; frozen base %.3f GB\n", OPTIONAL},
 
     {FIT, INLINE, "fits", "fit.fits", YESNO, "fits: %s", DECIDES},
     {FIT, INLINE, "capacity", "fit.capacity.gb", NUM, " (%.3f GB capacity", 0},

@@ -20,7 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "inputs.h" /* the input table: bounds, defaults, units */
+#include "adapters.h" /* fine-tuning with adapters: LoRA, QLoRA, DoRA */
+#include "inputs.h"   /* the input table: bounds, defaults, units */
 
 /* ---------------------------------------------------------------------------------------------
  * Status, problems, enumerations
@@ -477,6 +478,13 @@ struct core_input {
     char pipeline_layout[CORE_TEXT_MAX];   /* Megatron's --pipeline-model-parallel-layout; "" */
     char recompute_modules[CORE_TEXT_MAX]; /* Megatron's --recompute-modules; "" = core_attn */
     int optimizer_moments; /* 0 fp32 (default), 1 bf16 (core_moment_precision_names) */
+    /* Fine-tuning with adapters (adapters.h, docs/model.md "Fine-tuning with adapters"). */
+    enum core_finetune finetune; /* default full: every figure as without these rows */
+    int64_t lora_rank;           /* r, default 8 */
+    double lora_alpha;           /* accepted and echoed; costs nothing */
+    int lora_targets;            /* mask of enum core_module; -1 = PEFT's default (q, v) */
+    int base_quant;              /* enum core_base_quant; -1 = none, nf4 under qlora */
+    int optimizer_state_dtype;   /* enum core_state_dtype; -1 = the framework's rule */
 };
 
 /* Set every field to its default (the input table's dflt column). */
@@ -553,6 +561,7 @@ struct core_resolved {
     int64_t etp_used;
     char recompute_text[CORE_TEXT_MAX];
     char layout_text[CORE_TEXT_MAX];
+    struct core_adapters_cfg adapters; /* finetune full: the rest is unused */
 };
 
 struct core_flops {
@@ -601,6 +610,11 @@ struct core_memory {
     struct core_host_bytes {
         int64_t params, grads, optimizer, total;
     } host, host_node;
+    /* Fine-tuning with adapters: the adapters' share of params, grads and optimizer above (all
+     * 0 under finetune full), their parameter count and the frozen base's resident bytes. */
+    struct core_adapter_bytes {
+        int64_t params, grads, optimizer, trainable, frozen;
+    } adapters;
 };
 
 struct core_fit {

@@ -203,17 +203,6 @@ static void check_moe(const struct core_input *in, const struct core_resolved *r
  * Combinations: each input is in range but together they are impossible.
  * ------------------------------------------------------------------------------------------- */
 
-/* The generic ledger keeps the lesson's marketed capacity (80 GB = 80e9 bytes); a framework
- * profile's device peak is what nvidia-smi shows, so it is judged against what the driver
- * reports (79.19 GiB = 85.03e9 bytes on an 80 GB H100; docs/serving.md, "GPU catalog"). */
-int64_t core_capacity_bytes(const struct core_resolved *r)
-{
-    int64_t device =
-        r->framework != CORE_FW_GENERIC ? r->usable_bytes : (int64_t)llround(r->memory_gb * 1e9);
-
-    return device - (int64_t)llround(r->reserve_gb * 1e9);
-}
-
 /* "tp*pp" or, with context parallelism, "tp*pp*cp" (the words of the 422). */
 static const char *ways_name(const struct core_resolved *r)
 {
@@ -445,6 +434,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
     check_moe(in, r, st == CORE_OK, p);
+    core_adapters_resolve(in, r, p);
     if (st == CORE_OK) {
         core_flops_compute(r, &out->flops);
         check_measured(r, &out->flops, p);

@@ -154,3 +154,15 @@ void core_fit_compute(const struct core_resolved *r, const struct core_memory *m
     fit->min_gpus_state_only = core_min_gpus(r, mp, r->zero_stage, 0, capacity);
     fit->max_batch = core_max_batch(r, m->state, capacity, r->checkpointing);
 }
+
+/* The memory a GPU offers the run, less reserve_gb (bytes). The generic ledger keeps the lesson's
+ * marketed capacity (memory_gb: 80 GB = 80e9 bytes); a framework profile's device peak is what
+ * nvidia-smi shows, so it is judged against what the driver reports (usable_bytes: 79.19 GiB =
+ * 85.03e9 bytes on an 80 GB H100; docs/serving.md, "GPU catalog"). */
+int64_t core_capacity_bytes(const struct core_resolved *r)
+{
+    int64_t device =
+        r->framework != CORE_FW_GENERIC ? r->usable_bytes : (int64_t)llround(r->memory_gb * 1e9);
+
+    return device - (int64_t)llround(r->reserve_gb * 1e9);
+}

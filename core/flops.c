@@ -34,6 +34,26 @@ static double recompute_per_token(const struct core_resolved *r, double dense_fw
     }
 }
 
+/* Fine-tuning with adapters: the frozen base's backward computes only input gradients (2 N
+ * instead of 4 N per token); the adapters' A trainable weights cost 2 A forward and 4 A backward.
+ * six_nd stays 6 N D (the convention); model and hardware count what runs. */
+static void adapter_flops(const struct core_resolved *r, double att, struct core_flops *f)
+{
+    struct core_adapter_counts c;
+    double n = (double)r->active_params, a, d = r->tokens;
+
+    if (!core_adapters_count(r, &c))
+        return;
+    a = (double)c.trainable;
+    f->per_token.forward = 2.0 * n + 2.0 * a + att / 3.0;
+    f->per_token.backward = 2.0 * n + 4.0 * a + 2.0 * att / 3.0;
+    if (r->checkpointing == CORE_CKPT_FULL)
+        f->per_token.recompute = 2.0 * n + 2.0 * a + att / 3.0;
+    f->model = d * (f->per_token.forward + f->per_token.backward);
+    f->hardware = f->model + d * f->per_token.recompute;
+    f->attention_fraction = att / (4.0 * n + 6.0 * a + att);
+}
+
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f)
 {
     double n = (double)r->active_params, d = r->tokens;
@@ -47,12 +67,17 @@ void core_flops_compute(const struct core_resolved *r, struct core_flops *f)
     f->model = d * (6.0 * n + att);
     f->hardware = f->model + d * f->per_token.recompute;
     f->attention_fraction = att / (6.0 * n + att);
+    if (r->adapters.finetune != CORE_FT_FULL)
+        adapter_flops(r, att, f);
 }
 
 double core_flops_per_token(const struct core_resolved *r, const struct core_flops *f)
 {
     double n = (double)r->active_params;
 
+    if (r->adapters.finetune != CORE_FT_FULL && r->count != CORE_COUNT_SIX_ND)
+        return f->per_token.forward + f->per_token.backward +
+               (r->count == CORE_COUNT_HARDWARE ? f->per_token.recompute : 0.0);
     switch (r->count) {
     case CORE_COUNT_MODEL:
         return 6.0 * n + f->per_token.attention;

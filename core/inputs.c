@@ -22,6 +22,7 @@ _Static_assert(sizeof(enum core_flag) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_framework) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_memory_metric) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_offload) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_finetune) == sizeof(int), "enum size");
 _Static_assert(CORE_MOE_EXPERTS_MAX == CORE_EXPERTS_MAX, "one bound on experts");
 _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
 _Static_assert(offsetof(struct core_serve_input, base) == 0, "serve rows share offsets");
@@ -297,6 +298,30 @@ const struct core_input_spec core_inputs[] = {
                false, NULL,
                "statistic memory.peak reports: allocated, reserved, active (PyTorch allocator "
                "peaks) or device (nvidia-smi)", ECHO(memory_metric)),
+    /* Fine-tuning with adapters (core/adapters.c). */
+    CHOICE_ROW("finetune", finetune, core_finetune_names, CORE_FT_FULL, false, NULL,
+               "full training, or a frozen base with LoRA, QLoRA (LoRA on an nf4 base) or DoRA "
+               "adapters", ECHO(adapters.finetune)),
+    INT_ROW("lora_rank", lora_rank, 1, CORE_LORA_RANK_MAX, 8, false, "rank", NULL,
+            "r, the adapters' rank (ignored under finetune full)", ECHO(adapters.rank)),
+    REAL_ROW("lora_alpha", lora_alpha, 0, CORE_LORA_ALPHA_MAX, false, 16, false, false, "", NULL,
+             "LoRA's alpha (scale alpha/r); echoed, costs nothing", ECHO(adapters.alpha)),
+    {"lora_targets", CORE_KIND_MODULES, CORE_STORE_INT, AT(lora_targets), 1, CORE_MOD_MASK_MAX,
+     false, -1, true, true, false, false, NO_CHOICES, "",
+     "q_proj,v_proj (PEFT's default for Llama-family models)",
+     "linears the adapters wrap: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, "
+     "down_proj, lm_head, all-linear, or torchtune's output_proj, output, w1, w2, w3, mlp",
+     ECHO(adapters.targets)},
+    CHOICE_ROW("base_quant", base_quant, core_base_quant_names, -1, true,
+               "none, nf4 under finetune qlora",
+               "frozen base's storage: none, nf4 (torchao under torchtune, bitsandbytes "
+               "double-quantized elsewhere), nf4_torchao, nf4_bnb, nf4_bnb_dq, int8",
+               ECHO(adapters.base_quant)),
+    CHOICE_ROW("optimizer_state_dtype", optimizer_state_dtype, core_state_dtype_names, -1, true,
+               "the framework's: fp32 in the ledger, like the parameters under torchtune, "
+               "torchtitan and hf_trainer",
+               "dtype of the optimizer's moments: fp32 or bf16 (PyTorch AdamW on bf16 weights)",
+               ECHO(adapters.optimizer_state_dtype)),
 };
 
 const struct core_input_spec core_plan_inputs[] = {
@@ -349,7 +374,7 @@ const struct core_input_spec core_serve_inputs[] = {
              "trtllm, llama.cpp"),
     S_CHOICE("quantization", quantization, core_quant_names, NULL,
              "weight format: none (precision), fp8, int8 (W8A8), awq, gptq (4-bit), bnb_nf4, "
-             "bnb_nf4_dq, torchao_nf4, gguf_q8_0, gguf_q4_0, gguf_q4_k_m, gguf_q5_k_m"),
+             "bnb_nf4_dq, torchao_nf4, gguf_q8_0, gguf_q4_0, gguf_q4_k_m, gguf_q5_k_m, mxfp4 (experts)"),
     S_INT("quant_group_size", quant_group_size, CORE_SERVE_GROUP_MAX, "weights",
           "the format's (128 for awq and gptq)", "weights sharing one scale (awq, gptq)"),
     S_CHOICE("kv_cache_dtype", kv_cache_dtype, core_kv_dtype_names, NULL,
@@ -535,6 +560,8 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
         return v >= 0 && v < (double)core_gpu_count;
     case CORE_KIND_PRESET:
         return v >= 0 && v < (double)core_preset_count;
+    case CORE_KIND_MODULES: /* a non-empty mask of known modules */
+        return v >= spec->min && v <= spec->max && v == floor(v);
     case CORE_KIND_GPUS:
     case CORE_KIND_PRICES:
     case CORE_KIND_OBJECT: /* decoded and checked by the api (api/hfconfig.c) */

@@ -32,6 +32,13 @@ static inline bool ck_add(int64_t a, int64_t b, int64_t *r)
     return !__builtin_add_overflow(a, b, r);
 }
 
+/* *acc += a * b, overflow-checked. */
+static inline bool ck_acc_mul(int64_t *acc, int64_t a, int64_t b)
+{
+    int64_t t;
+    return ck_mul(a, b, &t) && ck_add(*acc, t, acc);
+}
+
 /* Ceiling division for a >= 0, b > 0 (never overflows). */
 static inline int64_t ceil_div(int64_t a, int64_t b)
 {
@@ -164,6 +171,44 @@ double core_measured_mfu(const struct core_resolved *r, const struct core_flops 
  * prediction (perf) beside it. */
 void core_runtime_compute(const struct core_resolved *r, const struct core_flops *f,
                           struct core_runtime *rt, struct core_perf *perf);
+
+/* adapters.c: fine-tuning with adapters (finetune != full; docs/model.md). */
+struct core_adapter_counts {
+    int64_t trainable;       /* adapter parameters: LoRA A and B, DoRA's magnitudes */
+    int64_t wrapped;         /* kinds of linear wrapped */
+    int64_t linear_weights;  /* decoder linear weights stored quantized (0 when not) */
+    int64_t quantized_bytes; /* their bytes in the layout */
+    int64_t largest;         /* elements of the largest decoder linear */
+    int64_t plain;           /* weights stored unquantized, plain_bytes each */
+    int64_t plain_bytes, adapter_bytes, moment_bytes;
+    int64_t frozen; /* resident bytes of the frozen base */
+};
+enum core_status core_adapters_resolve(const struct core_input *in, struct core_resolved *r,
+                                       struct core_problems *p);
+bool core_adapters_count(const struct core_resolved *r, struct core_adapter_counts *c);
+bool core_adapters_state(const struct core_resolved *r, struct core_state *mp,
+                         struct core_adapter_counts *c);
+void core_adapters_ledger(const struct core_resolved *r, const struct core_adapter_counts *c,
+                          struct core_memory *m);
+bool core_adapters_layer_bytes(const struct core_resolved *r, int64_t *rep, int64_t *split);
+double core_adapters_pytorch_delta(const struct core_resolved *r);
+double core_adapters_transient(const struct core_resolved *r);
+bool core_adapters_fp32_stream(const struct core_resolved *r);
+struct core_adapter_peak {
+    double weights, grads, optimizer; /* per GPU after tp, whole model, before ZeRO */
+    double adapter_params;            /* trainable parameters per GPU after tp */
+    double adapter_bytes;             /* bytes per adapter parameter */
+    double stored_bpp;                /* the frozen base's stored bytes per parameter */
+    double casts;                     /* autocast copies alive through the forward */
+};
+bool core_adapters_peak_state(const struct core_resolved *r, struct core_adapter_peak *o);
+struct core_perf_input;
+void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *in);
+/* Advice that knows adapters: an NF4 base when the weights do not fit, a smaller rank when the
+ * adapters' state matters (notes.c calls it first). */
+void core_adapters_advice(struct core_result *res);
+/* A fine-tune's runtime under the six_nd count (which assumes the base's weight gradients). */
+void core_adapters_warnings(struct core_result *res, unsigned parts);
 
 /* notes.c */
 /* parts: what core_evaluate_parts computed (a warning about the runtime needs it). */

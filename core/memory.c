@@ -47,9 +47,11 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->master = r->master_weights ? 4 : 0;
     b->grads = r->grad_precision == CORE_PREC_FP32 ? 4 : 2;
     b->moments = core_moment_bytes(r->optimizer);
-    /* Megatron-LM's precision-aware optimizer keeps fp32 moments as bf16 (--exp-avg-dtype,
-     * --exp-avg-sq-dtype; optimizer/distrib_optimizer.py); 8-bit moments stay as they are. */
-    if (r->optimizer_moments == 1 && r->optimizer != CORE_OPT_ADAMW_8BIT)
+    /* Megatron-LM's precision-aware optimizer (--exp-avg-dtype, --exp-avg-sq-dtype;
+     * optimizer/distrib_optimizer.py) or optimizer_state_dtype bf16: two-byte moments (8-bit and
+     * factored states keep theirs). */
+    if ((r->optimizer_moments == 1 || r->adapters.optimizer_state_dtype == CORE_STATE_BF16) &&
+        r->optimizer != CORE_OPT_ADAMW_8BIT)
         b->moments /= 2;
     b->total = b->weights + b->master + b->moments + b->grads;
 }
@@ -274,9 +276,12 @@ static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t
     x->t = r->tp;
     x->sp = r->sequence_parallel;
     core_layout_activation_layers(r, &x->layers, &x->moe_layers);
-    return layer_bytes_init(a, modules, x) && ck_mul(local, batch, &x->sb) &&
-           ck_mul(x->sb, a->hidden, &x->sbd) && ck_mul(x->sb, seq_len, &x->scores) &&
-           ck_mul(x->scores, a->heads, &x->scores) && ck_mul(x->scores, 5, &x->scores);
+    return layer_bytes_init(a, modules, x) &&
+           core_adapters_layer_bytes(r, &x->dense.rep, &x->dense.split) &&
+           core_adapters_layer_bytes(r, &x->moe.rep, &x->moe.split) &&
+           ck_mul(local, batch, &x->sb) && ck_mul(x->sb, a->hidden, &x->sbd) &&
+           ck_mul(x->sb, seq_len, &x->scores) && ck_mul(x->scores, a->heads, &x->scores) &&
+           ck_mul(x->scores, 5, &x->scores);
 }
 
 static bool layers_bytes(const struct core_resolved *r, const struct act_terms *x,
@@ -345,8 +350,15 @@ enum core_status core_memory_compute(const struct core_resolved *r, struct core_
     struct core_state st;
     int64_t state, total, node;
 
+    struct core_adapter_counts ac;
+    bool adapters = r->adapters.finetune != CORE_FT_FULL;
+
     core_bytes_per_param(r, &m->bytes_per_param);
-    if (!core_state_model_parallel(r, &m->bytes_per_param, mp) ||
+    if (adapters) /* a frozen base: its weights only; the adapters' state (adapters.c) */
+        m->bytes_per_param = (struct core_bytes_per_param){.weights = m->bytes_per_param.weights,
+                                                           .total = m->bytes_per_param.weights};
+    if (!(adapters ? core_adapters_state(r, mp, &ac)
+                   : core_state_model_parallel(r, &m->bytes_per_param, mp)) ||
         !core_state_shard(mp, r->zero_stage, r->dp * r->cp, &st, &state)) {
         core_problem_add(p, "params", "result out of range");
         return CORE_ERANGE;
@@ -356,6 +368,8 @@ enum core_status core_memory_compute(const struct core_resolved *r, struct core_
         core_problem_add(p, activation_culprit(r), "result out of range");
         return CORE_ERANGE;
     }
+    /* A quantized or DoRA layer's transient full-size weight (adapters.c; < 2^53). */
+    m->activation_layers += (int64_t)core_adapters_transient(r);
     m->activations = m->activation_layers + m->activation_logits;
     if (!ck_add(state, m->activations, &total)) {
         core_problem_add(p, activation_culprit(r), "result out of range");
@@ -380,6 +394,8 @@ enum core_status core_memory_compute(const struct core_resolved *r, struct core_
         core_problem_add(p, "params", "result out of range");
         return CORE_ERANGE;
     }
+    if (adapters)
+        core_adapters_ledger(r, &ac, m);
     m->state = state;
     m->total = total;
     m->reserve = (int64_t)llround(r->reserve_gb * 1e9);

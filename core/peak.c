@@ -219,6 +219,8 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
         none += 8 * h + 4 * q + 4 * kv;
     if (!r->flash_attention) /* eager attention: bf16 scores and softmax, s keys per token */
         none += 4 * (double)a->heads / t * (double)r->seq_len;
+    if (r->adapters.finetune != CORE_FT_FULL) /* a frozen base (adapters.c) */
+        none += core_adapters_pytorch_delta(r) + (core_adapters_fp32_stream(r) ? 4 * h : 0);
     out->saved = none, out->working = 0;
     switch (r->checkpointing) {
     case CORE_CKPT_NONE:
@@ -226,8 +228,8 @@ static void pytorch_layer(const struct core_resolved *r, bool compiled, struct l
     case CORE_CKPT_SELECTIVE:
         out->saved = sac, out->working = none - sac;
         break;
-    case CORE_CKPT_FULL:
-        out->saved = 2 * h, out->working = none;
+    case CORE_CKPT_FULL: /* the layer input; fp32 under PEFT's k-bit preparation */
+        out->saved = (core_adapters_fp32_stream(r) ? 4 : 2) * h, out->working = none;
         break;
     }
     out->saved *= scale;
@@ -379,7 +381,7 @@ static void state_bytes(const struct core_resolved *r, const struct profile *pf,
         sb->weights = b.weights, sb->grads = b.grads, sb->optimizer = b.master;
     }
     /* torch.optim's Adam, SGD momentum and Lion states are zeros_like(param). */
-    if (pf->states_like_params &&
+    if (pf->states_like_params && r->adapters.optimizer_state_dtype < 0 &&
         (r->optimizer == CORE_OPT_ADAM || r->optimizer == CORE_OPT_ADAMW ||
          r->optimizer == CORE_OPT_SGD_MOMENTUM || r->optimizer == CORE_OPT_LION))
         moments = moments * sb->weights / 4;
@@ -412,6 +414,7 @@ struct stage_terms {
     double edp;         /* the experts' data-parallel ranks (MoE parallel folding) */
     double dense_saved; /* a dense layer's saved bytes (Megatron: MoE layers' are la.saved) */
     bool zero3;
+    bool frozen; /* fine-tuning with adapters: adapter_terms replaced the state */
 };
 
 /* State, saved activations and the gradients alive at each instant. */
@@ -521,8 +524,9 @@ static void backward_moment(const struct core_peak_options *o, enum core_loss lo
      * just consumed); the end (every gradient, the first layer's tensors and working set, and
      * with the step in the backward the last update's temporaries). */
     {
-        double bw_gather =
-            x->zero3 && x->dpc > 1 ? x->gather + x->s.layer * (x->sb.compute + 4) : x->gather;
+        double bw_gather = x->zero3 && x->dpc > 1 && !x->frozen
+                               ? x->gather + x->s.layer * (x->sb.compute + 4)
+                               : x->gather;
         double bw_end_saved =
             o->activation_offload ? x->la.saved : x->saved - x->mb_saved + x->la.saved;
         struct core_peak_moment_bytes at[3] = {
@@ -567,7 +571,9 @@ static void optimizer_moment(const struct core_resolved *r, const struct core_pe
     /* Optimizer step: state, every gradient, and the step's temporaries: foreach AdamW one
      * parameter-sized buffer; a low-precision gradient is upcast to fp32 for the master step. */
     double temp = x->fixed;
-    if (!o->optimizer_in_backward) {
+    if (x->frozen) { /* adapters: one adapter-sized foreach temporary, no master upcast */
+        temp += pf->foreach_step && !o->optimizer_in_backward ? x->g : 0;
+    } else if (!o->optimizer_in_backward) {
         temp += x->step_temp;
         if (pf->foreach_step)
             temp += x->s.params * x->sb.weights / (r->zero_stage >= 1 ? x->dpc : 1);
@@ -588,6 +594,34 @@ static void optimizer_moment(const struct core_resolved *r, const struct core_pe
     if (!pf->grads_persist && x->zero3 && x->dpc > 1)
         for (int k = 0; k < CORE_MOMENT_COUNT; k++)
             mo[k].stranded += fmax(0, x->g - mo[k].grads);
+}
+
+/* Fine-tuning with adapters (adapters.c): the stage's share of the frozen base and the adapters
+ * (ZeRO shards them as the full-training state), gradients alive as full training's rule says
+ * but none for a frozen output layer, the layer's transient dequantized weight, FSDP's gathers in
+ * the base's stored layout, DDP's bucket copy and the autocast copies of the adapters' size. */
+static void adapter_terms(const struct core_resolved *r, const struct profile *pf,
+                          struct stage_terms *x)
+{
+    struct core_adapter_peak ap;
+    double whole = (double)r->params / (double)r->tp;
+    double frac = whole > 0 ? x->s.params / whole : 1;
+
+    if (!core_adapters_peak_state(r, &ap))
+        return; /* unreachable for validated inputs: the ledger ran */
+    x->frozen = true;
+    x->w = ap.weights * frac / (x->zero3 ? x->dpc : 1);
+    x->g = ap.grads * frac / (r->zero_stage >= 2 ? x->dpc : 1);
+    x->opt = ap.optimizer * frac / (r->zero_stage >= 1 ? x->dpc : 1);
+    x->la.working += core_adapters_transient(r);
+    x->grads_end = x->g;
+    x->grads_fwd = (pf->grads_persist || r->micro_batches > x->s.in_flight) ? x->g : 0;
+    x->grads_start = x->grads_fwd;
+    x->gather *= ap.stored_bpp / x->sb.compute;
+    x->unsharded_grads = x->accum = x->step_temp = 0;
+    x->fixed = pf->zero_bucket * x->sb.compute +
+               (pf->ddp_bucket_copy && x->dpc > 1 && r->zero_stage == 0 ? x->g : 0);
+    x->casts = pf->autocast_copies ? ap.casts * frac : 0;
 }
 
 /* Every moment of stage i under a framework profile. */
@@ -616,6 +650,8 @@ static void profile_stage(const struct core_resolved *r, const struct core_peak_
     }
     stage_state(r, o, pf, x);
     stage_buffers(r, o, pf, loss, i, x);
+    if (r->adapters.finetune != CORE_FT_FULL)
+        adapter_terms(r, pf, x);
     mo[CORE_MOMENT_FORWARD_END] = (struct core_peak_moment_bytes){
         .weights = x->w,
         .grads = x->grads_fwd + x->accum,

@@ -175,7 +175,11 @@ static double optimizer_bytes(const struct core_perf_input *in, double e)
 {
     double master = in->master_weights ? 4.0 : 0.0;
 
-    return e + e + 2.0 * (master + (double)core_moment_bytes(in->optimizer));
+    double m = (double)core_moment_bytes(in->optimizer);
+
+    if (in->bf16_states && in->optimizer != CORE_OPT_ADAMW_8BIT)
+        m /= 2.0;
+    return e + e + 2.0 * (master + m);
 }
 
 void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_precision precision)
@@ -223,6 +227,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     }
     in->optimizer = r->optimizer;
     in->master_weights = r->master_weights;
+    in->bf16_states = r->adapters.optimizer_state_dtype == CORE_STATE_BF16;
     in->zero_stage = r->zero_stage;
     in->gpus = r->gpus;
     in->tp = r->tp;
@@ -255,6 +260,8 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     /* The pipeline split (layout.c): an uneven one, or MTP layers on the last rank. */
     in->stage_layers =
         r->split == CORE_SPLIT_EVEN && r->mtp_layers == 0 ? 0.0 : (double)core_layout_heaviest(r);
+    if (r->adapters.finetune != CORE_FT_FULL)
+        core_adapters_perf(r, in);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -351,6 +358,33 @@ static double attention_share(const struct core_perf_input *in, const struct sha
                                  : 1.0;
 }
 
+/* A frozen base (fine-tuning with adapters): the layers' weight GEMMs run forward and once more
+ * for the input gradients (no weight gradients: 2 passes instead of 3), attention still three
+ * times; the adapters' thin GEMMs (rank r: their efficiency falls with r through sat()) forward
+ * and twice backward; their element-wise traffic with the layer's; the output layer's GEMM twice
+ * unless it is wrapped. A quantized base is dequantized per layer per pass: read its stored
+ * bytes, write the compute dtype. Returns the dequantization of one forward (for recompute). */
+static double frozen_micro(const struct core_perf_input *in, const struct shape *x, double gemm_f,
+                           double att_f, double mem_f, double hbm, double h, struct micro *u)
+{
+    double ls = x->ls, t = x->t, rows = x->rows, r = at_least(in->lora_rank, 1);
+    double ad_f = 0.0, vt = x->V / t, dq;
+    /* DoRA, once per forward: B A (a rank-r GEMM), W + s B A and its norm (4 e bytes). */
+    double dora_gemm = ls * 2.0 * (in->dora_weights / t) * r / (x->rate * sat(r, h));
+    double dora_mem = ls * 4.0 * x->e * (in->dora_weights / t) / hbm;
+
+    if (in->lora_in > 0)
+        ad_f = gemm(rows, r, in->lora_in / t, x->rate, h) +
+               gemm(rows, in->lora_out / t, r, x->rate, h);
+    dq = in->dequant_weights / (x->L * t) * (in->dequant_bpp + x->e) / hbm * ls;
+    u->fwd_compute = ls * (gemm_f + att_f + ad_f);
+    u->compute = ls * (2.0 * gemm_f + 3.0 * att_f + 3.0 * ad_f) +
+                 (in->lora_head > 0 ? 3.0 : 2.0) * gemm(rows, vt, x->d, x->rate, h) + dora_gemm;
+    u->memory = 3.0 * ls * (mem_f + rows * in->lora_elt_bytes / hbm) + rows * vt * 12.0 / hbm +
+                2.0 * dq + dora_mem;
+    return dq + dora_gemm + dora_mem;
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -422,10 +456,13 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     double vt = x->V / t;
     u->compute += 3.0 * gemm(rows, vt, x->d, x->rate, h);
     u->memory += rows * vt * 12.0 / hbm;
+    double dq = 0.0;
+    if (in->frozen_base)
+        dq = frozen_micro(in, x, gemm_f, att_f, mem_f, hbm, h, u);
 
     switch (in->checkpointing) {
     case CORE_CKPT_FULL:
-        u->recompute = u->fwd_compute + ls * (mem_f + tp_f + cp_f);
+        u->recompute = u->fwd_compute + ls * (mem_f + tp_f + cp_f) + dq;
         break;
     case CORE_CKPT_SELECTIVE:
         u->recompute = ls * (att_f + score_mem_f);
@@ -543,6 +580,35 @@ static void dp_terms(const struct core_perf_input *in, const struct gen *k, cons
 }
 
 /* MFU, HFU and throughput of a step of `step` seconds. */
+/* A frozen base's data-parallel traffic and optimizer step (they replace full training's):
+ * only the adapters' gradients are reduced, while ZeRO-3 still gathers the frozen base in its
+ * stored layout forward and backward; the step reads each adapter gradient and reads and writes
+ * the adapter and its moments. */
+static void frozen_step(const struct core_perf_input *in, const struct gen *k,
+                        const struct shape *x, const struct micro *u,
+                        struct core_perf_breakdown *br)
+{
+    double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm, mp = x->t * x->p;
+    double local = in->adapter_params / mp / (in->zero_stage >= 1 ? x->dp : 1.0);
+
+    if (x->dp > 1) {
+        struct link dl = group_link(in, k, x->dp, x->t * x->c);
+        double held =
+            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        double grads = in->adapter_params / mp * in->adapter_bytes;
+        double base = held / mp * in->stored_bpp;
+        double pieces = at_least(held / mp / ZERO3_BUCKET, x->ls);
+        double comm = in->zero_stage >= 3 ? x->m * pieces *
+                                                (2.0 * half_ring(base / pieces, x->dp, dl) +
+                                                 half_ring(grads / pieces, x->dp, dl))
+                                          : all_reduce(grads, x->dp, dl);
+        double window = in->zero_stage >= 3 ? br->compute + br->recompute : 2.0 * u->fwd_compute;
+        br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+    }
+    br->optimizer = local * (3.0 * in->adapter_bytes + 2.0 * in->adapter_moments) / hbm;
+    offload_terms(in, x, local, br);
+}
+
 static void step_rates(const struct core_perf_input *in, const struct shape *x, double step,
                        struct core_perf *out)
 {
@@ -551,6 +617,8 @@ static void step_rates(const struct core_perf_input *in, const struct shape *x, 
     double tokens = in->global_batch * x->s, g = at_least((double)in->gpus, 1);
     double att = 12.0 * x->L * x->s * x->a * x->hd;
     double model = 6.0 * in->active_params + att;
+    if (in->frozen_base) /* input gradients only, plus the adapters' 6 per parameter */
+        model = 4.0 * in->base_params + 6.0 * in->adapter_flops_params + att;
     double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
                  : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
                                                             : 0.0;
@@ -588,6 +656,8 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
         br->optimizer = local * optimizer_bytes(in, x.e) / hbm;
         offload_terms(in, &x, local, br);
     }
+    if (in->frozen_base)
+        frozen_step(in, k, &x, &u, br);
     br->ep_comm = x.m * ep_exchange(in, k, &x);
 
     const double *terms = &br->compute;

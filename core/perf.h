@@ -42,6 +42,7 @@ struct core_perf_input {
     int64_t linear_layers;
     enum core_optimizer optimizer;
     bool master_weights;
+    bool bf16_states; /* optimizer_state_dtype bf16: two-byte moments */
     /* Layout: gpus = tp * pp * dp * cp (not checked here). zero_stage 0..3; virtual_stages is
      * the interleaved 1F1B chunks per pipeline rank (1 = plain 1F1B). Rank order is Megatron's:
      * tp innermost, then cp, then dp, pp outermost. */
@@ -70,6 +71,25 @@ struct core_perf_input {
     /* Pipeline split (core/layout.c): the layers of the heaviest pipeline rank, which sets the
      * pipeline's pace; 0 = an even split, layers / pp. */
     double stage_layers;
+    /* Fine-tuning with adapters (core/adapters.c; all 0 for full training): the frozen base's
+     * backward computes only input gradients; the adapters on the wrapped linears of a layer
+     * (their input widths summing to lora_in, output widths to lora_out, rank lora_rank) add
+     * their GEMMs and lora_elt_bytes of element-wise traffic per token per layer; a quantized
+     * base is dequantized (dequant_weights weights of dequant_bpp stored bytes each) at every
+     * pass; the optimizer steps and the data-parallel reduce moves only the adapters. */
+    bool frozen_base;
+    double lora_rank, lora_in, lora_out, lora_head; /* lora_head: the output layer wrapped */
+    double lora_elt_bytes;
+    double adapter_params, adapter_bytes, adapter_moments;
+    double dequant_weights, dequant_bpp;
+    double stored_bpp; /* the frozen base's stored bytes per parameter (ZeRO-3 gathers) */
+    /* Model FLOPs per token of a fine-tune: 4 base_params + 6 adapter_flops_params + attention,
+     * both as the GEMMs above execute them (the architecture's count, not a given N). */
+    double base_params, adapter_flops_params;
+    /* DoRA: the wrapped weights of one layer (sum of out x in), whose adapted weight W + s B A
+     * and its row norms each forward computes (dora.py _get_weight_norm; detached: not again
+     * backward). */
+    double dora_weights;
 };
 
 /* struct core_perf_breakdown and struct core_perf are in core.h (a result carries one). */

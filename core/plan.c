@@ -297,6 +297,12 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
     s->predicted = in->base.mfu == CORE_MFU_PREDICTED;
     if (s->predicted)
         base.mfu = 0.5;
+    if (in->base.finetune != CORE_FT_FULL) { /* the search prices full training only */
+        core_problem_add(p, "finetune",
+                         "/plan searches full training; price a fine-tune with "
+                         "/fit and /runtime");
+        return CORE_EINVAL;
+    }
     st = core_evaluate(&base, &res, p);
     if (st != CORE_OK)
         return st;

@@ -19,7 +19,8 @@
  *    absmax per block of 64; compress_statistics (double quantization) stores the absmax as uint8
  *    codes with an fp32 absmax per 256 of them (QLoRA, Dettmers et al. 2023, section 3).
  *  - torchao NF4Tensor (torchao/dtypes/nf4tensor.py): block_size 64, scaler_block_size 256:
- *    int8 quantized scalers per block, one fp32 quantization factor per 256 scalers.
+ *    int8 quantized scalers per block, one quantization factor per 256 scalers, taken as fp32 (it
+ *    follows the scalers' dtype; in bf16 it would be 4.1265 instead of 4.1270 bits per weight).
  *  - FP8 W8A8 (vLLM fp8.py): one byte per weight, an fp32 weight_scale per tensor.
  *  - INT8 W8A8 (vLLM compressed_tensors w8a8_int8): int8 weights, fp32 scale per output channel
  *    (block = the input width; taken as 4096, i.e. 32 bits per 4096 weights, which is < 0.01 bit).
@@ -41,6 +42,7 @@ const char *const core_quant_names[CORE_QUANT_COUNT] = {
     [CORE_QUANT_GGUF_Q4_0] = "gguf_q4_0",
     [CORE_QUANT_GGUF_Q4_K_M] = "gguf_q4_k_m",
     [CORE_QUANT_GGUF_Q5_K_M] = "gguf_q5_k_m",
+    [CORE_QUANT_MXFP4] = "mxfp4",
 };
 
 /* ggml's block types (ggml-common.h), as initializers (a format embeds its linear layout by
@@ -79,6 +81,13 @@ static const struct core_quant_layout q8_0 = Q8_0, q4_0 = Q4_0, q4_k = Q4_K, q5_
 #define VLLM_ONLY   (1u << 0 | 1u << 1 | 1u << 2) /* vllm, vllm_v0, sglang */
 #define GPU_ENGINES (1u << 0 | 1u << 1 | 1u << 2 | 1u << 3)
 #define LLAMA_CPP   (1u << 4)
+
+/* OCP Microscaling MXFP4 (OCP MX spec v1.0; vLLM quantization/mxfp4.py; the gpt-oss checkpoints'
+ * *_blocks and *_scales tensors): 32 E2M1 codes of 4 bits share one E8M0 scale of 8 bits. */
+#define MXFP4                                                                                      \
+    {                                                                                              \
+        .name = "mxfp4", .block = 32, .data_bits = 4, .scale_bits = 8                              \
+    }
 
 const struct core_quant_format core_quant_formats[CORE_QUANT_COUNT] = {
     [CORE_QUANT_NONE] = {.name = "none",
@@ -182,6 +191,12 @@ const struct core_quant_format core_quant_formats[CORE_QUANT_COUNT] = {
                                 .fp32_ok = true,
                                 .engines = VLLM_ONLY | LLAMA_CPP,
                                 .source = "ggml/src/ggml-common.h, src/llama-quant.cpp"},
+    [CORE_QUANT_MXFP4] = {.name = "mxfp4",
+                          .linear = MXFP4,
+                          .unquantized_bits = 16,
+                          .experts_only = true,
+                          .engines = CORE_QUANT_ENGINES_ALL,
+                          .source = "vllm/model_executor/layers/quantization/mxfp4.py"},
 };
 
 static int64_t ceil_groups(int64_t n, int64_t size)

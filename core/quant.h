@@ -38,6 +38,7 @@ enum core_quant {
     CORE_QUANT_GGUF_Q4_0,   /* llama.cpp Q4_0 */
     CORE_QUANT_GGUF_Q4_K_M, /* llama.cpp Q4_K_M (Q4_K with Q6_K where use_more_bits) */
     CORE_QUANT_GGUF_Q5_K_M, /* llama.cpp Q5_K_M (Q5_K with Q6_K where use_more_bits) */
+    CORE_QUANT_MXFP4,       /* OCP MXFP4 on the routed experts only (GPT-OSS checkpoints) */
     CORE_QUANT_COUNT
 };
 
@@ -65,6 +66,8 @@ struct core_quant_format {
     const struct core_quant_layout *output;    /* output head (lm_head); NULL = 16-bit */
     int unquantized_bits;                      /* norms, biases, routers: 16, or 32 in GGUF */
     bool group_settable;                       /* quant_group_size sets linear.block */
+    bool experts_only;                         /* only routed experts take the layout; every
+                                                  other linear stays 16-bit (MXFP4) */
     bool fp32_ok;                              /* its kernels take fp32 activations */
     unsigned engines;                          /* bit (1u << engine) per engine that loads it */
     const char *source;                        /* the file its layout is read from */

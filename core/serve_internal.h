@@ -19,4 +19,18 @@ int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t 
 /* The usable (driver-reported) bytes of catalog row gpu: usable_gib, else the nominal GB. */
 int64_t core_serve_usable_bytes(int gpu);
 
+/* serve.c: the engine's defaults for the replica on catalog row gpu (tokens, sequences, block
+ * size, SGLang's fraction) into s; one replica sized with s (false when a figure overflows). */
+void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
+                                struct core_serve_resolved *s);
+bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct core_input *b,
+                             const struct core_serve_resolved *s, struct core_serve_result *out);
+
+/* serve_advice.c: the warnings of a sized replica r into res, and (when it does not serve) the
+ * advice; explicit_seqs: max_num_seqs was given. */
+void core_serve_warnings(const struct core_serve_result *r, bool explicit_seqs,
+                         struct core_serve_result *res);
+void core_serve_advise(const struct core_arch *a, const struct core_serve_input *in,
+                       const struct core_serve_result *r, struct core_serve_result *res);
+
 #endif

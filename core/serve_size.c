@@ -32,6 +32,7 @@ static void tensor_add(struct tensor_sum *t, int64_t count, int64_t in, int64_t 
  * channel, row-parallel ones take in / tp. */
 struct linear_sums {
     struct tensor_sum main, more, unsplit; /* unsplit: MLA's replicated down-projections */
+    struct tensor_sum experts;             /* the routed experts (but their more-bits down) */
     int64_t weights_tp1;                   /* every linear weight at tp = 1 (for the remainder) */
 };
 
@@ -84,8 +85,8 @@ static void mlp_linears(const struct core_arch *a, int64_t tp, int64_t ep, int64
      * TP: the same bytes). */
     int64_t per = a->experts * mf / split;
 
-    tensor_add(&s->main, moe * ups, d, per, ok);
-    tensor_add(&s->main, moe - more_moe, per, d, ok);
+    tensor_add(&s->experts, moe * ups, d, per, ok);
+    tensor_add(&s->experts, moe - more_moe, per, d, ok);
     tensor_add(&s->more, more_moe, per, d, ok);
     if (a->shared_experts > 0) {
         tensor_add(&s->main, moe * ups, d, a->shared_experts * sf / tp, ok);
@@ -105,7 +106,7 @@ static bool linear_sums(const struct core_arch *a, int64_t tp, int64_t ep, bool 
     mlp_linears(a, tp, ep, more, s, &ok);
     attention_linears(a, 1, 0, &one, &ok);
     mlp_linears(a, 1, 1, 0, &one, &ok);
-    s->weights_tp1 = one.main.n + one.more.n + one.unsplit.n;
+    s->weights_tp1 = one.main.n + one.more.n + one.unsplit.n + one.experts.n;
     return ok;
 }
 
@@ -155,12 +156,15 @@ int64_t core_serve_weight_bytes(const struct core_arch *a, enum core_quant q, in
     rest = counts.total - s.weights_tp1 - a->vocab * a->hidden * (a->tied_embeddings ? 1 : 2);
     rest = rest > 0 ? rest : 0;
     rest = f->unquantized_bits == 32 ? rest * 4 : rest * dtype_bytes;
-    layers = layout_bytes(&lin, &s.main, dtype_bytes);
+    /* MXFP4 quantizes the routed experts only: the other linears keep the 16-bit dtype. */
+    const struct core_quant_layout *dense = f->experts_only ? NULL : &lin;
+    layers = layout_bytes(dense, &s.main, dtype_bytes);
     int64_t more = layout_bytes(f->more_bits != NULL ? f->more_bits : &lin, &s.more, dtype_bytes);
-    int64_t unsplit = layout_bytes(&lin, &s.unsplit, dtype_bytes);
-    if (layers < 0 || more < 0 || unsplit < 0 || emb < 0 || out < 0 ||
+    int64_t unsplit = layout_bytes(dense, &s.unsplit, dtype_bytes);
+    int64_t experts = layout_bytes(&lin, &s.experts, dtype_bytes);
+    if (layers < 0 || more < 0 || unsplit < 0 || experts < 0 || emb < 0 || out < 0 ||
         !ck_add(layers, more, &layers) || !ck_add(layers, unsplit, &layers) ||
-        !ck_add(layers, rest, &layers))
+        !ck_add(layers, experts, &layers) || !ck_add(layers, rest, &layers))
         return -1;
     if (pp == 1)
         return ck_add(layers, emb, &total) && ck_add(total, out, &total) ? total : -1;

@@ -33,7 +33,8 @@
         zero_stage: { 0: '0 · replicate', 1: '1 · optimizer', 2: '2 · + grads', 3: '3 · + params' },
         framework: { generic: 'generic (ledger)', megatron: 'Megatron-LM', torchtitan: 'TorchTitan',
                      torchtune: 'torchtune', deepspeed: 'DeepSpeed', hf_trainer: 'HF Trainer' },
-        memory_metric: { device: 'device · nvidia-smi' }
+        memory_metric: { device: 'device · nvidia-smi' },
+        finetune: { full: 'full fine-tune', lora: 'LoRA', qlora: 'QLoRA (NF4 base)', dora: 'DoRA' }
     };
 
 
@@ -614,7 +615,7 @@
         var q = currentQuery();
         if (controller)
             controller.abort();
-        var qs = q.toString();
+        var qs = serveQuery(q).toString(); /* the address: compute and serving inputs */
         history.replaceState(null, '', qs ? '?' + qs : location.pathname);
         $('share').href = location.href;
 
@@ -1006,6 +1007,18 @@
             ex.textContent = 'Routed experts, part of the bar: params ' + fmtGBSmall(e.params.gb) +
                 ' GB, grads ' + fmtGBSmall(e.grads.gb) + ' GB, optimizer ' + fmtGBSmall(e.optimizer.gb) +
                 ' GB (split over ep = ' + b.inputs.ep + ').';
+        }
+        var ad = $('adapters-mem');
+        var a = b && b.memory.adapters;
+        ad.hidden = !a;
+        if (a) { /* fine-tuning with adapters: the frozen base and the adapters' share */
+            ad.dataset.trainable = String(a.trainable_params);
+            ad.dataset.frozen = String(a.frozen_base.gb);
+            ad.textContent = 'Adapters, part of the bar: ' + fmtSI(a.trainable_params) +
+                ' trainable parameters, params ' + fmtGBSmall(a.params.gb) + ' GB, grads ' +
+                fmtGBSmall(a.grads.gb) + ' GB, optimizer ' + fmtGBSmall(a.optimizer.gb) +
+                ' GB; the frozen base ' + fmtGBSmall(a.frozen_base.gb) + ' GB (' +
+                b.inputs.base_quant + ').';
         }
         if (!host.hidden) {
             var pg = h.per_gpu;

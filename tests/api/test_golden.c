@@ -105,10 +105,25 @@ static const struct golden_case cases[] = {
      NULL},
     {"fit_offload", "GET", "/fit", "gpus=8&offload_optimizer=cpu&offload_params=cpu&zero_stage=3",
      NULL},
+    /* Fine-tuning with adapters: QLoRA of Llama 3 8B on a 24 GB card under torchtune (the
+     * adapters' ledger and memory.adapters), LoRA on all linears under PEFT's rules. */
+    {"fit_qlora_torchtune_24gb", "GET", "/fit",
+     "model=llama3-8b&finetune=qlora&framework=torchtune&memory_gb=24&seq_len=2048&batch=2&"
+     "checkpointing=full&compile=true&lora_targets=q_proj,k_proj,v_proj,output_proj,mlp",
+     NULL},
+    {"fit_lora_70b_use_qlora", "GET", "/fit",
+     "model=llama3-70b&finetune=lora&framework=torchtune&seq_len=2048&checkpointing=full", NULL},
+    {"fit_lora_all_linear_hf", "GET", "/fit",
+     "model=mistral-7b&finetune=lora&framework=hf_trainer&lora_targets=all-linear&lora_rank=16&"
+     "seq_len=4096&batch=4&checkpointing=full&flash_attention=true&mfu=predicted",
+     NULL},
     {"problem_400_bad_config", "POST", "/fit", NULL,
      "{\"config\":{\"model_type\":\"llama\",\"hidden_size\":4096,\"num_attention_heads\":"
      "30,\"num_hidden_layers\":2}}"},
     {"problem_422_ep", "GET", "/fit", "model=mixtral-8x7b&gpus=8&ep=3", NULL},
+    {"problem_400_lora_targets", "GET", "/fit", "finetune=lora&lora_targets=q_proj,qkv&lora_rank=0",
+     NULL},
+    {"problem_422_qlora_unquantized", "GET", "/fit", "finetune=qlora&base_quant=none", NULL},
     /* Parallelism: tp, pp, sequence parallelism, each ZeRO stage (0 replicates:
      * zero0_replicated). */
     {"fit_tp_pp_sp", "GET", "/fit",
@@ -167,7 +182,7 @@ static const struct golden_case cases[] = {
     {"inference_vllm_v0_mla", "GET", "/inference",
      "model=deepseek-v3&engine=vllm_v0&quantization=fp8&tp=8&gpu=h200-sxm&max_model_len=32768",
      NULL},
-    {"inference_gpt_oss_hybrid", "GET", "/inference", "model=gpt-oss-20b&max_num_seqs=64", NULL},
+    {"inference_gpt_oss_hybrid", "GET", "/inference", "model=gpt-oss-20b&quantization=mxfp4&max_num_seqs=64", NULL},
     {"inference_qwen3_next_linear", "GET", "/inference",
      "model=qwen3-next-80b-a3b&tp=4&max_model_len=65536", NULL},
     {"post_inference_batch", "POST", "/inference", NULL,

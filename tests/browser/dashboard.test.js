@@ -520,6 +520,23 @@ function oneChange(reqs, what) {
     return { sent: reqs[0].sent[0], reply: reqs[0].body[0] };
 }
 
+test('fine-tuning beside the framework picker: method, rank and targets sent, the adapters shown', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page);
+    for (const knob of ['finetune', 'lora_rank', 'lora_targets', 'base_quant'])
+        assert.ok(await page.locator(`#in-framework >> xpath=ancestor::fieldset//*[@id="in-${knob}"]`).count() === 1,
+            `${knob} sits with the framework picker`);
+    assert.equal(await page.locator('[data-testid="adapters-mem"]').isVisible(), false, 'no adapters under full');
+    const { sent, reply } = oneChange(await requestsOf(page,
+        () => page.locator('[data-testid="finetune"]').selectOption('qlora')), 'finetune');
+    assert.equal(sent.finetune, 'qlora');
+    assert.ok(reply.memory.adapters.trainable_params > 0);
+    const note = page.locator('[data-testid="adapters-mem"]');
+    assert.ok(await note.isVisible(), 'the adapters note shows');
+    assert.equal(Number(await note.getAttribute('data-trainable')), reply.memory.adapters.trainable_params);
+    assert.match(await note.textContent(), /frozen base .* GB \(nf4_bnb_dq\)/);
+});
+
 test('the framework picker: sent with the request, its peak beside the ledger, Fits judges the device peak', async () => {
     const table = await fetchJSON('/inputs');
     const page = await newPage(1440, 1000);
@@ -801,6 +818,8 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     assert.equal(Number(await cur.getAttribute('data-len')), 4096);
     assert.ok(Math.abs(Number(await cur.getAttribute('data-concurrency')) -
         reply.inference.kv_cache.max_concurrency) < 1e-9);
+    /* The address carries the serving knob too, and a reload restores it. */
+    assert.equal(new URL(page.url()).searchParams.get('max_model_len'), '4096');
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */
     await set(page, 'max_model_len', '9000');
     assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);

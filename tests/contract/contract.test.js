@@ -569,6 +569,9 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
             attention_flops: ['full', 'causal'], gpus: [1, 2, 8, 64, 1024], gpu: DOC.components.schemas.InGpu.enum,
             zero_stage: [0, 1, 2, 3], tp: [1, 2, 8], pp: [1, 4], mfu: [0.3, 0.5, 0.7], count: ['six_nd', 'model', 'hardware'],
             usd_per_gpu_hour: [2.5], reserve_gb: [0, 5],
+            finetune: ['full', 'lora', 'qlora', 'dora'], lora_rank: [8, 64, 4096],
+            lora_targets: ['q_proj,v_proj', ['all-linear'], 'output_proj,mlp'],
+            framework: ['generic', 'torchtune', 'hf_trainer'], optimizer_state_dtype: ['fp32', 'bf16'],
         };
         const routes = ['/flops', '/memory', '/fit', '/runtime'];
         for (let i = 0; i < 120; i++) {

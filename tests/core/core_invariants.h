@@ -137,6 +137,15 @@ static void core_gen_input(struct core_gen *g, struct core_input *in)
     in->global_batch_tokens = gen_pick(g, 3) ? 0 : gen_log(g, 1, CORE_TOKENS_MAX);
     in->sliding_window = gen_pick(g, 3) ? -1 : gen_int(g, 0, CORE_SEQ_LEN_MAX);
     in->sliding_window_pattern = gen_pick(g, 3) ? -1 : gen_int(g, 0, CORE_LAYER_PERIOD_MAX);
+    /* Fine-tuning with adapters (last, so older seeds keep their meaning): a quarter of the
+     * inputs fine-tune, with any rank, target mask, base layout and moment dtype. */
+    in->finetune = gen_pick(g, 4) == 0 ? (enum core_finetune)(1 + gen_pick(g, 3)) : CORE_FT_FULL;
+    in->lora_rank = gen_pick(g, 2) ? 8 : gen_int(g, 1, CORE_LORA_RANK_MAX);
+    in->lora_targets = gen_pick(g, 2) ? -1 : (int)(1 + gen_pick(g, CORE_MOD_MASK_MAX));
+    /* A layout only for a fine-tune (with full training it is a 422, kept rare). */
+    in->base_quant =
+        gen_pick(g, 2) || in->finetune == CORE_FT_FULL ? -1 : (int)gen_pick(g, CORE_BASEQ_COUNT);
+    in->optimizer_state_dtype = (int)gen_pick(g, 3) - 1;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -239,9 +248,16 @@ static const char *core_check_result(const struct core_result *r)
      * fail; the hand-derived ledgers in test_core_lesson.c, test_core_ledger.c and the reply
      * tests pin each of those figures instead. What sharding does to the state is checked
      * against ZeRO's definition: */
-    if (!state_segment_ok(m->params, r, b->weights, r->resolved.zero_stage >= 3) ||
-        !state_segment_ok(m->grads, r, b->grads, r->resolved.zero_stage >= 2) ||
-        !state_segment_ok(m->optimizer, r, b->master + b->moments, r->resolved.zero_stage >= 1))
+    /* With adapters the state is the frozen base and the adapters (test_core_adapters.c pins
+     * it): the adapters' share stays inside per_gpu, and the base has no gradient. */
+    if (r->resolved.adapters.finetune != CORE_FT_FULL) {
+        if (m->adapters.params > m->params || m->adapters.grads != m->grads ||
+            m->adapters.optimizer != m->optimizer || m->adapters.trainable <= 0)
+            return "the adapters' share is not inside per_gpu";
+    } else if (!state_segment_ok(m->params, r, b->weights, r->resolved.zero_stage >= 3) ||
+               !state_segment_ok(m->grads, r, b->grads, r->resolved.zero_stage >= 2) ||
+               !state_segment_ok(m->optimizer, r, b->master + b->moments,
+                                 r->resolved.zero_stage >= 1))
         return "a state segment is not the model's N x bytes split over tp*pp (and dp when "
                "sharded)";
     if (f->min_gpus < 0 || f->min_gpus_state_only < 0 || f->max_batch < 0)

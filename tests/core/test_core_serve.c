@@ -287,6 +287,19 @@ START_TEST(hybrid_sliding_window_pool)
 }
 END_TEST
 
+/* MXFP4 (gpt-oss): the routed experts in 32-weight blocks of 4-bit codes and one 8-bit scale
+ * (17 bytes per 32), every other weight in bf16. gpt-oss-20b: 24 layers x 32 experts x 3 x
+ * 2880 x 2880 = 19,110,297,600 expert weights -> 597,196,800 blocks x 17 = 10,152,345,600
+ * bytes; the remaining 20,914,757,184 - 19,110,297,600 = 1,804,459,584 weights (attention,
+ * embedding, head, norms, routers, biases; V 201,088 is already a multiple of 64) x 2 =
+ * 3,608,919,168. Total 13,761,264,768 bytes (12.8 GiB; the released checkpoint is 13.8 GB). */
+START_TEST(mxfp4_experts_only)
+{
+    ASSERT_I64(core_serve_weight_bytes(preset_arch("gpt-oss-20b"), CORE_QUANT_MXFP4, 0, 2, 1, 1, 1),
+               INT64_C(13761264768));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve");
@@ -301,6 +314,7 @@ static Suite *suite(void)
     tcase_add_test(t, sglang_default_fraction);
     tcase_add_test(t, framework_profile_judged_against_usable_memory);
     tcase_add_test(t, hybrid_sliding_window_pool);
+    tcase_add_test(t, mxfp4_experts_only);
     suite_add_tcase(s, t);
     return s;
 }

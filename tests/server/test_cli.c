@@ -206,6 +206,7 @@ START_TEST(test_bad_usage)
         {{"serve", "--bind", "not-an-address", NULL}, NULL, "not-an-address"},
         {{"serve", "--port", NULL}, NULL, "--port"},
         {{"fit", "--params", NULL}, NULL, "--params"}, /* the commands share the option parser */
+        {{"inference", "--engine", "vllm2", NULL}, NULL, "engine"}, /* a bad serving input: 2 */
         {{"serve", NULL}, "MEMWALL_PORT=abc", "MEMWALL_PORT"},
         {{"serve", NULL}, "MEMWALL_THREADS=0", "MEMWALL_THREADS"},
         {{"serve", NULL}, "MEMWALL_BIND=999.1.1.1", "MEMWALL_BIND"},
@@ -247,6 +248,18 @@ START_TEST(test_command_tables)
         {{"fit", "--params", "7B", "--gpu", "h100-sxm", NULL}, 1, {"fits: no (80.000 GB capacity"}},
         /* no price, no cost row */
         {{"runtime", NULL}, 0, {"days       ", "mfu        "}},
+        /* LoRA on q, v of Llama 3 8B (tests/core/test_core_adapters.c): 3,407,872 fp32 adapter
+         * parameters = 13,631,488 bytes; the frozen bf16 base 8,030,261,248 x 2 bytes */
+        {{"memory", "--model", "llama3-8b", "--finetune", "lora", NULL},
+         0,
+         {"adapters: 3407872 trainable parameters, 0.014 GB; frozen base 16.061 GB\n"}},
+        /* Llama 3 8B on an H100: KV 32 layers x 2 x 8 heads x 128 x 2 bytes = 131,072 per token;
+         * it serves (exit 0) */
+        {{"inference", "--model", "llama3-8b", NULL},
+         0,
+         {"per-GPU memory (GiB)\n", "  bytes/token        131072\n", "serves: yes\n"}},
+        /* Llama 3 70B in bf16 (131 GiB of weights) on one 80 GB H100 does not (exit 1) */
+        {{"inference", "--model", "llama3-70b", NULL}, 1, {"serves: no\n", "advice: "}},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

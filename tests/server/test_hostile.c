@@ -232,6 +232,29 @@ static const struct hostile_case cases[] = {
     {"/fit", "{\"model\": \"\xff\xfe\"}", 400, NULL},          /* invalid UTF-8 in JSON */
     {"/fit", "{\"batch\": 1", 400, NULL},                      /* truncated */
     {"/fit", "", 200, NULL},                                   /* empty body = {} (defaults) */
+    /* --- fine-tuning with adapters: module lists, ranks, layouts */
+    {"/fit?finetune=lora&lora_targets=", NULL, 400, "lora_targets"},               /* empty */
+    {"/fit?finetune=lora&lora_targets=q_proj,,v_proj", NULL, 400, "lora_targets"}, /* empty word */
+    {"/fit?finetune=lora&lora_targets=q_proj%00", NULL, 400, "lora_targets"},      /* NUL */
+    {"/fit?finetune=lora&lora_targets=%ff%fe", NULL, 400, "lora_targets"},         /* not UTF-8 */
+    {"/fit?finetune=lora&lora_rank=0", NULL, 400, "lora_rank"},
+    {"/fit?finetune=lora&lora_rank=" BIG25, NULL, 400, "lora_rank"},
+    {"/fit?finetune=lora&lora_alpha=nan", NULL, 400, "lora_alpha"},
+    {"/fit?finetune=lorax", NULL, 400, "finetune"},
+    {"/fit?base_quant=nf5", NULL, 400, "base_quant"},
+    {"/fit?base_quant=nf4", NULL, 422, "base_quant"},                 /* a frozen base only */
+    {"/fit?finetune=qlora&base_quant=none", NULL, 422, "base_quant"}, /* qlora is quantized */
+    {"/fit?model=gpt3-125m&finetune=lora&lora_targets=gate_proj", NULL, 422, "lora_targets"},
+    {"/fit?model=deepseek-v2-lite&finetune=lora", NULL, 422, "finetune"}, /* MLA */
+    {"/fit", "{\"finetune\": \"lora\", \"lora_targets\": []}", 400, "lora_targets"},
+    {"/fit", "{\"finetune\": \"lora\", \"lora_targets\": [1]}", 400, "lora_targets"},
+    {"/fit", "{\"finetune\": \"lora\", \"lora_targets\": {}}", 400, "lora_targets"},
+    {"/fit", "{\"finetune\": \"lora\", \"lora_targets\": [\"q_proj\", null]}", 400, "lora_targets"},
+    {"/fit",
+     "{\"finetune\": \"dora\", \"lora_rank\": 65536, \"lora_targets\": "
+     "\"all-linear,lm_head\", \"base_quant\": \"int8\"}",
+     200, NULL},                                            /* the largest rank */
+    {"/plan", "{\"finetune\": \"lora\"}", 422, "finetune"}, /* /plan: full training only */
     /* --- architecture traps: no division by zero, no overflow */
     {"/fit?heads=0", NULL, 400, "heads"},
     {"/fit?layers=32&hidden=4096&heads=3", NULL, 422, "heads"},                /* 4096 % 3 != 0 */

@@ -1,0 +1,596 @@
+/*
+ * adapters.c - fine-tuning with adapters: LoRA, QLoRA, DoRA (adapters.h; docs/model.md,
+ * "Fine-tuning with adapters").
+ *
+ * What is read from which framework file:
+ * - torchtune torchtune/modules/peft/lora.py (LoRALinear): the base weight frozen in the model
+ *   dtype, or an NF4Tensor when quantize_base (to_nf4); lora_a (in -> r) and lora_b (r -> out)
+ *   nn.Linear without bias in the model dtype; forward saves x for lora_a's weight gradient and
+ *   lora_a's r-wide output for lora_b's. torchtune/modules/peft/dora.py (DoRALinear) adds a
+ *   magnitude vector of out elements and keeps the base output and the adapter output for the
+ *   magnitude's gradient. torchtune/models/llama3/_component_builders.py (lora_llama3): every
+ *   decoder linear not wrapped becomes a FrozenNF4Linear under quantize_base; embeddings, norms
+ *   and the output projection stay in the model dtype.
+ * - torchao torchao/dtypes/nf4tensor.py (NF4Tensor.from_tensor, double_quantize_scalers): block
+ *   64, two 4-bit codes per byte, one int8 scaler per block, one quantization factor in the
+ *   input dtype (bf16) per 256 scalers, and the scalers' mean.
+ * - bitsandbytes bitsandbytes/functional.py (quantize_4bit, QuantState): block 64, packed
+ *   codes, one fp32 absmax per block; compress_statistics (double quantization) stores the absmax
+ *   as uint8 codes of a second blockwise quantization with blocks of 256 (one fp32 absmax each)
+ *   and its fp32 offset. bitsandbytes/nn/modules.py Int8Params: int8 weights and one fp32 scale
+ *   per output row (SCB).
+ * - PEFT src/peft/tuners/lora/layer.py (Linear): lora_A / lora_B created in fp32 unless
+ *   autocast_adapter_dtype=False; forward casts x to the adapter dtype (_cast_input_dtype), and
+ *   under autocast each adapter then runs on its own bf16 copy of its input. PEFT
+ *   src/peft/utils/other.py (prepare_model_for_kbit_training): every parameter that is not
+ *   4-bit (embeddings, norms, the output layer) is cast to fp32.
+ * Pure like the rest of core; overflow-checked where a count could exceed int64.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "adapters.h"
+#include "internal.h"
+#include "peak.h"
+#include "perf.h"
+
+const char *const core_finetune_names[CORE_FT_COUNT] = {"full", "lora", "qlora", "dora"};
+const char *const core_base_quant_names[CORE_BASEQ_COUNT] = {"none",    "nf4",        "nf4_torchao",
+                                                             "nf4_bnb", "nf4_bnb_dq", "int8"};
+const char *const core_state_dtype_names[2] = {"fp32", "bf16"};
+const char *const core_module_names[CORE_MOD_COUNT] = {
+    "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"};
+
+/* Other spellings: PEFT's alias and torchtune's module names (lora_attn_modules takes q_proj,
+ * k_proj, v_proj, output_proj; apply_lora_to_mlp wraps w1, w2, w3; apply_lora_to_output the
+ * output projection `output`). */
+static const struct {
+    const char *name;
+    unsigned mask;
+} aliases[] = {
+    {"all-linear", CORE_MOD_ALL_LINEAR},
+    {"output_proj", CORE_MOD_BIT(CORE_MOD_O)},
+    {"output", CORE_MOD_BIT(CORE_MOD_LM_HEAD)},
+    {"w1", CORE_MOD_BIT(CORE_MOD_GATE)},
+    {"w3", CORE_MOD_BIT(CORE_MOD_UP)},
+    {"w2", CORE_MOD_BIT(CORE_MOD_DOWN)},
+    {"mlp", CORE_MOD_BIT(CORE_MOD_GATE) | CORE_MOD_BIT(CORE_MOD_UP) | CORE_MOD_BIT(CORE_MOD_DOWN)},
+};
+
+static bool same(const char *s, uint64_t len, const char *word)
+{
+    return strlen(word) == len && memcmp(s, word, (size_t)len) == 0;
+}
+
+unsigned core_module_mask(const char *name, uint64_t len)
+{
+    for (int i = 0; i < CORE_MOD_COUNT; i++)
+        if (same(name, len, core_module_names[i]))
+            return CORE_MOD_BIT(i);
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (same(name, len, aliases[i].name))
+            return aliases[i].mask;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Quantized layouts (docs/model.md, "Quantized base")
+ * ------------------------------------------------------------------------------------------- */
+
+#define NF4_BLOCK   64  /* torchao block_size, bitsandbytes blocksize */
+#define NF4_SCALERS 256 /* torchao scaler_block_size; bitsandbytes' nested blocksize */
+#define NF4_TABLE   16  /* torchao keeps the 16 NF4 values per tensor, in the input dtype */
+
+/* The training formats' layouts, derived here from the frameworks' code. core/quant.c (the
+ * serving formats table, branch serve-mem) derives the same NF4 rows; once it is on main this
+ * function should read its layouts (one declaration per fact). Two differences to settle then:
+ * torchao's quantization_factor is computed from scalers in the input dtype (bf16 under
+ * torchtune: 16 bits per 256 blocks, not 32), and the per-tensor scalars (torchao's mean and
+ * 16-entry table, bitsandbytes' offset) are counted here. */
+int64_t core_base_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows)
+{
+    int64_t codes = ceil_div(n, 2), blocks = ceil_div(n, NF4_BLOCK);
+    int64_t groups = ceil_div(blocks, NF4_SCALERS);
+
+    switch (q) {
+    case CORE_BASEQ_NONE:
+        return 0;
+    case CORE_BASEQ_NF4: /* resolved away; priced as torchao's */
+    case CORE_BASEQ_NF4_TORCHAO:
+        /* int8 scaler per block, bf16 factor per 256 scalers, bf16 mean and NF4 table. */
+        return codes + blocks + 2 * groups + 2 + 2 * NF4_TABLE;
+    case CORE_BASEQ_NF4_BNB: /* fp32 absmax per block */
+        return codes + 4 * blocks;
+    case CORE_BASEQ_NF4_BNB_DQ: /* uint8 absmax per block, fp32 absmax per 256, fp32 offset */
+        return codes + blocks + 4 * groups + 4;
+    case CORE_BASEQ_INT8: /* int8 weights, fp32 scale per output row */
+        return n + 4 * out_rows;
+    }
+    return 0;
+}
+
+double core_base_quant_bytes_per_weight(enum core_base_quant q)
+{
+    switch (q) {
+    case CORE_BASEQ_NONE:
+        return 0;
+    case CORE_BASEQ_NF4:
+    case CORE_BASEQ_NF4_TORCHAO:
+        return 0.5 + 1.0 / NF4_BLOCK + 2.0 / (NF4_BLOCK * NF4_SCALERS);
+    case CORE_BASEQ_NF4_BNB:
+        return 0.5 + 4.0 / NF4_BLOCK;
+    case CORE_BASEQ_NF4_BNB_DQ:
+        return 0.5 + 1.0 / NF4_BLOCK + 4.0 / (NF4_BLOCK * NF4_SCALERS);
+    case CORE_BASEQ_INT8:
+        return 1.0 + 4.0 / 4096.0;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Resolution and checks
+ * ------------------------------------------------------------------------------------------- */
+
+enum core_status core_adapters_resolve(const struct core_input *in, struct core_resolved *r,
+                                       struct core_problems *p)
+{
+    struct core_adapters_cfg *c = &r->adapters;
+    const struct core_arch *a = &r->shape.arch;
+    int before = p->count;
+
+    memset(c, 0, sizeof *c);
+    c->finetune = in->finetune;
+    c->rank = in->lora_rank;
+    c->alpha = in->lora_alpha;
+    c->targets = in->lora_targets > 0 ? (unsigned)in->lora_targets : CORE_MOD_DEFAULT;
+    c->optimizer_state_dtype = in->optimizer_state_dtype;
+    c->torchtune = in->framework == CORE_FW_TORCHTUNE;
+    c->base_quant = in->base_quant >= 0             ? (enum core_base_quant)in->base_quant
+                    : in->finetune == CORE_FT_QLORA ? CORE_BASEQ_NF4
+                                                    : CORE_BASEQ_NONE;
+    if (c->base_quant == CORE_BASEQ_NF4)
+        c->base_quant = c->torchtune ? CORE_BASEQ_NF4_TORCHAO : CORE_BASEQ_NF4_BNB_DQ;
+    if (c->finetune == CORE_FT_FULL) {
+        if (in->base_quant > CORE_BASEQ_NONE)
+            core_problem_add(p, "base_quant",
+                             "a quantized base is frozen: it needs finetune lora, qlora or dora");
+        return p->count > before ? CORE_EINVAL : CORE_OK;
+    }
+    if (c->finetune == CORE_FT_QLORA && c->base_quant == CORE_BASEQ_NONE)
+        core_problem_add(p, "base_quant",
+                         "finetune qlora trains LoRA on a quantized base; "
+                         "use finetune lora for base_quant none");
+    if (a->kv_lora_rank > 0)
+        core_problem_add(p, "finetune",
+                         "adapters on multi-latent attention (q_a_proj, "
+                         "kv_a_proj...) are not modelled");
+    if (!a->gated_mlp && (c->targets & CORE_MOD_BIT(CORE_MOD_GATE)))
+        core_problem_add(p, "lora_targets",
+                         "gate_proj: this MLP is not gated (up_proj and "
+                         "down_proj only)");
+    if (r->ep > 1)
+        core_problem_add(p, "ep", "adapters with expert parallelism are not modelled");
+    return p->count > before ? CORE_EINVAL : CORE_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Counts: the decoder's linears, the adapters and the frozen base
+ * ------------------------------------------------------------------------------------------- */
+
+struct linear {
+    enum core_module mod;
+    int64_t in, out, count; /* count: instances in the whole model */
+};
+
+/* Every linear of the model: per layer q, k, v, o, the MLP (per expert in MoE layers) and the
+ * output layer. Returns how many rows it filled (at most 8). */
+static int model_linears(const struct core_arch *a, struct linear *l)
+{
+    int64_t q = a->heads * a->head_dim, kv = a->kv_heads * a->head_dim, L = a->layers;
+    int64_t moe = core_arch_moe_layers(a), dense = L - moe;
+    int64_t fe = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
+    int64_t experts = a->experts + a->shared_experts, n = 0;
+    /* A MoE model's MLP rows: every expert's width is fe (shared experts' width may differ;
+     * priced at fe, an approximation noted in docs/model.md). */
+    int64_t f = moe > 0 ? fe : a->ffn_hidden, mlp = moe > 0 ? dense + moe * experts : L;
+
+    l[n++] = (struct linear){CORE_MOD_Q, a->hidden, q, L};
+    l[n++] = (struct linear){CORE_MOD_K, a->hidden, kv, L};
+    l[n++] = (struct linear){CORE_MOD_V, a->hidden, kv, L};
+    l[n++] = (struct linear){CORE_MOD_O, q, a->hidden, L};
+    if (a->gated_mlp)
+        l[n++] = (struct linear){CORE_MOD_GATE, a->hidden, f, mlp};
+    l[n++] = (struct linear){CORE_MOD_UP, a->hidden, f, mlp};
+    l[n++] = (struct linear){CORE_MOD_DOWN, f, a->hidden, mlp};
+    l[n++] = (struct linear){CORE_MOD_LM_HEAD, a->hidden, a->vocab, 1};
+    return (int)n;
+}
+
+/* Bytes per element of the compute dtype. */
+static int64_t compute_bytes(const struct core_resolved *r)
+{
+    return r->precision == CORE_PREC_FP32 ? 4 : 2;
+}
+
+/* The adapters' dtype: torchtune's the model's, PEFT's fp32. */
+static int64_t adapter_bytes(const struct core_resolved *r)
+{
+    return r->adapters.torchtune ? compute_bytes(r) : 4;
+}
+
+/* Moment bytes per adapter parameter: the optimizer's fp32 table (memory.c), halved for bf16
+ * states; the framework's rule otherwise: PyTorch optimizers create states like the parameter
+ * (bf16 adapters get bf16 moments), the ledger and PEFT's fp32 adapters keep fp32. */
+static int64_t adapter_moment_bytes(const struct core_resolved *r)
+{
+    struct core_bytes_per_param b;
+    int64_t m;
+
+    core_bytes_per_param(r, &b);
+    m = b.moments;
+    if (r->optimizer == CORE_OPT_ADAMW_8BIT || r->optimizer == CORE_OPT_ADAFACTOR)
+        return m;
+    if (r->adapters.optimizer_state_dtype >= 0) /* given: core_bytes_per_param applied it */
+        return m;
+    return m * adapter_bytes(r) / 4;
+}
+
+bool core_adapters_count(const struct core_resolved *r, struct core_adapter_counts *c)
+{
+    const struct core_adapters_cfg *cfg = &r->adapters;
+    struct linear l[8];
+    int n = model_linears(&r->shape.arch, l);
+    int64_t rank = cfg->rank, plain_bytes = compute_bytes(r);
+    bool quant = cfg->base_quant != CORE_BASEQ_NONE;
+
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < n; i++) {
+        int64_t w, one, per;
+        bool target = (cfg->targets & CORE_MOD_BIT(l[i].mod)) != 0;
+
+        if (!ck_mul(l[i].in, l[i].out, &w))
+            return false;
+        if (target) { /* r (in + out), and DoRA's magnitude of out */
+            per = rank * (l[i].in + l[i].out) + (cfg->finetune == CORE_FT_DORA ? l[i].out : 0);
+            if (!ck_acc_mul(&c->trainable, per, l[i].count) || !ck_add(c->wrapped, 1, &c->wrapped))
+                return false;
+        }
+        if (l[i].mod == CORE_MOD_LM_HEAD)
+            continue; /* neither framework quantizes the output layer */
+        if (!ck_acc_mul(&c->linear_weights, w, l[i].count))
+            return false;
+        if (w > c->largest)
+            c->largest = w;
+        one = core_base_quant_tensor_bytes(cfg->base_quant, w, l[i].out);
+        if (quant && !ck_acc_mul(&c->quantized_bytes, one, l[i].count))
+            return false;
+    }
+    /* Everything that is not a decoder linear: embeddings, output layer, norms, biases. */
+    c->plain = r->params > c->linear_weights ? r->params - c->linear_weights : 0;
+    if (!quant) {
+        c->plain = r->params;
+        c->linear_weights = 0;
+    } else if (!cfg->torchtune) {
+        plain_bytes = 4; /* prepare_model_for_kbit_training: every non-4-bit tensor in fp32 */
+    }
+    c->plain_bytes = plain_bytes;
+    c->adapter_bytes = adapter_bytes(r);
+    c->moment_bytes = adapter_moment_bytes(r);
+    return ck_acc_mul(&c->frozen, c->plain, plain_bytes) &&
+           ck_add(c->frozen, c->quantized_bytes, &c->frozen);
+}
+
+/* Model-parallel pieces (before ZeRO) in memory.c's struct: the frozen base and the adapters
+ * are weights, the adapters alone have gradients and optimizer state (no master copy: PEFT's
+ * adapters are fp32, torchtune's train in the model dtype). */
+bool core_adapters_state(const struct core_resolved *r, struct core_state *mp,
+                         struct core_adapter_counts *c)
+{
+    int64_t ways = r->tp * r->pp, aw, weights;
+
+    memset(mp, 0, sizeof *mp);
+    mp->ep = 1;
+    mp->off_weights = r->offload_params == CORE_OFFLOAD_CPU;
+    mp->off_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
+    if (!core_adapters_count(r, c) || !ck_mul(c->trainable, c->adapter_bytes, &aw) ||
+        !ck_add(c->frozen, aw, &weights) || !ck_mul(c->trainable, c->moment_bytes, &mp->optimizer))
+        return false;
+    mp->weights = ceil_div(weights, ways);
+    mp->grads = ceil_div(aw, ways);
+    mp->optimizer = ceil_div(mp->optimizer, ways);
+    return true;
+}
+
+/* memory.adapters: the adapters' share of the sharded ledger (ZeRO as memory.c's table). */
+void core_adapters_ledger(const struct core_resolved *r, const struct core_adapter_counts *c,
+                          struct core_memory *m)
+{
+    int64_t ways = r->tp * r->pp, dp = r->dp * r->cp, stage = r->zero_stage;
+    int64_t aw = ceil_div(c->trainable * c->adapter_bytes, ways);
+    int64_t frozen = ceil_div(c->frozen, ways);
+
+    m->adapters.trainable = c->trainable;
+    m->adapters.params = stage >= 3 ? ceil_div(aw, dp) : aw;
+    m->adapters.grads = m->grads;
+    m->adapters.optimizer = m->optimizer;
+    m->adapters.frozen = stage >= 3 ? ceil_div(frozen, dp) : frozen;
+    if (r->offload_params == CORE_OFFLOAD_CPU)
+        m->adapters.params = m->adapters.frozen = 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Activations with a frozen base (bytes per token of one layer, 2-byte activations)
+ * ------------------------------------------------------------------------------------------- */
+
+static bool has(const struct core_resolved *r, enum core_module m)
+{
+    return (r->adapters.targets & CORE_MOD_BIT(m)) != 0;
+}
+
+/* What the wrapped linears add to one layer: the r-wide intermediate each lora_b saves, DoRA's
+ * base and adapter outputs (2 x out), and, when the adapters run in another dtype than the
+ * model (PEFT's fp32 adapters under autocast), each adapter's own compute-dtype copy of its
+ * input (else the input is the tensor the layer already keeps: counted by the caller). Widths
+ * per GPU (t splits every projection). */
+static double wrapped_bytes(const struct core_resolved *r, bool own_copies)
+{
+    const struct core_arch *a = &r->shape.arch;
+    double t = (double)r->tp, d = (double)a->hidden, q = (double)(a->heads * a->head_dim) / t;
+    double kv = (double)(a->kv_heads * a->head_dim) / t, f = (double)a->ffn_hidden / t;
+    double ins[CORE_MOD_LM_HEAD] = {d, d, d, q, d, d, f};
+    double outs[CORE_MOD_LM_HEAD] = {q, kv, kv, d, f, f, d};
+    double sum = 0, rank = (double)r->adapters.rank;
+    /* An adapter's own copy runs in the compute dtype under autocast (mixed precision: the
+     * resolved master_weights), else in the adapters' fp32 (pure bf16 weights, no autocast:
+     * lora_A then saves the fp32 cast of its input and its fp32 output). */
+    double e = own_copies && !r->master_weights ? (double)adapter_bytes(r) : 2.0;
+
+    for (int m = 0; m < CORE_MOD_LM_HEAD; m++) {
+        if (!has(r, (enum core_module)m) || (m == CORE_MOD_GATE && !a->gated_mlp))
+            continue;
+        sum += e * rank;
+        if (r->adapters.finetune == CORE_FT_DORA)
+            sum += 4 * outs[m];
+        if (own_copies)
+            sum += e * ins[m];
+    }
+    return sum;
+}
+
+/* The frozen base's change to a PyTorch layer's saved bytes per token (peak.c's inventory): the
+ * inputs only a weight gradient needed are not saved unless an adapter reads them: the
+ * attention norm's output (q, k, v), the output projection's input (o), the MLP norm's output
+ * (gate, up) and the down projection's input (down); the adapters add theirs. Under PEFT with
+ * fp32 adapters every adapter keeps its own copy, so no shared input is kept for them. */
+double core_adapters_pytorch_delta(const struct core_resolved *r)
+{
+    const struct core_arch *a = &r->shape.arch;
+    double t = (double)r->tp, d = (double)a->hidden, q = (double)(a->heads * a->head_dim) / t;
+    double f = (double)a->ffn_hidden / t;
+    bool own = adapter_bytes(r) != compute_bytes(r), attn_in, mlp_in;
+    double delta = 0;
+
+    attn_in = !own && (has(r, CORE_MOD_Q) || has(r, CORE_MOD_K) || has(r, CORE_MOD_V));
+    mlp_in = !own && (has(r, CORE_MOD_GATE) || has(r, CORE_MOD_UP));
+    delta -= attn_in ? 0 : 2 * d;
+    delta -= mlp_in ? 0 : 2 * d;
+    delta -= (!own && has(r, CORE_MOD_O)) ? 0 : 2 * q;
+    delta -= (!own && has(r, CORE_MOD_DOWN)) ? 0 : 2 * f;
+    return delta + wrapped_bytes(r, own);
+}
+
+/* The same for Korthikanti's table (the generic ledger, memory.c): its QKV input (2d) and MLP
+ * input (2d) are in the replicated part, the output projection's input (2d) and the second MLP
+ * GEMM's input (8d: a 4d-wide tensor) in the split part. */
+bool core_adapters_layer_bytes(const struct core_resolved *r, int64_t *rep, int64_t *split)
+{
+    int64_t d = r->shape.arch.hidden;
+    double add = wrapped_bytes(r, false) * (double)r->tp; /* whole-layer bytes, split below */
+
+    if (r->adapters.finetune == CORE_FT_FULL)
+        return true;
+    if (!has(r, CORE_MOD_Q) && !has(r, CORE_MOD_K) && !has(r, CORE_MOD_V))
+        *rep -= 2 * d;
+    if (!has(r, CORE_MOD_GATE) && !has(r, CORE_MOD_UP))
+        *rep -= 2 * d;
+    if (!has(r, CORE_MOD_O))
+        *split -= 2 * d;
+    if (!has(r, CORE_MOD_DOWN))
+        *split -= 8 * d;
+    if (!(add < 9e15))
+        return false;
+    return ck_add(*split, (int64_t)ceil(add), split);
+}
+
+/* The transient full-size weight a layer materializes in the compute dtype: the dequantized
+ * NF4 / int8 weight (torchao linear_nf4, bitsandbytes MatMul4Bit dequantize it forward and
+ * backward) and DoRA's adapted weight for its norm; the largest linear's. 0 for plain LoRA. */
+double core_adapters_transient(const struct core_resolved *r)
+{
+    struct core_adapter_counts c;
+
+    if (r->adapters.finetune == CORE_FT_FULL ||
+        (r->adapters.base_quant == CORE_BASEQ_NONE && r->adapters.finetune != CORE_FT_DORA) ||
+        !core_adapters_count(r, &c))
+        return 0;
+    return (double)c.largest * (double)compute_bytes(r) / (double)r->tp;
+}
+
+/* PEFT's k-bit preparation makes the embeddings and norms fp32, so the residual stream (and
+ * every checkpointed layer input) is fp32: twice the 2-byte figure. */
+bool core_adapters_fp32_stream(const struct core_resolved *r)
+{
+    return r->adapters.finetune != CORE_FT_FULL && r->adapters.base_quant != CORE_BASEQ_NONE &&
+           !r->adapters.torchtune && r->precision != CORE_PREC_FP32;
+}
+
+/* The frozen base and the adapters as a framework profile holds them, per GPU after tensor
+ * parallelism, before the pipeline split and ZeRO (peak.c applies both). */
+bool core_adapters_peak_state(const struct core_resolved *r, struct core_adapter_peak *o)
+{
+    struct core_adapter_counts c;
+    double t = (double)r->tp, e = (double)compute_bytes(r);
+    const struct core_arch *a = &r->shape.arch;
+
+    memset(o, 0, sizeof *o);
+    if (!core_adapters_count(r, &c))
+        return false;
+    o->adapter_params = (double)c.trainable / t;
+    o->weights = ((double)c.frozen + (double)c.trainable * (double)c.adapter_bytes) / t;
+    o->grads = (double)c.trainable * (double)c.adapter_bytes / t;
+    o->optimizer = (double)c.trainable * (double)c.moment_bytes / t;
+    o->adapter_bytes = (double)c.adapter_bytes;
+    /* FSDP gathers the frozen layers in their stored layout (FSDP2 all-gathers NF4Tensor's
+     * packed data; bitsandbytes' quant_storage): the base's bytes per parameter. */
+    o->stored_bpp = r->params > 0 ? (double)c.frozen / (double)r->params : e;
+    /* Autocast's compute-dtype copies: PEFT's fp32 adapters, and under k-bit preparation the
+     * fp32 output layer the logits GEMM casts (the embedding lookup is not autocast). */
+    if ((double)c.adapter_bytes > e)
+        o->casts += (double)c.trainable * e / t;
+    if (core_adapters_fp32_stream(r) && !a->tied_embeddings)
+        o->casts += (double)a->vocab * (double)a->hidden * e / t;
+    return true;
+}
+
+/* The step-time model's adapter fields (perf.h): the wrapped linears' widths in one layer, the
+ * element-wise bytes they add per token (the scale and the add of the adapter's output: read,
+ * write and read again, 3 out elements; PEFT's fp32 adapters under autocast also cast the input
+ * to fp32 and back, 2 + 4 + 4 + 2 bytes per input element), the dequantized base, the step. */
+void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *in)
+{
+    const struct core_arch *a = &r->shape.arch;
+    struct core_adapter_counts c;
+    double d = (double)a->hidden, q = (double)(a->heads * a->head_dim);
+    double kv = (double)(a->kv_heads * a->head_dim), f = (double)a->ffn_hidden;
+    double ins[CORE_MOD_LM_HEAD] = {d, d, d, q, d, d, f};
+    double outs[CORE_MOD_LM_HEAD] = {q, kv, kv, d, f, f, d};
+    double e = (double)compute_bytes(r);
+
+    if (!core_adapters_count(r, &c))
+        return;
+    in->frozen_base = true;
+    in->lora_rank = (double)r->adapters.rank;
+    for (int m = 0; m < CORE_MOD_LM_HEAD; m++) {
+        if (!has(r, (enum core_module)m) || (m == CORE_MOD_GATE && !a->gated_mlp))
+            continue;
+        in->lora_in += ins[m];
+        in->lora_out += outs[m];
+        if (r->adapters.finetune == CORE_FT_DORA)
+            in->dora_weights += ins[m] * outs[m];
+        in->lora_elt_bytes += 3.0 * outs[m] * e + ((double)c.adapter_bytes > e ? 12.0 * ins[m] : 0);
+    }
+    in->lora_head = has(r, CORE_MOD_LM_HEAD) ? 1.0 : 0.0;
+    in->adapter_params = (double)c.trainable;
+    in->adapter_bytes = (double)c.adapter_bytes;
+    in->adapter_moments = (double)c.moment_bytes;
+    in->dequant_weights = (double)c.linear_weights;
+    in->dequant_bpp =
+        c.linear_weights > 0 ? (double)c.quantized_bytes / (double)c.linear_weights : 0;
+    in->stored_bpp = r->params > 0 ? (double)c.frozen / (double)r->params : e;
+    /* What the GEMMs run: the architecture's active weights (a given N may differ), the
+     * adapters of one token's path (per layer r (sum in + sum out); the output layer's). */
+    in->base_params = fmin((double)r->active_params, (double)core_arch_active_params(a));
+    in->adapter_flops_params = in->lora_rank * (in->lora_in + in->lora_out) * (double)a->layers +
+                               in->lora_head * in->lora_rank * (d + (double)a->vocab);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Advice that knows adapters (core_advice calls it before the generic advice)
+ * ------------------------------------------------------------------------------------------- */
+
+/* What /fit would judge for r: the ledger's total, or the device peak under a profile. */
+static bool judged_bytes(const struct core_resolved *r, double *out)
+{
+    struct core_memory m;
+    struct core_state mp;
+    struct core_problems p = {0};
+    struct core_peak_options o;
+    struct core_peak pk;
+
+    memset(&m, 0, sizeof m);
+    if (core_memory_compute(r, &m, &mp, &p) != CORE_OK)
+        return false;
+    if (r->framework == CORE_FW_GENERIC) {
+        *out = (double)m.total;
+        return true;
+    }
+    core_peak_options_resolved(r, &o);
+    o.metric = CORE_METRIC_DEVICE;
+    o.ledger = &m;
+    core_peak_compute(r, &o, &pk);
+    *out = pk.bytes;
+    return true;
+}
+
+/* The frozen weights do not fit: QLoRA's NF4 base (a quarter of bf16's bytes). */
+static bool advise_qlora(struct core_result *res)
+{
+    struct core_resolved q = res->resolved;
+    double judged;
+    struct core_note *n;
+
+    const struct core_adapter_bytes *ad = &res->memory.adapters;
+
+    /* Only when the frozen weights, not the adapters' own state, are what overflows. */
+    if (q.adapters.base_quant != CORE_BASEQ_NONE || res->fit.bottleneck != CORE_BOTTLENECK_STATE ||
+        ad->frozen < ad->params + ad->grads + ad->optimizer)
+        return false;
+    q.adapters.base_quant = q.adapters.torchtune ? CORE_BASEQ_NF4_TORCHAO : CORE_BASEQ_NF4_BNB_DQ;
+    if (!judged_bytes(&q, &judged))
+        return false;
+    n = core_note_add(
+        res->advice, &res->advice_count, "use_qlora",
+        "the %s does not fit; an NF4 base (%s) needs %.4g GB, %s",
+        res->resolved.adapters.finetune == CORE_FT_FULL ? "training state" : "frozen base",
+        core_base_quant_names[q.adapters.base_quant], judged / 1e9,
+        judged <= (double)res->fit.capacity ? "which fits" : "still not enough on its own");
+    if (n != NULL && res->resolved.adapters.finetune == CORE_FT_DORA)
+        core_note_change_string(n, "base_quant", "nf4"); /* QDoRA */
+    else if (n != NULL)
+        core_note_change_string(n, "finetune", "qlora");
+    return true;
+}
+
+/* The adapters matter only when their state is a noticeable share of what does not fit: then a
+ * halved rank halves it (their activations too). Usually they are a fraction of a percent. */
+static void advise_rank(struct core_result *res)
+{
+    const struct core_memory *m = &res->memory;
+    const struct core_resolved *r = &res->resolved;
+    double share = (double)(m->adapters.params + m->adapters.grads + m->adapters.optimizer) /
+                   (double)(m->total > 0 ? m->total : 1);
+    struct core_note *n;
+
+    if (r->adapters.rank < 2 || share < 0.05)
+        return;
+    n = core_note_add(res->advice, &res->advice_count, "reduce_lora_rank",
+                      "the adapters' weights, gradients and optimizer state are %.3g %% of the "
+                      "memory; rank %lld halves them (or wrap fewer lora_targets)",
+                      100 * share, (long long)(r->adapters.rank / 2));
+    if (n != NULL)
+        core_note_change_int(n, "lora_rank", r->adapters.rank / 2);
+}
+
+void core_adapters_advice(struct core_result *res)
+{
+    /* Full training keeps its advice (the lesson's): these are for a frozen base. */
+    if (res->fit.fits || res->resolved.adapters.finetune == CORE_FT_FULL)
+        return;
+    if (!advise_qlora(res))
+        advise_rank(res);
+}
+
+void core_adapters_warnings(struct core_result *res, unsigned parts)
+{
+    const struct core_resolved *r = &res->resolved;
+
+    if (r->adapters.finetune == CORE_FT_FULL || !(parts & CORE_PART_RUNTIME) ||
+        r->count != CORE_COUNT_SIX_ND || r->mfu_predicted)
+        return;
+    core_note_add(res->warnings, &res->warning_count, "six_nd_overcounts_adapters",
+                  "with a frozen base the step runs %.3g x fewer FLOPs than 6ND counts (no weight "
+                  "gradients); count=model or mfu=predicted prices what runs",
+                  6.0 * (double)r->active_params /
+                      (res->flops.per_token.forward + res->flops.per_token.backward -
+                       res->flops.per_token.attention));
+}

@@ -1,0 +1,156 @@
+/*
+ * serve_advice.c - core_serve()'s warnings and its advice in cost order (serve.h): each change is
+ * re-sized whole (core_serve_size_replica) and listed only when it alone makes the replica serve:
+ * a shorter max_model_len (free), an FP8 KV cache, quantized weights, more tensor parallelism,
+ * a larger GPU. docs/serving.md, "Reply".
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "serve.h"
+#include "serve_internal.h"
+
+#define GIB 1073741824.0
+
+/* ---------------------------------------------------------------------------------------------
+ * Warnings and advice
+ * ------------------------------------------------------------------------------------------- */
+
+#define WARN(res, ...)   core_note_add((res)->warnings, &(res)->warning_count, __VA_ARGS__)
+#define ADVISE(res, ...) core_note_add((res)->advice, &(res)->advice_count, __VA_ARGS__)
+
+void core_serve_warnings(const struct core_serve_result *r, bool explicit_seqs,
+                         struct core_serve_result *res)
+{
+    const struct core_serve_memory *g = &r->per_gpu;
+    const struct core_serve_resolved *s = &r->resolved;
+
+    if (r->kv.available <= 0 && s->engine != CORE_ENGINE_LLAMACPP)
+        WARN(res, "kv_cache_no_memory",
+             "nothing is left for the KV cache: the weights and reserves take %.2f GiB of %.2f",
+             (double)(g->weights + g->activations + g->non_torch) / GIB, (double)g->capacity / GIB);
+    else if (!r->kv.max_model_len_fits)
+        WARN(res, "max_model_len_too_long",
+             "one %lld-token request needs %.2f GiB of KV cache; the pool has %.2f GiB (the "
+             "longest that fits is %lld)",
+             (long long)s->max_model_len,
+             (double)r->kv.bytes_per_token * (double)s->max_model_len / GIB,
+             (double)g->kv_cache / GIB, (long long)r->kv.max_model_len_supported);
+    if (explicit_seqs && r->kv.max_model_len_fits &&
+        r->kv.max_concurrency < (double)s->max_num_seqs && s->engine != CORE_ENGINE_LLAMACPP)
+        WARN(res, "concurrency_below_max_num_seqs",
+             "the pool holds %.2f requests of %lld tokens at once, fewer than max_num_seqs %lld",
+             r->kv.max_concurrency, (long long)s->max_model_len, (long long)s->max_num_seqs);
+    if ((s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0) && g->cuda_graphs > 0 &&
+        g->total > g->capacity && r->kv.available > 0)
+        WARN(res, "cuda_graphs_exceed_headroom",
+             "CUDA graphs (%.2f GiB) and the CUDA context are captured after the KV cache, in the "
+             "%.2f GiB left by gpu_memory_utilization: expect an out-of-memory at capture",
+             (double)g->cuda_graphs / GIB,
+             (double)g->capacity * (1 - s->gpu_memory_utilization) / GIB);
+    if (s->kv_cache_memory > 0 && g->total > g->capacity)
+        WARN(res, "kv_cache_memory_exceeds_gpu",
+             "kv_cache_memory plus the weights and reserves exceed the GPU's %.2f GiB",
+             (double)g->capacity / GIB);
+}
+
+/* Re-size the replica with one change; true when it then serves. */
+static bool serves_with(const struct core_arch *a, const struct core_serve_input *in,
+                        const struct core_serve_result *r, struct core_serve_resolved *s, int gpu)
+{
+    struct core_serve_result trial;
+
+    trial.model = r->model;
+    trial.model.gpu = gpu;
+    core_serve_engine_defaults(in, gpu, s);
+    return core_serve_size_replica(a, gpu, &in->base, s, &trial) && trial.fits;
+}
+
+static void advise_model_len(const struct core_serve_result *r, struct core_serve_result *res)
+{
+    int64_t n = r->kv.max_model_len_supported;
+    struct core_note *note;
+
+    if (r->fits || r->kv.max_model_len_fits || n < r->resolved.block_size ||
+        r->per_gpu.total > r->per_gpu.capacity)
+        return;
+    note = ADVISE(res, "lower_max_model_len",
+                  "lower max_model_len to %lld: the longest request "
+                  "the KV pool holds",
+                  (long long)n);
+    core_note_change_int(note, "max_model_len", n);
+}
+
+/* The smallest tensor-parallel degree above tp, up to one node (8), that serves; vLLM needs tp
+ * to divide the heads, and the KV heads and tp to divide one another. */
+static void advise_tp(const struct core_arch *a, const struct core_serve_input *in,
+                      const struct core_serve_result *r, struct core_serve_result *res)
+{
+    struct core_serve_resolved s = r->resolved;
+    struct core_note *note;
+
+    for (int64_t tp = 2 * r->resolved.tp; tp <= 8; tp *= 2) {
+        bool kv_ok =
+            a->kv_lora_rank > 0 || (tp > a->kv_heads ? tp % a->kv_heads : a->kv_heads % tp) == 0;
+
+        if (a->heads % tp != 0 || !kv_ok)
+            break;
+        s.tp = tp;
+        s.gpus = tp * s.pp;
+        if (serves_with(a, in, r, &s, r->model.gpu)) {
+            note = ADVISE(res, "more_tensor_parallel", "tensor parallelism over %lld GPUs fits",
+                          (long long)tp);
+            core_note_change_int(note, "tp", tp);
+            core_note_change_int(note, "gpus", s.gpus);
+            return;
+        }
+    }
+}
+
+void core_serve_advise(const struct core_arch *a, const struct core_serve_input *in,
+                       const struct core_serve_result *r, struct core_serve_result *res)
+{
+    static const enum core_quant tries[] = {CORE_QUANT_FP8, CORE_QUANT_AWQ};
+    struct core_serve_resolved s = r->resolved;
+    struct core_note *note;
+
+    advise_model_len(r, res);
+    if (s.kv_bytes > 1 && s.engine != CORE_ENGINE_LLAMACPP) {
+        s.kv_bytes = 1;
+        if (serves_with(a, in, r, &s, r->model.gpu)) {
+            note = ADVISE(res, "fp8_kv_cache", "an FP8 KV cache halves the bytes per token");
+            core_note_change_string(note, "kv_cache_dtype", "fp8");
+        }
+        s = r->resolved;
+    }
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0] && s.quantization == CORE_QUANT_NONE;
+         i++) {
+        struct core_serve_resolved q = r->resolved;
+
+        q.quantization = tries[i];
+        q.quant_group_size = core_quant_linear(tries[i], 0).block;
+        if ((core_quant_formats[tries[i]].engines & (1u << s.engine)) &&
+            serves_with(a, in, r, &q, r->model.gpu)) {
+            note = ADVISE(res, "quantize_weights", "%s weights fit", core_quant_names[tries[i]]);
+            core_note_change_string(note, "quantization", core_quant_names[tries[i]]);
+            break;
+        }
+    }
+    advise_tp(a, in, r, res);
+    if (in->base.memory_gb > 0)
+        return;
+    int best = -1;
+    for (size_t g = 0; g < core_gpu_count; g++) { /* the smallest larger part that serves */
+        int64_t u = core_serve_usable_bytes((int)g);
+        if (core_gpus[g].generation == CORE_GEN_TPU) /* the engines modelled run on GPUs */
+            continue;
+        if (u > r->per_gpu.capacity && (best < 0 || u < core_serve_usable_bytes(best)) &&
+            serves_with(a, in, r, &s, (int)g))
+            best = (int)g;
+    }
+    if (best >= 0) {
+        note = ADVISE(res, "larger_gpu", "%s (%.1f GiB usable) fits", core_gpus[best].name,
+                      (double)core_serve_usable_bytes(best) / GIB);
+        core_note_change_string(note, "gpu", core_gpus[best].id);
+    }
+}

@@ -48,18 +48,18 @@
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
-    CORE_KIND_INT,    /* integral number */
-    CORE_KIND_SIZE,   /* number; the api also takes an SI suffix ("7B", "1.4T") */
-    CORE_KIND_REAL,   /* number */
-    CORE_KIND_BOOL,   /* boolean */
-    CORE_KIND_FLAG,   /* boolean whose default is derived (stored as enum core_flag) */
-    CORE_KIND_CHOICE, /* one of choices[] (stored as its index) */
-    CORE_KIND_GPU,    /* a GPU catalog id (stored as its index) */
-    CORE_KIND_PRESET, /* a model preset id (stored as its index) */
-    CORE_KIND_GPUS,   /* /plan: one catalog id or a list of them */
-    CORE_KIND_PRICES, /* /plan: one price, or prices by GPU id */
-    CORE_KIND_OBJECT, /* a JSON object the api decodes itself (`config`); stored as "given" */
-    CORE_KIND_TEXT,   /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
+    CORE_KIND_INT,     /* integral number */
+    CORE_KIND_SIZE,    /* number; the api also takes an SI suffix ("7B", "1.4T") */
+    CORE_KIND_REAL,    /* number */
+    CORE_KIND_BOOL,    /* boolean */
+    CORE_KIND_FLAG,    /* boolean whose default is derived (stored as enum core_flag) */
+    CORE_KIND_CHOICE,  /* one of choices[] (stored as its index) */
+    CORE_KIND_GPU,     /* a GPU catalog id (stored as its index) */
+    CORE_KIND_PRESET,  /* a model preset id (stored as its index) */
+    CORE_KIND_GPUS,    /* /plan: one catalog id or a list of them */
+    CORE_KIND_PRICES,  /* /plan: one price, or prices by GPU id */
+    CORE_KIND_OBJECT,  /* a JSON object the api decodes itself (`config`); stored as "given" */
+    CORE_KIND_TEXT,    /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
     CORE_KIND_MODULES, /* a list of module names (lora_targets), stored as a mask (adapters.h) */
     CORE_KIND_COUNT
 };

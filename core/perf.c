@@ -385,6 +385,30 @@ static double frozen_micro(const struct core_perf_input *in, const struct shape 
     return dq + dora_gemm + dora_mem;
 }
 
+/* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.
+ * Fused kernels skip the causally masked half; materialized attention computes the whole
+ * s x s score matrix with two batched GEMMs (K = h_d is thin) and streams it through HBM:
+ * write 2, softmax read+write 4, dropout read+write+mask 5, read by AV 2 = 13 bytes per
+ * score forward. */
+static void attention_forward(const struct core_perf_input *in, const struct gen *k,
+                              const struct shape *x, double hbm, double *att_f, double *score_mem_f)
+{
+    double t = x->t, h = k->half_dim;
+    double heads = x->b * x->a / t, sq = x->s / x->c;
+
+    *score_mem_f = 0.0;
+    if (in->flash_attention) {
+        *att_f = 4.0 * heads * sq * flash_keys(in, x) * x->hd / (x->peak16 * k->flash);
+        return;
+    }
+    *att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
+    *score_mem_f = heads * sq * x->s * 13.0 / hbm;
+    if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
+        *att_f *= attention_share(in, x);
+        *score_mem_f *= attention_share(in, x);
+    }
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -400,23 +424,9 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     if (in->moe_layers > 0)
         gemm_f = moe_gemms(in, k, x, qkv, aw, f_in);
 
-    /* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.
-     * Fused kernels skip the causally masked half; materialized attention computes the whole
-     * s x s score matrix with two batched GEMMs (K = h_d is thin) and streams it through HBM:
-     * write 2, softmax read+write 4, dropout read+write+mask 5, read by AV 2 = 13 bytes per
-     * score forward. */
-    double heads = x->b * x->a / t, sq = x->s / x->c;
-    double att_f, score_mem_f = 0.0;
-    if (in->flash_attention) {
-        att_f = 4.0 * heads * sq * flash_keys(in, x) * x->hd / (x->peak16 * k->flash);
-    } else {
-        att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
-        score_mem_f = heads * sq * x->s * 13.0 / hbm;
-        if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
-            att_f *= attention_share(in, x);
-            score_mem_f *= attention_share(in, x);
-        }
-    }
+    double sq = x->s / x->c;
+    double att_f, score_mem_f;
+    attention_forward(in, k, x, hbm, &att_f, &score_mem_f);
 
     /* Element-wise forward bytes per token: two norms (read+write d each), two residual adds
      * with dropout (read 2d, write d, mask d/2 each) = 11 d elements, split by tp only under

@@ -13,19 +13,13 @@
 #include "api_internal.h"
 
 static const char *const kind_names[CORE_KIND_COUNT] = {
-    [CORE_KIND_INT] = "integer",
-    [CORE_KIND_SIZE] = "size",
-    [CORE_KIND_REAL] = "number",
-    [CORE_KIND_BOOL] = "boolean",
-    [CORE_KIND_FLAG] = "boolean",
-    [CORE_KIND_CHOICE] = "choice",
-    [CORE_KIND_GPU] = "gpu",
-    [CORE_KIND_PRESET] = "model",
-    [CORE_KIND_GPUS] = "gpu_list",
-    [CORE_KIND_PRICES] = "prices",
-    [CORE_KIND_OBJECT] = "object",
+    [CORE_KIND_INT] = "integer",   [CORE_KIND_SIZE] = "size",
+    [CORE_KIND_REAL] = "number",   [CORE_KIND_BOOL] = "boolean",
+    [CORE_KIND_FLAG] = "boolean",  [CORE_KIND_CHOICE] = "choice",
+    [CORE_KIND_GPU] = "gpu",       [CORE_KIND_PRESET] = "model",
+    [CORE_KIND_GPUS] = "gpu_list", [CORE_KIND_PRICES] = "prices",
+    [CORE_KIND_OBJECT] = "object", [CORE_KIND_MODULES] = "module_list",
     [CORE_KIND_TEXT] = "string",
-    [CORE_KIND_MODULES] = "module_list",
 };
 
 static bool is_number(const struct core_input_spec *s)

@@ -165,10 +165,10 @@ static const struct api_launch_row rows[] = {
             "adam (the default; decoupled weight decay) = adamw; sgd = sgd_momentum (sgd with "
             "--sgd-momentum 0)"),
     DERIVED("--sgd-momentum", API_LAUNCH_REAL, "optimizer", ARGS, "0 makes sgd plain"),
-    DERIVED("--exp-avg-dtype", API_LAUNCH_STRING, "optimizer_moments", ARGS,
+    DERIVED("--exp-avg-dtype", API_LAUNCH_STRING, "optimizer_state_dtype", ARGS,
             "with --exp-avg-sq-dtype: both fp32 or both bf16 (the precision-aware optimizer); "
             "other choices warn"),
-    DERIVED("--exp-avg-sq-dtype", API_LAUNCH_STRING, "optimizer_moments", ARGS, "as above"),
+    DERIVED("--exp-avg-sq-dtype", API_LAUNCH_STRING, "optimizer_state_dtype", ARGS, "as above"),
     WARN("--main-params-dtype", API_LAUNCH_STRING, ARGS, "master weights in another precision are not modelled"),
     WARN("--optimizer-cpu-offload", API_LAUNCH_SWITCH, ARGS,
          "Megatron's hybrid optimizer offload is not modelled (use offload_optimizer)"),
@@ -676,7 +676,7 @@ static void modules_and_moments(struct api_launch_ctx *c)
     avg = avg != NULL ? avg : "fp32";
     sq = sq != NULL ? sq : "fp32";
     if (strcmp(avg, sq) == 0 && (strcmp(avg, "fp32") == 0 || strcmp(avg, "bf16") == 0))
-        api_launch_set_str(c, "optimizer_moments", avg, "--exp-avg-dtype");
+        api_launch_set_str(c, "optimizer_state_dtype", avg, "--exp-avg-dtype");
     else
         api_launch_warn(c, "launch_not_modelled",
                         "--exp-avg-dtype %.8s with --exp-avg-sq-dtype %.8s: moments in fp16, fp8 "

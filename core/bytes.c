@@ -32,11 +32,8 @@ void core_bytes_per_param(const struct core_resolved *r, struct core_bytes_per_p
     b->master = r->master_weights ? 4 : 0;
     b->grads = r->grad_precision == CORE_PREC_FP32 ? 4 : 2;
     b->moments = core_moment_bytes(r->optimizer);
-    /* Megatron-LM's precision-aware optimizer (--exp-avg-dtype, --exp-avg-sq-dtype;
-     * optimizer/distrib_optimizer.py) or optimizer_state_dtype bf16: two-byte moments (8-bit and
-     * factored states keep theirs). */
-    if ((r->optimizer_moments == 1 || r->adapters.optimizer_state_dtype == CORE_STATE_BF16) &&
-        r->optimizer != CORE_OPT_ADAMW_8BIT)
+    /* optimizer_state_dtype bf16: two-byte moments (8-bit and factored states keep theirs). */
+    if (r->adapters.optimizer_state_dtype == CORE_STATE_BF16 && r->optimizer != CORE_OPT_ADAMW_8BIT)
         b->moments /= 2;
     b->total = b->weights + b->master + b->moments + b->grads;
 }

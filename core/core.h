@@ -110,7 +110,6 @@ enum core_recompute_module {
 };
 #define CORE_RC_COUNT 7
 extern const char *const core_recompute_module_names[CORE_RC_COUNT]; /* bit i's name */
-extern const char *const core_moment_precision_names[2];             /* "fp32", "bf16" */
 
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
@@ -477,7 +476,6 @@ struct core_input {
     int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
     char pipeline_layout[CORE_TEXT_MAX];   /* Megatron's --pipeline-model-parallel-layout; "" */
     char recompute_modules[CORE_TEXT_MAX]; /* Megatron's --recompute-modules; "" = core_attn */
-    int optimizer_moments; /* 0 fp32 (default), 1 bf16 (core_moment_precision_names) */
     /* Fine-tuning with adapters (adapters.h, docs/model.md "Fine-tuning with adapters"). */
     enum core_finetune finetune; /* default full: every figure as without these rows */
     int64_t lora_rank;           /* r, default 8 */
@@ -555,7 +553,6 @@ struct core_resolved {
     int64_t stage_layers;       /* decoder layers (+ MTP) of the heaviest pipeline rank */
     struct core_layout layout;  /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
     unsigned recompute_modules; /* enum core_recompute_module bits (selective recompute) */
-    int optimizer_moments;      /* 0 fp32, 1 bf16: the moments' bytes halve */
     /* What the reply echoes for these inputs: the experts' tensor-parallel size in use, the
      * modules as a comma-separated list, the layout as given ("" = none). */
     int64_t etp_used;

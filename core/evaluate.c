@@ -79,7 +79,6 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
         r->grad_precision = in->precision == CORE_PREC_FP8 ? CORE_PREC_BF16 : in->precision;
     r->master_weights = flag_or(in->master_weights, !fp32);
     r->optimizer = in->optimizer;
-    r->optimizer_moments = in->optimizer_moments == 1 ? 1 : 0;
     r->checkpointing = in->checkpointing;
     if (!core_recompute_parse(in->recompute_modules, strnlen(in->recompute_modules, CORE_TEXT_MAX),
                               &r->recompute_modules))

@@ -42,9 +42,9 @@
 #define CORE_GLOBAL_BATCH_MAX 1e12   /* sequences */
 #define CORE_MFU_PREDICTED    0.0    /* the stored mfu of the word "predicted" */
 #define CORE_MOE_EXPERTS_MAX  100000 /* = CORE_EXPERTS_MAX (core.h) */
-#define CORE_TEXT_MAX         256    /* a text input's bytes, its NUL included */
 #define CORE_LORA_RANK_MAX    65536  /* adapter rank r */
 #define CORE_LORA_ALPHA_MAX   1e6
+#define CORE_TEXT_MAX         256 /* a text input's bytes, its NUL included */
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {
@@ -59,8 +59,8 @@ enum core_input_kind {
     CORE_KIND_GPUS,    /* /plan: one catalog id or a list of them */
     CORE_KIND_PRICES,  /* /plan: one price, or prices by GPU id */
     CORE_KIND_OBJECT,  /* a JSON object the api decodes itself (`config`); stored as "given" */
-    CORE_KIND_TEXT,    /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
     CORE_KIND_MODULES, /* a list of module names (lora_targets), stored as a mask (adapters.h) */
+    CORE_KIND_TEXT,    /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
     CORE_KIND_COUNT
 };
 

@@ -137,30 +137,6 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
         plan_offer_layout_best(s, &best, group, have_group);
 }
 
-int plan_expert_choices(int64_t experts, int64_t tp, int64_t ep[], int64_t etp[])
-{
-    int n = 0;
-
-    if (experts <= 0) {
-        ep[0] = 1, etp[0] = tp;
-        return 1;
-    }
-    for (int64_t e = 1; e <= experts && e <= CORE_PLAN_EP_MAX && n + 2 <= PLAN_EXPERT_CHOICES;
-         e *= 2) {
-        if (experts % e != 0)
-            continue;
-        ep[n] = e, etp[n++] = tp;
-        if (tp > 1)
-            ep[n] = e, etp[n++] = 1;
-    }
-    return n;
-}
-
-bool plan_expert_grid_ok(const struct layout *L, int64_t gpus)
-{
-    return gpus % (L->etp * L->ep * L->pp) == 0;
-}
-
 static int64_t next_gpus(int64_t g)
 {
     return g < CORE_PLAN_NODE_GPUS ? g + 1 : g + CORE_PLAN_NODE_GPUS;

@@ -1,7 +1,8 @@
 /*
- * plan_table.c - the one table both planner searches share (plan.c, the assumed-MFU model;
+ * plan_table.c - what both planner searches share (plan.c, the assumed-MFU model;
  * plan_predict.c, the step-time model): a layout's activations per checkpointing mode and
- * micro-batch, computed once per (tp, pp, cp) with the ledger's own function.
+ * micro-batch, computed once per (tp, pp, cp) with the ledger's own function, and the experts'
+ * layouts (ep, etp) a MoE model is searched over.
  */
 #include <stdint.h>
 
@@ -27,4 +28,29 @@ void plan_activation_table(struct search *s, struct layout *L)
             L->steps[ck] = bi + 1;
         }
     }
+}
+
+/* The experts' layouts the search tries (plan_internal.h). */
+int plan_expert_choices(int64_t experts, int64_t tp, int64_t ep[], int64_t etp[])
+{
+    int n = 0;
+
+    if (experts <= 0) {
+        ep[0] = 1, etp[0] = tp;
+        return 1;
+    }
+    for (int64_t e = 1; e <= experts && e <= CORE_PLAN_EP_MAX && n + 2 <= PLAN_EXPERT_CHOICES;
+         e *= 2) {
+        if (experts % e != 0)
+            continue;
+        ep[n] = e, etp[n++] = tp;
+        if (tp > 1)
+            ep[n] = e, etp[n++] = 1;
+    }
+    return n;
+}
+
+bool plan_expert_grid_ok(const struct layout *L, int64_t gpus)
+{
+    return gpus % (L->etp * L->ep * L->pp) == 0;
 }

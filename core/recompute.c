@@ -15,8 +15,6 @@
 
 #include "internal.h"
 
-const char *const core_moment_precision_names[2] = {"fp32", "bf16"};
-
 const char *const core_recompute_module_names[CORE_RC_COUNT] = {
     "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
 

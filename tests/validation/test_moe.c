@@ -60,7 +60,7 @@ struct setting {
     int mtp;             /* mtp_layers */
     int etp;             /* 0 = the row's column, else Megatron's default (tp) */
     const char *modules; /* recompute_modules under selective recompute, or NULL */
-    bool bf16_moments;   /* optimizer_moments bf16 */
+    bool bf16_moments;   /* optimizer_state_dtype bf16 */
 };
 
 static const struct setting settings[] = {
@@ -245,7 +245,8 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
         in->mtp_layers = s->mtp;
         if (s->etp > 0)
             in->etp = s->etp;
-        in->optimizer_moments = s->bf16_moments ? 1 : 0;
+        if (s->bf16_moments)
+            in->optimizer_state_dtype = CORE_STATE_BF16;
         if (s->modules != NULL)
             snprintf(in->recompute_modules, sizeof in->recompute_modules, "%s", s->modules);
     }

@@ -36,8 +36,7 @@ void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result 
     k_int(w, KEY("tp"), s->tp);
     k_int(w, KEY("pp"), s->pp);
     k_int(w, KEY("ep"), s->ep);
-    k_real_if(w, KEY("memory_gb"), m->memory_gb > 0 && r->per_gpu.capacity > 0,
-              (double)r->per_gpu.capacity / 1e9);
+    k_real_if(w, KEY("memory_gb"), s->memory_gb > 0, s->memory_gb);
     api_write_shape(w, &m->shape);
     if (source != NULL)
         k_str(w, KEY("source"), source);

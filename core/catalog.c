@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "serve.h"
 #include "internal.h"
 
 const char *const core_precision_names[4] = {"bf16", "fp16", "fp32", "fp8"};
@@ -21,6 +22,12 @@ const char *const core_attention_flops_names[2] = {"full", "causal"};
 const char *const core_count_names[3] = {"six_nd", "model", "hardware"};
 const char *const core_bottleneck_names[3] = {"none", "state", "activations"};
 const char *const core_offload_names[2] = {"none", "cpu"};
+/* /inference's names (serve.h); here with the other names, so the input table (inputs.c) needs
+ * nothing from serve.c. */
+const char *const core_engine_names[CORE_ENGINE_COUNT] = {"vllm", "vllm_v0", "sglang", "trtllm",
+                                                          "llama.cpp"};
+const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT] = {"auto", "fp8", "fp8_e4m3",
+                                                              "fp8_e5m2"};
 const char *const core_shape_source_names[5] = {"preset", "architecture", "nearest_preset",
                                                 "aspect_ratio", "config"};
 const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",

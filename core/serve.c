@@ -26,11 +26,6 @@
 #include "serve.h"
 #include "serve_internal.h"
 
-const char *const core_engine_names[CORE_ENGINE_COUNT] = {"vllm", "vllm_v0", "sglang", "trtllm",
-                                                          "llama.cpp"};
-const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT] = {"auto", "fp8", "fp8_e4m3",
-                                                              "fp8_e5m2"};
-
 #define GIB 1073741824.0
 #define MIB 1048576
 #define KIB 1024
@@ -226,6 +221,7 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
     s->context = context;
     s->enforce_eager = in->enforce_eager || in->engine == CORE_ENGINE_LLAMACPP;
     s->hbm_tbps = in->hbm_tbps > 0 ? in->hbm_tbps : core_gpus[m->gpu].hbm_tbps;
+    s->memory_gb = in->base.memory_gb;
     s->tp = m->tp;
     s->pp = m->pp;
     s->ep = in->base.ep;
@@ -358,7 +354,10 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
     struct core_serve_memory *g = &out->per_gpu;
     int db = dtype_bytes(out->model.precision);
     int64_t comm = s->tp * s->pp > 1 ? NON_TORCH_PARALLEL : NON_TORCH_SINGLE, sum;
-    int64_t seqs = s->engine == CORE_ENGINE_LLAMACPP ? 0 : s->max_num_seqs;
+    /* vLLM's and SGLang's profile runs their sampler over max_num_seqs rows; TensorRT-LLM's
+     * logits live in its runtime and decoder buffers (added below), llama.cpp's in the ubatch. */
+    bool sampler = s->engine != CORE_ENGINE_LLAMACPP && s->engine != CORE_ENGINE_TRTLLM;
+    int64_t seqs = sampler ? s->max_num_seqs : 0;
 
     memset(g, 0, sizeof *g);
     g->capacity =
@@ -399,7 +398,7 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Entry point
+ * Resolution of the inputs (core_serve() itself is in serve_main.c)
  * ------------------------------------------------------------------------------------------- */
 
 /* core_evaluate()'s resolution of the model on one replica (gpus = tp * pp when left at 1). */
@@ -419,19 +418,12 @@ static enum core_status resolve_model(const struct core_serve_input *in, struct 
     return st;
 }
 
-enum core_status core_serve(const struct core_serve_input *in, struct core_serve_result *out,
-                            struct core_problems *problems)
+enum core_status core_serve_resolve(const struct core_serve_input *in,
+                                    struct core_serve_result *out, struct core_problems *p)
 {
-    struct core_problems scratch;
-    struct core_problems *p = problems != NULL ? problems : &scratch;
     const struct core_arch *a;
     enum core_status st;
 
-    p->count = 0;
-    if (in == NULL || out == NULL) {
-        core_problem_add(p, "input", "no input or no result to fill");
-        return CORE_EINVAL;
-    }
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < core_serve_input_count; i++)
         if (!core_input_valid(&core_serve_inputs[i], in))
@@ -446,14 +438,5 @@ enum core_status core_serve(const struct core_serve_input *in, struct core_serve
     core_serve_engine_defaults(in, out->model.gpu, &out->resolved);
     check_parallel(a, &out->resolved, p);
     check_formats(in, &out->model, p);
-    if (p->count > 0)
-        return CORE_EINVAL;
-    if (!core_serve_size_replica(a, out->model.gpu, &in->base, &out->resolved, out)) {
-        core_problem_add(p, "params", "the replica's memory overflows 64-bit bytes");
-        return CORE_ERANGE;
-    }
-    core_serve_warnings(out, in->max_num_seqs > 0, out);
-    if (!out->fits)
-        core_serve_advise(a, in, out, out);
-    return CORE_OK;
+    return p->count > 0 ? CORE_EINVAL : CORE_OK;
 }

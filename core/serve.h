@@ -117,6 +117,7 @@ struct core_serve_resolved {
     int64_t context; /* the model's positions (preset or config); 0 = unknown */
     bool enforce_eager;
     double hbm_tbps;
+    double memory_gb; /* the memory_gb override (decimal GB), 0 = the catalog's usable figure */
     int64_t gpus, tp, pp, ep;
 };
 

@@ -19,6 +19,11 @@ int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t 
 /* The usable (driver-reported) bytes of catalog row gpu: usable_gib, else the nominal GB. */
 int64_t core_serve_usable_bytes(int gpu);
 
+/* serve.c: the inputs checked one by one, the model resolved (core_evaluate()'s rules), the
+ * serving inputs after the engine's defaults and their combinations checked (CORE_EINVAL /
+ * CORE_ERANGE with p filled); out is zeroed first. */
+enum core_status core_serve_resolve(const struct core_serve_input *in,
+                                    struct core_serve_result *out, struct core_problems *p);
 /* serve.c: the engine's defaults for the replica on catalog row gpu (tokens, sequences, block
  * size, SGLang's fraction) into s; one replica sized with s (false when a figure overflows). */
 void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,

@@ -554,9 +554,9 @@ START_TEST(megatron_moe_layout)
         "tied_embeddings", 1, "experts", 8, "experts_per_token", 2, "ep", 4, "etp", 1, "tp", 2,
         "pp", 2, "decoder_first_pipeline_num_layers", 12, "decoder_last_pipeline_num_layers", 14,
         "checkpointing", "selective", "recompute_modules", "core_attn,moe_act", "mtp_layers", 1,
-        "optimizer_state_dtype", "bf16", "precision", "bf16", "grad_precision", "fp32", "zero_stage", 0,
-        "sequence_parallel", 0, "tp_comm_overlap", 0, "dp_comm_overlap", 0, "flash_attention", 1,
-        "optimizer", "adamw", "gpus", 16, "framework", "megatron");
+        "optimizer_state_dtype", "bf16", "precision", "bf16", "grad_precision", "fp32",
+        "zero_stage", 0, "sequence_parallel", 0, "tp_comm_overlap", 0, "dp_comm_overlap", 0,
+        "flash_attention", 1, "optimizer", "adamw", "gpus", 16, "framework", "megatron");
 
     expect_warnings(same_reply(launch, spelled, "megatron_args"), want, 2);
 }

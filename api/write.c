@@ -174,7 +174,11 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
         return;
     }
     if (row->store != CORE_STORE_DOUBLE) {
-        api_jsonw_int(w, echo_int(row, at));
+        int64_t v = echo_int(row, at);
+        if (row->nullable && (double)v == row->dflt)
+            api_jsonw_null(w); /* still "not given" */
+        else
+            api_jsonw_int(w, v);
         return;
     }
     memcpy(&d, at, sizeof d);
@@ -365,7 +369,7 @@ void api_write_performance_members(struct api_jsonw *w, const struct core_perf *
         p->breakdown.compute, p->breakdown.memory_bound, p->breakdown.recompute,
         p->breakdown.tp_comm, p->breakdown.cp_comm,      p->breakdown.pp_bubble,
         p->breakdown.pp_comm, p->breakdown.dp_comm,      p->breakdown.optimizer,
-        p->breakdown.ep_comm, p->breakdown.offload,
+        p->breakdown.ep_comm, p->breakdown.offload,      p->breakdown.moe_host,
     };
 
     k_real(w, KEY("step_seconds"), p->step_seconds);

@@ -22,6 +22,8 @@ const char *const core_attention_flops_names[2] = {"full", "causal"};
 const char *const core_count_names[3] = {"six_nd", "model", "hardware"};
 const char *const core_bottleneck_names[3] = {"none", "state", "activations"};
 const char *const core_offload_names[2] = {"none", "cpu"};
+const char *const core_moe_dispatcher_names[CORE_MOE_DISPATCHER_COUNT] = {"alltoall", "deepep",
+                                                                          "hybridep"};
 /* /inference's names (serve.h); here with the other names, so the input table (inputs.c) needs
  * nothing from serve.c. */
 const char *const core_engine_names[CORE_ENGINE_COUNT] = {"vllm", "vllm_v0", "sglang", "trtllm",

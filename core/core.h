@@ -73,6 +73,13 @@ enum core_shape_source {
 /* Where ZeRO-Offload / ZeRO-Infinity keep a piece of the training state. */
 enum core_offload { CORE_OFFLOAD_NONE, CORE_OFFLOAD_CPU };
 
+/* How a MoE layer's tokens travel to their experts (Megatron-Core --moe-token-dispatcher-type
+ * and --moe-flex-dispatcher-backend; docs/model.md, "Mixture of experts"): NCCL all-to-all sends
+ * one copy per chosen expert; DeepEP and HybridEP send a token once per remote node that holds
+ * any of its experts and forward it over NVLink there. */
+enum core_moe_dispatcher { CORE_MOE_ALLTOALL, CORE_MOE_DEEPEP, CORE_MOE_HYBRIDEP };
+#define CORE_MOE_DISPATCHER_COUNT 3
+
 enum core_bottleneck { CORE_BOTTLENECK_NONE, CORE_BOTTLENECK_STATE, CORE_BOTTLENECK_ACTIVATIONS };
 
 /* How the layers fall on the pipeline's pp x virtual_stages stages (core/layout.c). */
@@ -163,6 +170,8 @@ extern const char *const core_bottleneck_names[3]; /* "none", "state", "activati
 /* "preset", "architecture", "nearest_preset", "aspect_ratio", "config" */
 extern const char *const core_shape_source_names[5];
 extern const char *const core_offload_names[2]; /* "none", "cpu" */
+/* "alltoall", "deepep", "hybridep" */
+extern const char *const core_moe_dispatcher_names[CORE_MOE_DISPATCHER_COUNT];
 
 /* ---------------------------------------------------------------------------------------------
  * Tables: GPU catalog and model presets (model.md)
@@ -466,6 +475,10 @@ struct core_input {
                                        = 0, the rest sliding; 0 = every layer sliding */
     int64_t ep;                     /* expert-parallel degree, default 1 */
     enum core_offload offload_optimizer, offload_params; /* default none */
+    /* Expert time (perf.c, docs/model.md "Mixture of experts"). */
+    enum core_moe_dispatcher moe_dispatcher; /* default alltoall (Megatron-Core's default) */
+    bool moe_comm_overlap;                   /* --overlap-moe-expert-parallel-comm; default false */
+    double moe_load_imbalance; /* tokens on the busiest expert rank / the mean; default 1 */
     /* MoE parallel folding and uneven pipeline stages (core/layout.c; docs/model.md, "MoE
      * layout" and "Pipeline split"): Megatron-Core's names. 0 = not given. */
     int64_t etp;                /* expert tensor-parallel size; 0 = tp (Megatron's default) */
@@ -539,6 +552,9 @@ struct core_resolved {
     int64_t expert_params; /* routed experts' weights within params (what ep divides) */
     int64_t ep;            /* expert-parallel degree */
     enum core_offload offload_optimizer, offload_params;
+    enum core_moe_dispatcher moe_dispatcher;
+    bool moe_comm_overlap;
+    double moe_load_imbalance;
     /* MoE parallel folding (Megatron-Core parallel_state.py): the experts' own layout,
      * etp x ep x edp = tp x cp x dp; the experts' gradients and optimizer state are sharded over
      * the expert data-parallel group of edp ranks. */
@@ -656,6 +672,7 @@ struct core_perf_breakdown {
     double optimizer;    /* the optimizer step over the local shard, memory-bound */
     double ep_comm;      /* MoE token all-to-alls (dispatch, combine) over the ep group */
     double offload;      /* PCIe traffic of offloaded state and the CPU optimizer step */
+    double moe_host;     /* host time a MoE layer's device-to-host sync exposes (perf.c) */
 };
 
 struct core_perf {
@@ -672,7 +689,7 @@ struct core_perf {
 };
 
 /* Names of the breakdown terms in struct order ("compute", "memory_bound", ...). */
-#define CORE_PERF_TERMS 11
+#define CORE_PERF_TERMS 12
 extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 
 #define CORE_MAX_NOTES   12

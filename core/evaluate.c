@@ -182,6 +182,9 @@ static enum core_status resolve(const struct core_input *in, struct core_resolve
     r->ep = in->ep;
     r->offload_optimizer = in->offload_optimizer;
     r->offload_params = in->offload_params;
+    r->moe_dispatcher = in->moe_dispatcher;
+    r->moe_comm_overlap = in->moe_comm_overlap;
+    r->moe_load_imbalance = in->moe_load_imbalance;
     core_layout_resolve(in, st == CORE_OK, r);
     return st;
 }

@@ -22,6 +22,7 @@ _Static_assert(sizeof(enum core_flag) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_framework) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_memory_metric) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_offload) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_moe_dispatcher) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_finetune) == sizeof(int), "enum size");
 _Static_assert(CORE_MOE_EXPERTS_MAX == CORE_EXPERTS_MAX, "one bound on experts");
 _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
@@ -147,6 +148,19 @@ const struct core_input_spec core_inputs[] = {
             "multi-token prediction layers (DeepSeek-V3: 1) on the last pipeline stage: their "
             "weights, FLOPs and activations",
             ECHO(mtp_layers)),
+    CHOICE_ROW("moe_dispatcher", moe_dispatcher, core_moe_dispatcher_names, CORE_MOE_ALLTOALL,
+               false, NULL,
+               "how MoE tokens reach their experts: alltoall (NCCL, one copy per expert), deepep "
+               "or hybridep (one copy per remote node, forwarded over NVLink)",
+               ECHO(moe_dispatcher)),
+    {"moe_comm_overlap", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(moe_comm_overlap), 0, 0, false, 0,
+     false, false, false, false, NO_CHOICES, "", NULL,
+     "expert all-to-all overlapped with another micro-batch's compute "
+     "(Megatron --overlap-moe-expert-parallel-comm, DeepSeek DualPipe)", ECHO(moe_comm_overlap)},
+    REAL_ROW("moe_load_imbalance", moe_load_imbalance, 1, CORE_MOE_IMBALANCE_MAX, false, 1, false,
+             false, "ratio", NULL,
+             "tokens on the busiest expert rank over the mean; 1 = force-balanced routing",
+             ECHO(moe_load_imbalance)),
     CHOICE_ROW("offload_optimizer", offload_optimizer, core_offload_names, CORE_OFFLOAD_NONE, false,
                NULL, "optimizer state (master weights, moments) in host memory (ZeRO-Offload)",
                ECHO(offload_optimizer)),

@@ -19,32 +19,33 @@
 #include <stddef.h>
 
 /* Input bounds; the rows below use them and a few model functions search up to them. */
-#define CORE_PARAMS_MAX       1e15
-#define CORE_TOKENS_MAX       1e18
-#define CORE_GPUS_MAX         10000000
-#define CORE_SEQ_LEN_MAX      100000000
-#define CORE_BATCH_MAX        1000000
-#define CORE_LAYERS_MAX       100000
-#define CORE_HIDDEN_MAX       1000000
-#define CORE_FFN_HIDDEN_MAX   4000000
-#define CORE_HEADS_MAX        100000
-#define CORE_VOCAB_MAX        100000000
-#define CORE_PARALLEL_MAX     1000000 /* tp, pp */
-#define CORE_MEMORY_GB_MIN    1e-9    /* one byte */
-#define CORE_MEMORY_GB_MAX    1e6
-#define CORE_PEAK_TFLOPS_MIN  1e-3
-#define CORE_PEAK_TFLOPS_MAX  1e9
-#define CORE_MFU_MIN          1e-4
-#define CORE_USD_MAX          1e6
-#define CORE_TPS_MAX          1e18
-#define CORE_GBS_MAX          1e6 /* link bandwidth, GB/s */
-#define CORE_NODE_GPUS_MAX    1000000
-#define CORE_GLOBAL_BATCH_MAX 1e12   /* sequences */
-#define CORE_MFU_PREDICTED    0.0    /* the stored mfu of the word "predicted" */
-#define CORE_MOE_EXPERTS_MAX  100000 /* = CORE_EXPERTS_MAX (core.h) */
-#define CORE_LORA_RANK_MAX    65536  /* adapter rank r */
-#define CORE_LORA_ALPHA_MAX   1e6
-#define CORE_TEXT_MAX         256 /* a text input's bytes, its NUL included */
+#define CORE_PARAMS_MAX        1e15
+#define CORE_TOKENS_MAX        1e18
+#define CORE_GPUS_MAX          10000000
+#define CORE_SEQ_LEN_MAX       100000000
+#define CORE_BATCH_MAX         1000000
+#define CORE_LAYERS_MAX        100000
+#define CORE_HIDDEN_MAX        1000000
+#define CORE_FFN_HIDDEN_MAX    4000000
+#define CORE_HEADS_MAX         100000
+#define CORE_VOCAB_MAX         100000000
+#define CORE_PARALLEL_MAX      1000000 /* tp, pp */
+#define CORE_MEMORY_GB_MIN     1e-9    /* one byte */
+#define CORE_MEMORY_GB_MAX     1e6
+#define CORE_PEAK_TFLOPS_MIN   1e-3
+#define CORE_PEAK_TFLOPS_MAX   1e9
+#define CORE_MFU_MIN           1e-4
+#define CORE_USD_MAX           1e6
+#define CORE_TPS_MAX           1e18
+#define CORE_GBS_MAX           1e6 /* link bandwidth, GB/s */
+#define CORE_NODE_GPUS_MAX     1000000
+#define CORE_GLOBAL_BATCH_MAX  1e12   /* sequences */
+#define CORE_MFU_PREDICTED     0.0    /* the stored mfu of the word "predicted" */
+#define CORE_MOE_EXPERTS_MAX   100000 /* = CORE_EXPERTS_MAX (core.h) */
+#define CORE_MOE_IMBALANCE_MAX 1024   /* moe_load_imbalance; the model caps it at ep */
+#define CORE_LORA_RANK_MAX     65536  /* adapter rank r */
+#define CORE_LORA_ALPHA_MAX    1e6
+#define CORE_TEXT_MAX          256 /* a text input's bytes, its NUL included */
 
 /* What a value is, which decides its syntax in the api layer and its check here. */
 enum core_input_kind {

@@ -21,7 +21,7 @@
 
 const char *const core_perf_term_names[CORE_PERF_TERMS] = {
     "compute", "memory_bound", "recompute", "tp_comm", "cp_comm", "pp_bubble",
-    "pp_comm", "dp_comm",      "optimizer", "ep_comm", "offload"};
+    "pp_comm", "dp_comm",      "optimizer", "ep_comm", "offload", "moe_host"};
 
 /* ---------------------------------------------------------------------------------------------
  * Constants per generation. Sources in docs/model.md, "Step time" / "Constants".
@@ -95,6 +95,16 @@ static const struct gen gens[CORE_GEN_COUNT] = {
 /* ZeRO-3 / FSDP gathers and reduces the weights in pieces of at most this many parameters
  * (DeepSpeed's stage3_prefetch_bucket_size default, 5e7; FSDP wraps one block per unit). */
 #define ZERO3_BUCKET 5e7
+
+/* Host time exposed per MoE layer per pass (forward; backward counted twice, as every per-layer
+ * term): the dropless grouped GEMM takes its per-expert token counts as a host list
+ * (Megatron-Core experts.py, TEGroupedMLP: tokens_per_expert.tolist() for Transformer Engine's
+ * GroupedLinear m_splits), a device-to-host sync every MoE layer, after which the GPU waits while
+ * the host issues the layer's remaining eager-mode kernels (permute, per-expert quantize and
+ * GEMM, activation, unpermute, combine). Fitted: 1.4 ms is the value that minimises the MAPE over
+ * the Megatron-Bridge 26.04.01 rows of tests/validation/moe-measured.csv (tuning set); the 25.11
+ * rows and the DeepSeek-V3 write-up rows are the hold-out (docs/model.md, "Mixture of experts"). */
+#define MOE_HOST_S 1.4e-3
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
@@ -254,6 +264,16 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     }
     in->ep = r->ep;
     in->expert_params = (double)r->expert_params;
+    in->etp = core_etp(r); /* as given, else tp (Megatron-Core's default) */
+    in->mtp_layers = r->mtp_layers;
+    in->moe_dispatcher = r->moe_dispatcher;
+    in->moe_comm_overlap = r->moe_comm_overlap;
+    in->moe_load_imbalance = r->moe_load_imbalance;
+    in->q_lora_rank = a->q_lora_rank;
+    in->kv_lora_rank = a->kv_lora_rank;
+    in->qk_nope_head_dim = a->qk_nope_head_dim;
+    in->qk_rope_head_dim = a->qk_rope_head_dim;
+    in->v_head_dim = a->v_head_dim;
     in->offload_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
@@ -271,6 +291,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
 /* Per micro-batch, per pipeline stage: the pieces one micro-batch costs one GPU. */
 struct micro {
     double compute, memory, recompute, tp, cp;
+    double host;        /* MoE host time (MOE_HOST_S per MoE layer per pass) */
     double fwd_compute; /* forward GEMM + attention time: the window backward comm can hide in */
 };
 
@@ -279,51 +300,187 @@ struct shape {
     double peak, peak16, rate, rate16;
 };
 
-/* A MoE model's forward GEMMs per layer, averaged over its layers: attention as a dense
- * layer; a MoE layer's MLP is the router (d -> E), each of the E/ep local experts on its share
- * of the tokens - rows k ep / E of them, arriving from the ep ranks, a smaller GEMM that runs
- * at its own (lower) efficiency - and the shared experts on every token. */
-static double moe_gemms(const struct core_perf_input *in, const struct gen *k,
-                        const struct shape *x, double qkv, double aw, double f_in)
+/* The busiest expert rank's tokens over the mean (moe_load_imbalance), at most ep. */
+static double imbalance(const struct core_perf_input *in)
+{
+    double lam = at_least(in->moe_load_imbalance, 1), ep = at_least((double)in->ep, 1);
+
+    return lam < ep ? lam : ep;
+}
+
+static double etp_of(const struct core_perf_input *in)
+{
+    return at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
+}
+
+/* Forward GEMMs of one attention block. Standard: QKV (r, (a + 2k) h_d / t, d) and the output
+ * (r, d, a h_d / t). MLA (Megatron-Core's MLASelfAttention): the down projections q_a
+ * (r, q_lora, d) and kv_a (r, kv_lora + rope, d) are replicated over tp, the up projections
+ * q_b (r, a (nope + rope) / t, q_lora) and kv_b (r, a (nope + v) / t, kv_lora) and the output
+ * (r, d, a v / t) split by tp. */
+static double attention_gemms(const struct core_perf_input *in, const struct gen *k,
+                              const struct shape *x)
+{
+    double t = x->t, rows = x->rows, h = k->half_dim, d = x->d, rate = x->rate;
+
+    if (in->kv_lora_rank <= 0)
+        return gemm(rows, (x->a + 2.0 * x->kv) * x->hd / t, d, rate, h) +
+               gemm(rows, d, x->a * x->hd / t, rate, h);
+    double nope = (double)in->qk_nope_head_dim, rope = (double)in->qk_rope_head_dim;
+    double v = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
+    double ql = (double)in->q_lora_rank, kvl = (double)in->kv_lora_rank;
+    double q = ql > 0
+                   ? gemm(rows, ql, d, rate, h) + gemm(rows, x->a * (nope + rope) / t, ql, rate, h)
+                   : gemm(rows, x->a * (nope + rope) / t, d, rate, h);
+    return q + gemm(rows, kvl + rope, d, rate, h) +
+           gemm(rows, x->a * (nope + v) / t, kvl, rate, h) + gemm(rows, d, x->a * v / t, rate, h);
+}
+
+/* A MoE layer's forward MLP GEMMs on one rank: the router (r / t, E, d) on this rank's
+ * sequence-parallel tokens; each of the E/ep local experts, gated fc1 (n, 2 f_e / etp, d) and
+ * fc2 (n, d, f_e / etp) on its n = core_perf_expert_tokens() copies - Megatron-Core's grouped
+ * GEMM (experts.py, TEGroupedMLP) runs them one after another, each a smaller GEMM at its own
+ * efficiency - times the load imbalance (the step waits for the busiest rank); the shared
+ * experts on every token, split by tp. */
+static double moe_mlp_gemms(const struct core_perf_input *in, const struct gen *k,
+                            const struct shape *x)
 {
     double t = x->t, rows = x->rows, h = k->half_dim, d = x->d, rate = x->rate;
     double E = at_least((double)in->experts, 1), ep = at_least((double)in->ep, 1);
-    double topk = at_least((double)in->experts_per_token, 1), fe = (double)in->moe_ffn_hidden;
-    double fs = (double)in->shared_ffn_hidden, gated = in->gated_mlp ? 2.0 : 1.0;
-    double moe = (double)in->moe_layers, dense = x->L - moe;
-    double tok = rows * topk * ep / E;
-    double attn = gemm(rows, qkv / t, d, rate, h) + gemm(rows, d, aw / t, rate, h);
-    double dense_mlp = gemm(rows, f_in / t, d, rate, h) + gemm(rows, d, x->f / t, rate, h);
-    double moe_mlp =
-        gemm(rows, E, d, rate, h) +
-        E / ep * (gemm(tok, gated * fe / t, d, rate, h) + gemm(tok, d, fe / t, rate, h));
+    double fe = (double)in->moe_ffn_hidden / etp_of(in), fs = (double)in->shared_ffn_hidden;
+    double gated = in->gated_mlp ? 2.0 : 1.0, n = core_perf_expert_tokens(in);
+    double mlp =
+        gemm(rows / t, E, d, rate, h) +
+        imbalance(in) * E / ep * (gemm(n, gated * fe, d, rate, h) + gemm(n, d, fe, rate, h));
+
     if (in->shared_experts > 0 && fs > 0)
-        moe_mlp += (double)in->shared_experts *
-                   (gemm(rows, gated * fs / t, d, rate, h) + gemm(rows, d, fs / t, rate, h));
-    return attn + (dense * dense_mlp + moe * moe_mlp) / x->L;
+        mlp += (double)in->shared_experts *
+               (gemm(rows, gated * fs / t, d, rate, h) + gemm(rows, d, fs / t, rate, h));
+    return mlp;
 }
 
-/* The MoE token exchange of one micro-batch on one stage: per MoE layer an all-to-all to
- * dispatch each token's k copies (b s/cp d k elements, split by tp) to its experts and one to
- * combine them, forward and again backward (and once more each under full recompute). Each
- * rank keeps 1/ep of its bytes. The ep group (ranks tp*cp apart) talks over the scale-up link
- * when ep tp cp GPUs fit in one domain, else over the network. Not overlapped (Megatron-LM's
- * default). */
-static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
-                          const struct shape *x)
+/* Forward GEMMs per layer, averaged over the layers (dense and MoE MLPs). */
+static double layer_gemms(const struct core_perf_input *in, const struct gen *k,
+                          const struct shape *x, double f_in)
 {
-    double ep = at_least((double)in->ep, 1), stride = x->t * x->c;
+    double t = x->t, rows = x->rows, h = k->half_dim, d = x->d, rate = x->rate;
+    double moe = in->moe_layers > 0 ? (double)in->moe_layers : 0.0;
+
+    if (moe <= 0 && in->kv_lora_rank <= 0)
+        return gemm(rows, (x->a + 2.0 * x->kv) * x->hd / t, d, rate, h) +
+               gemm(rows, d, x->a * x->hd / t, rate, h) + gemm(rows, f_in / t, d, rate, h) +
+               gemm(rows, d, x->f / t, rate, h);
+    double dense_mlp = gemm(rows, f_in / t, d, rate, h) + gemm(rows, d, x->f / t, rate, h);
+    return attention_gemms(in, k, x) +
+           ((x->L - moe) * dense_mlp + moe * moe_mlp_gemms(in, k, x)) / x->L;
+}
+
+/* Element-wise bytes per token (of r) of one MoE layer's MLP, forward, in place of the dense
+ * activation term: the expert activation (read 2 f_e, write f_e when gated) over the k copies,
+ * times the imbalance; the shared experts' activation; the router's fp32 scores, softmax and
+ * top-k (~8 E + 12 k bytes on r / t tokens); the permutation: the all-to-all dispatcher
+ * (moe_utils.py permute / unpermute, sort_chunks_by_idxs) reads and writes each of the k copies
+ * three times each way (6 k d + 2 d elements on r / t tokens), the flex dispatchers fuse
+ * permute into dispatch and unpermute into combine (2 k d + 2 d). FP8 casts each expert GEMM
+ * input (read 2, write 1 byte). */
+static double moe_mlp_bytes(const struct core_perf_input *in, const struct shape *x, bool fp8)
+{
+    double t = x->t, d = x->d, e = x->e, kk = at_least((double)in->experts_per_token, 1);
+    double fe = (double)in->moe_ffn_hidden, fs = (double)in->shared_ffn_hidden;
+    double gated = in->gated_mlp ? 2.0 : 1.0, lam = imbalance(in), etp = etp_of(in);
+    double perm = in->moe_dispatcher == CORE_MOE_ALLTOALL ? 6.0 : 2.0;
+    double shared =
+        in->shared_experts > 0 ? (double)in->shared_experts * (gated + 1.0) * fs / t : 0;
+    double bytes = e * (lam * kk * (gated + 1.0) * fe / t + shared + (perm * kk + 2.0) * d / t) +
+                   (8.0 * (double)in->experts + 12.0 * kk) / t;
+
+    if (fp8)
+        bytes += 3.0 * lam * kk * (etp * d + fe) / t;
+    return bytes;
+}
+
+/* Element-wise forward bytes per token per layer: two norms (read+write d each), two residual
+ * adds with dropout (read 2d, write d, mask d/2 each) = 11 d elements, split by tp only under
+ * sequence parallelism; the MLP activation reads f_in and writes f (split by tp). FP8 casts each
+ * GEMM input once (read 2, write 1 bytes). A MoE layer's MLP takes moe_mlp_bytes(), averaged
+ * over the layers. */
+static double elementwise_bytes(const struct core_perf_input *in, const struct shape *x,
+                                double f_in, bool fp8)
+{
+    double t = x->t, aw = x->a * x->hd;
+    double rep = 11.0 * x->d / (in->sequence_parallel ? t : 1.0);
+    double moe = in->moe_layers > 0 ? (double)in->moe_layers : 0.0;
+
+    if (moe <= 0) {
+        double elt = x->e * (rep + (f_in + x->f) / t);
+        if (fp8)
+            elt += 3.0 * (2.0 * x->d + aw / t + x->f / t);
+        return elt;
+    }
+    double dense = x->e * (f_in + x->f) / t + (fp8 ? 3.0 * (x->d + x->f / t) : 0.0);
+    double elt = x->e * rep + ((x->L - moe) * dense + moe * moe_mlp_bytes(in, x, fp8)) / x->L;
+    if (fp8)
+        elt += 3.0 * (x->d + aw / t);
+    return elt;
+}
+
+/* One all-to-all of one micro-batch (core_perf_ep_traffic): the NVLink and network parts run
+ * at once, so the slower sets its time; the busiest rank receives `imbalance` times the mean.
+ * NCCL's all-to-all posts a send and a receive per peer (ep - 1 steps of latency). With etp > 1
+ * the received tokens are also all-gathered over the etp group (reduce-scattered on the way
+ * back; token_dispatcher.py, gather_from_sequence_parallel_region). */
+static double ep_all_to_all(const struct core_perf_input *in, const struct gen *k)
+{
+    struct core_ep_traffic tr;
+    double ep = at_least((double)in->ep, 1), lam = imbalance(in), etp = etp_of(in);
+    double up = at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up;
+    double net = at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net;
+
+    core_perf_ep_traffic(in, &tr);
+    double nvl_s = lam * tr.nvlink / up, net_s = lam * tr.network / net;
+    double one = k->lat_base + (ep - 1.0) * (tr.network > 0 ? k->hop_net : k->hop_up) +
+                 (nvl_s > net_s ? nvl_s : net_s);
+    if (etp > 1) {
+        struct link l = {.bw = up, .hop = k->hop_up, .base = k->lat_base};
+        one += half_ring(lam * etp * (tr.local + tr.nvlink + tr.network), etp, l);
+    }
+    return one;
+}
+
+/* The MoE token exchange of one micro-batch on one stage: per MoE layer a dispatch and a
+ * combine forward, the same backward (and once more each forward under full recompute). With
+ * moe_comm_overlap (Megatron-Core's --overlap-moe-expert-parallel-comm, which merges one
+ * micro-batch's forward with another's backward; DeepSeek-V3's DualPipe) the exchange runs
+ * under the other micro-batch's compute, `overlap` of it hidden; off by default, as in
+ * Megatron-Core. */
+static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
+                          const struct shape *x, double window)
+{
+    double ep = at_least((double)in->ep, 1);
     double passes = in->checkpointing == CORE_CKPT_FULL ? 6.0 : 4.0;
-    bool up = ep * stride <= (double)in->gpus_per_node;
-    double bw = up ? at_least(in->intra_node_gbs, 1e-3) * 1e9 * k->up
-                   : at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net;
-    double bytes = x->rows * x->d * at_least((double)in->experts_per_token, 1) * x->e / x->t;
-    double one =
-        k->lat_base + (ep - 1.0) * (up ? k->hop_up : k->hop_net) + (ep - 1.0) / ep * bytes / bw;
 
     if (in->moe_layers <= 0 || ep <= 1)
         return 0.0;
-    return passes * (double)in->moe_layers / x->p * one;
+    /* MoE layers on the pipeline's slowest stage: its x->ls layers in the model's MoE share. */
+    double comm = passes * x->ls * (double)in->moe_layers / x->L * ep_all_to_all(in, k);
+    return in->moe_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+}
+
+/* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
+ * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). Multi-token
+ * prediction (DeepSeek-V3; Megatron-Core's --mtp-num-layers puts the modules on the last stage):
+ * each module's transformer layer is one of stage_layers (layout.c counts it on the last rank);
+ * here each adds its pass through the shared output layer and loss (its 2d -> d projection and
+ * norms left out). */
+static void last_stage(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
+                       struct micro *u)
+{
+    double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm, vt = x->V / x->t;
+    double logits = gemm(x->rows, vt, x->d, x->rate, k->half_dim);
+    double n = 1.0 + (in->mtp_layers > 0 ? (double)in->mtp_layers : 0.0);
+
+    u->compute += 3.0 * n * logits;
+    u->memory += n * x->rows * vt * 12.0 / hbm;
 }
 
 static double clamp_layers(double n, double max)
@@ -395,13 +552,20 @@ static void attention_forward(const struct core_perf_input *in, const struct gen
 {
     double t = x->t, h = k->half_dim;
     double heads = x->b * x->a / t, sq = x->s / x->c;
+    double hq = x->hd, hv = x->hd; /* MLA: QK^T over nope + rope dims, AV over the v dims */
 
+    if (in->kv_lora_rank > 0) {
+        hq = (double)(in->qk_nope_head_dim + in->qk_rope_head_dim);
+        hv = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
+    }
     *score_mem_f = 0.0;
     if (in->flash_attention) {
-        *att_f = 4.0 * heads * sq * flash_keys(in, x) * x->hd / (x->peak16 * k->flash);
+        double keys = flash_keys(in, x);
+        *att_f = in->kv_lora_rank > 0 ? 2.0 * heads * sq * keys * (hq + hv) / (x->peak16 * k->flash)
+                                      : 4.0 * heads * sq * keys * x->hd / (x->peak16 * k->flash);
         return;
     }
-    *att_f = heads * (gemm(sq, x->s, x->hd, x->rate16, h) + gemm(sq, x->hd, x->s, x->rate16, h));
+    *att_f = heads * (gemm(sq, x->s, hq, x->rate16, h) + gemm(sq, hv, x->s, x->rate16, h));
     *score_mem_f = heads * sq * x->s * 13.0 / hbm;
     if (in->linear_layers > 0) { /* linear-attention layers build no score matrix */
         *att_f *= attention_share(in, x);
@@ -412,31 +576,19 @@ static void attention_forward(const struct core_perf_input *in, const struct gen
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
-    double qkv = (x->a + 2.0 * x->kv) * x->hd, aw = x->a * x->hd;
     double f_in = in->gated_mlp ? 2.0 * x->f : x->f;
     double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm;
     double t = x->t, rows = x->rows, h = k->half_dim;
     bool fp8 = in->precision == CORE_PREC_FP8;
 
     /* Forward GEMMs of one layer: QKV, attention output, MLP in (2f wide when gated), out. */
-    double gemm_f = gemm(rows, qkv / t, x->d, x->rate, h) + gemm(rows, x->d, aw / t, x->rate, h) +
-                    gemm(rows, f_in / t, x->d, x->rate, h) + gemm(rows, x->d, x->f / t, x->rate, h);
-    if (in->moe_layers > 0)
-        gemm_f = moe_gemms(in, k, x, qkv, aw, f_in);
+    double gemm_f = layer_gemms(in, k, x, f_in);
 
     double sq = x->s / x->c;
     double att_f, score_mem_f;
     attention_forward(in, k, x, hbm, &att_f, &score_mem_f);
 
-    /* Element-wise forward bytes per token: two norms (read+write d each), two residual adds
-     * with dropout (read 2d, write d, mask d/2 each) = 11 d elements, split by tp only under
-     * sequence parallelism; the MLP activation reads f_in and writes f (split by tp). FP8
-     * casts each GEMM input once (read 2, write 1 bytes). */
-    double rep = 11.0 * x->d / (in->sequence_parallel ? t : 1.0);
-    double elt = x->e * (rep + (f_in + x->f) / t);
-    if (fp8)
-        elt += 3.0 * (2.0 * x->d + aw / t + x->f / t);
-    double mem_f = rows * elt / hbm + score_mem_f + k->launch;
+    double mem_f = rows * elementwise_bytes(in, x, f_in, fp8) / hbm + score_mem_f + k->launch;
 
     /* Tensor parallelism: two all-reduces of the (b s/cp d) activations forward, two backward
      * (reduce-scatter + all-gather pairs under sequence parallelism move the same bytes). */
@@ -455,17 +607,15 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     }
 
     double ls = x->ls;
+    double host_f = in->moe_layers > 0 ? MOE_HOST_S * (double)in->moe_layers / x->L : 0.0;
+    u->host = (in->checkpointing == CORE_CKPT_FULL ? 4.0 : 3.0) * ls * host_f;
     u->fwd_compute = ls * (gemm_f + att_f);
     u->compute = 3.0 * u->fwd_compute;
     u->memory = 3.0 * ls * mem_f;
     u->tp = 3.0 * ls * tp_f;
     u->cp = 3.0 * ls * cp_f;
 
-    /* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
-     * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). */
-    double vt = x->V / t;
-    u->compute += 3.0 * gemm(rows, vt, x->d, x->rate, h);
-    u->memory += rows * vt * 12.0 / hbm;
+    last_stage(in, k, x, u);
     double dq = 0.0;
     if (in->frozen_base)
         dq = frozen_micro(in, x, gemm_f, att_f, mem_f, hbm, h, u);
@@ -541,13 +691,14 @@ static void offload_terms(const struct core_perf_input *in, const struct shape *
 /* Pipeline: fill and drain cost (pp - 1) / v micro-batch times (interleaved 1F1B); each
  * micro-batch crosses each stage boundary forward and backward, v times when interleaved.
  * Megatron splits the sent activation over the tp ranks (scatter/gather). Neighbouring stages
- * are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. */
+ * are tp*cp*dp ranks apart: another node once that reaches gpus_per_node. A stage's time in the
+ * bubble includes its MoE host time. */
 static void pipeline_terms(const struct core_perf_input *in, const struct gen *k,
                            const struct shape *x, const struct micro *u,
                            struct core_perf_breakdown *br)
 {
     if (x->p > 1) {
-        double one = u->compute + u->memory + u->recompute + u->tp + u->cp;
+        double one = u->compute + u->memory + u->recompute + u->tp + u->cp + u->host;
         br->pp_bubble = (x->p - 1.0) / x->v * one;
         bool cross = x->t * x->c * x->dp >= (double)in->gpus_per_node;
         double bw = cross ? at_least(in->inter_node_gbs, 1e-3) * 1e9 * k->net
@@ -565,10 +716,12 @@ static void dp_terms(const struct core_perf_input *in, const struct gen *k, cons
 {
     if (x->dp > 1) {
         struct link dl = group_link(in, k, x->dp, x->t * x->c);
-        /* A MoE rank holds the non-expert weights and 1/ep of the experts' (and reduces the
-         * latter over dp/ep ranks: the same bytes per rank, counted here over dp). */
-        double held =
-            in->params - in->expert_params + in->expert_params / at_least((double)in->ep, 1);
+        /* A MoE rank holds the non-expert weights split by tp and its experts' split by ep*etp
+         * (MoE parallel folding), and reduces the latter over the expert data-parallel group:
+         * about the same bytes per rank, counted here over dp. Scaled to the tp split below. */
+        double etp = at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
+        double held = in->params - in->expert_params +
+                      in->expert_params * x->t / (at_least((double)in->ep, 1) * etp);
         double bytes = held / (x->t * x->p) * x->e;
         double comm, window;
         if (in->zero_stage >= 3) {
@@ -589,7 +742,6 @@ static void dp_terms(const struct core_perf_input *in, const struct gen *k, cons
     }
 }
 
-/* MFU, HFU and throughput of a step of `step` seconds. */
 /* A frozen base's data-parallel traffic and optimizer step (they replace full training's):
  * only the adapters' gradients are reduced, while ZeRO-3 still gathers the frozen base in its
  * stored layout forward and backward; the step reads each adapter gradient and reads and writes
@@ -619,6 +771,8 @@ static void frozen_step(const struct core_perf_input *in, const struct gen *k,
     offload_terms(in, x, local, br);
 }
 
+/* MFU, HFU and throughput of a step of `step` seconds; the expected error of the generation, or
+ * of MoE layouts (core/validation.c). */
 static void step_rates(const struct core_perf_input *in, const struct shape *x, double step,
                        struct core_perf *out)
 {
@@ -637,6 +791,8 @@ static void step_rates(const struct core_perf_input *in, const struct shape *x, 
     out->mfu = out->tokens_per_second_per_gpu * model / x->peak;
     out->hfu = out->tokens_per_second_per_gpu * (model + rec) / x->peak;
     out->expected_error = core_perf_validation[core_gpus[in->gpu].generation].expected_error;
+    if (in->moe_layers > 0 && in->experts > 0) /* MoE layouts have their own figure */
+        out->expected_error = core_perf_moe_validation.expected_error;
 }
 
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
@@ -668,7 +824,8 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     }
     if (in->frozen_base)
         frozen_step(in, k, &x, &u, br);
-    br->ep_comm = x.m * ep_exchange(in, k, &x);
+    br->ep_comm = x.m * ep_exchange(in, k, &x, u.compute);
+    br->moe_host = x.m * u.host;
 
     const double *terms = &br->compute;
     double step = 0.0, worst = -1.0;

@@ -64,6 +64,20 @@ struct core_perf_input {
     int64_t experts, experts_per_token, moe_ffn_hidden, shared_experts, shared_ffn_hidden;
     int64_t moe_layers, ep;
     double expert_params; /* the routed experts' weights within params (ep divides them) */
+    /* Expert layout and time (docs/model.md, "Mixture of experts"): etp is the experts' own
+     * tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size, default tp; 0 is
+     * taken as tp); the dispatcher, the all-to-all overlap and the load imbalance are the API
+     * inputs of the same names. */
+    int64_t etp;
+    enum core_moe_dispatcher moe_dispatcher;
+    bool moe_comm_overlap;
+    double moe_load_imbalance; /* >= 1; capped at ep */
+    /* Multi-latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 prices the attention GEMMs as
+     * the MLA projections (q down/up, kv down/up, output) instead of Q, K, V and O. */
+    int64_t q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    /* Multi-token-prediction modules on the last stage (DeepSeek-V3: 1); 0 = none. Their layers
+     * are counted in stage_layers; this adds their output-layer passes. */
+    int64_t mtp_layers;
     /* Offload: the optimizer step on the CPU, the 16-bit weights fetched from host memory;
      * pcie_gbs the host link per GPU per direction (catalog). */
     bool offload_optimizer, offload_params;
@@ -100,6 +114,26 @@ struct core_perf_input {
 #define CORE_PERF_HOST_BPS 25e9
 
 void core_perf_predict(const struct core_perf_input *in, struct core_perf *out);
+
+/* Bytes one rank sends in one MoE all-to-all (a dispatch; the combine mirrors it), with balanced
+ * routing, split by where they go (perf_moe.c; docs/model.md, "Mixture of experts"). */
+struct core_ep_traffic {
+    double local;   /* to this rank's own experts: no link */
+    double nvlink;  /* to EP peers in the same scale-up domain */
+    double network; /* to EP peers on other nodes */
+    double in_node; /* EP peers (this rank included) in one scale-up domain */
+    double nodes;   /* scale-up domains the EP group spans */
+    double tokens;  /* tokens this rank routes per micro-batch: b s / (cp tp) */
+};
+
+/* The traffic of one all-to-all of one micro-batch. Megatron-Core orders the expert ranks
+ * tp(=etp)-ep-dp-pp (parallel_state.py, the expert RankGenerator), so an EP group is ep*etp
+ * consecutive ranks, etp apart, and a node holds min(ep, gpus_per_node / etp) of them. */
+void core_perf_ep_traffic(const struct core_perf_input *in, struct core_ep_traffic *out);
+
+/* Token copies each local expert computes per micro-batch with balanced routing: the ep*etp
+ * ranks' b s / (cp tp) tokens each, k copies, spread over the E experts. */
+double core_perf_expert_tokens(const struct core_perf_input *in);
 
 /* Fill every field from a resolved evaluation (core_evaluate's inputs after defaults): the
  * architecture, N, the batch, precision, layout, hardware and overlap flags. Attention is taken

@@ -33,6 +33,16 @@ const struct core_validation core_perf_validation[CORE_GEN_COUNT] = {
     [CORE_GEN_TPU] = {.expected_error = -1, .borrowed = "by analogy with Ampere and Hopper"},
 };
 
+/* Step time of MoE layouts (tests/validation/moe-measured.csv, test_moe_throughput): the mean
+ * absolute step-time error over the rows no constant was chosen on - Megatron-Bridge's 25.11
+ * table (6) and the DeepSeek-V3 GB200 write-up (3); the 26.04.01 rows set MOE_HOST_S (perf.c). */
+const struct core_validation core_perf_moe_validation = {
+    .expected_error = 0.169,
+    .unseen_runs = 9,
+    .tuning_runs = 6,
+    .unseen = "MB-2511, MLM-BLOG",
+};
+
 /* memory.peak (tests/validation/memory-measured.csv and -tuning-2.csv), per framework profile. */
 const struct core_validation core_peak_validation[CORE_FW_COUNT] = {
     /* generic is the textbook ledger, not a framework's allocator: no profile to measure. */

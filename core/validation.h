@@ -24,6 +24,9 @@ struct core_validation {
 
 /* The step-time model (perf.c) per generation (enum core_gpu_generation). */
 extern const struct core_validation core_perf_validation[CORE_GEN_COUNT];
+/* The step-time model on mixture-of-experts layouts (any generation): its own figure, from
+ * tests/validation/moe-measured.csv (test_moe_throughput), which perf.c reports for a MoE run. */
+extern const struct core_validation core_perf_moe_validation;
 /* memory.peak (peak.c) per framework profile (enum core_framework). */
 extern const struct core_validation core_peak_validation[CORE_FW_COUNT];
 

@@ -51,7 +51,8 @@
         dp_comm: 'data-parallel comm',
         optimizer: 'optimizer step',
         ep_comm: 'expert-parallel all-to-all',
-        offload: 'offload (PCIe, CPU step)'
+        offload: 'offload (PCIe, CPU step)',
+        moe_host: 'MoE host sync'
     };
 
     var specs = {};     /* name -> row of GET /inputs */

@@ -302,6 +302,8 @@ struct buf {
 
 static void buf_add(struct buf *b, const void *p, size_t n)
 {
+    if (n == 0) /* an empty body: p may be NULL, which memcpy must never see */
+        return;
     if (b->len + n > b->cap) {
         b->cap = (b->len + n) * 2;
         b->data = realloc(b->data, b->cap);

@@ -1,0 +1,362 @@
+/*
+ * test_core_moe_time.c - expert time in the step-time model (core/perf_moe.c, core/perf.c).
+ *
+ * The all-to-all bytes of one MoE layer split into what stays on the rank, what crosses NVLink
+ * and what crosses the network, derived by hand from Megatron-Core's expert rank order
+ * (parallel_state.py: the expert RankGenerator's order tp-ep-dp-pp with tp = etp, so an EP group
+ * is ep*etp consecutive ranks, etp apart) and from the dispatchers' rules (token_dispatcher.py
+ * alltoall: one copy per chosen expert; DeepEP / HybridEP: one copy per remote node holding any
+ * of the token's experts, forwarded over NVLink). Then the effects the new inputs must have,
+ * and that dense layouts do not move.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "perf.h"
+
+#define NEAR(got, want, rel)                                                                       \
+    ck_assert_msg(fabs((got) - (want)) <= (rel)*fabs(want), "%s = %.6f, expected %.6f", #got,      \
+                  (double)(got), (double)(want))
+
+/* Qwen3-30B-A3B as Megatron-Bridge ran it on 16 H100 (8 per node): d 2048, 48 MoE layers of 128
+ * experts (width 768), top 8, one micro-batch of 4096 tokens, tp 1, ep 16, etp 1, bf16. */
+static void qwen3_30b(struct core_perf_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->precision = CORE_PREC_BF16;
+    core_perf_input_hardware(in, core_gpu_find("h100-sxm"), in->precision);
+    in->layers = 48;
+    in->hidden = 2048;
+    in->heads = 32;
+    in->kv_heads = 4;
+    in->head_dim = 128;
+    in->ffn_hidden = 6144;
+    in->vocab = 151936;
+    in->gated_mlp = true;
+    in->params = 30.5e9;
+    in->active_params = 3.3e9;
+    in->expert_params = 28.99e9;
+    in->experts = 128;
+    in->experts_per_token = 8;
+    in->moe_ffn_hidden = 768;
+    in->shared_ffn_hidden = 768;
+    in->moe_layers = 48;
+    in->seq_len = 4096;
+    in->micro_batch = 1;
+    in->global_batch = 1024;
+    in->gpus = 16;
+    in->tp = in->pp = in->cp = in->virtual_stages = 1;
+    in->dp = 16;
+    in->ep = 16;
+    in->etp = 1;
+    in->zero_stage = 1;
+    in->flash_attention = true;
+    in->optimizer = CORE_OPT_ADAMW;
+    in->master_weights = true;
+    in->moe_load_imbalance = 1.0;
+}
+
+/*
+ * alltoall, ep 16 on 8-GPU nodes: the group is ranks 0..15, nodes hold 8 of them. One dispatch
+ * sends each of the 4096 tokens' 8 copies of 2048 bf16 elements: 4096 x 8 x 2048 x 2 =
+ * 134,217,728 bytes, 1/16 to each rank: 8,388,608 stay (own experts), 7/16 = 58,720,256 go over
+ * NVLink, 8/16 = 67,108,864 over the network. Half the bytes stay in the node.
+ */
+START_TEST(test_alltoall_ep16_two_nodes)
+{
+    struct core_perf_input in;
+    struct core_ep_traffic tr;
+
+    qwen3_30b(&in);
+    core_perf_ep_traffic(&in, &tr);
+    ck_assert_double_eq(tr.tokens, 4096);
+    ck_assert_double_eq(tr.in_node, 8);
+    ck_assert_double_eq(tr.nodes, 2);
+    ck_assert_double_eq(tr.local, 8388608);
+    ck_assert_double_eq(tr.nvlink, 58720256);
+    ck_assert_double_eq(tr.network, 67108864);
+    ck_assert_double_eq(tr.local + tr.nvlink, tr.network); /* half in the node */
+    /* ep 8 fits one node: nothing crosses the network; 7/8 of 134,217,728 over NVLink. */
+    in.ep = 8;
+    core_perf_ep_traffic(&in, &tr);
+    ck_assert_double_eq(tr.network, 0);
+    ck_assert_double_eq(tr.nvlink, 117440512);
+}
+END_TEST
+
+/*
+ * Qwen3-235B-A22B on 256 H100: tp 2 (sequence parallel), ep 32, etp 1, d 4096, top 8 of 128.
+ * Each rank routes its 4096 / 2 = 2048 tokens: 2048 x 8 x 4096 x 2 = 134,217,728 bytes. With
+ * etp 1 the EP group is 32 consecutive ranks, 8 per node: 1/32 = 4,194,304 stay, 7/32 =
+ * 29,360,128 over NVLink, 24/32 = 100,663,296 over the network, over 4 nodes. Megatron's default
+ * etp = tp = 2 spaces the EP ranks 2 apart: 4 per node, 28/32 = 117,440,512 over the network.
+ */
+START_TEST(test_alltoall_folded_tp2)
+{
+    struct core_perf_input in;
+    struct core_ep_traffic tr;
+
+    qwen3_30b(&in);
+    in.hidden = 4096;
+    in.tp = 2;
+    in.ep = 32;
+    in.etp = 1;
+    core_perf_ep_traffic(&in, &tr);
+    ck_assert_double_eq(tr.tokens, 2048);
+    ck_assert_double_eq(tr.in_node, 8);
+    ck_assert_double_eq(tr.nodes, 4);
+    ck_assert_double_eq(tr.local, 4194304);
+    ck_assert_double_eq(tr.nvlink, 29360128);
+    ck_assert_double_eq(tr.network, 100663296);
+    in.etp = 2;
+    core_perf_ep_traffic(&in, &tr);
+    ck_assert_double_eq(tr.in_node, 4);
+    ck_assert_double_eq(tr.network, 117440512);
+    /* Tokens per local expert: the 32 x 2 ranks' 2048 tokens x 8 copies over 128 experts with
+     * etp 2 (each expert's tokens reach both of its etp ranks): 2048 x 8 x 32 x 2 / 128. */
+    ck_assert_double_eq(core_perf_expert_tokens(&in), 8192);
+    in.etp = 1;
+    ck_assert_double_eq(core_perf_expert_tokens(&in), 4096);
+}
+END_TEST
+
+/*
+ * HybridEP on the ep 16 layout: one copy of the 4096 tokens is 4096 x 2048 x 2 = 16,777,216
+ * bytes. The other node holds 64 of the 128 experts; a token's 8 distinct experts all miss them
+ * with probability C(64,8)/C(128,8) = 4,426,165,368 / 1,429,702,652,400 = 0.0030959, so it
+ * crosses the network with p = 0.9969041: 16,725,276 bytes (vs 67,108,864 for alltoall). Each
+ * GPU holds 8 experts, missed with C(120,8)/C(128,8) = 840,261,910,995 / 1,429,702,652,400:
+ * p = 0.4122821; a GPU sends its own tokens to 7 peers and forwards the other node's to them:
+ * 2 x 7 x 0.4122821 x 16,777,216 = 96,837,230 bytes over NVLink; 6,916,945 stay.
+ */
+START_TEST(test_hybridep_node_dedup)
+{
+    struct core_perf_input in;
+    struct core_ep_traffic tr;
+
+    qwen3_30b(&in);
+    in.moe_dispatcher = CORE_MOE_HYBRIDEP;
+    core_perf_ep_traffic(&in, &tr);
+    NEAR(tr.network, 16725276.0, 1e-6);
+    NEAR(tr.nvlink, 96837230.2, 1e-6);
+    NEAR(tr.local, 6916945.0, 1e-6);
+    in.moe_dispatcher = CORE_MOE_DEEPEP; /* the same algorithm */
+    core_perf_ep_traffic(&in, &tr);
+    NEAR(tr.network, 16725276.0, 1e-6);
+}
+END_TEST
+
+static struct core_perf run(const struct core_perf_input *in)
+{
+    struct core_perf p;
+
+    core_perf_predict(in, &p);
+    return p;
+}
+
+/*
+ * ep_comm of the ep 16 layout by hand: per all-to-all the network part, 67,108,864 bytes at the
+ * H100 NIC's 50 GB/s x net 0.90 = 1.4913 ms, outlasts the NVLink part (58,720,256 B at
+ * 450 x 0.80 = 360 GB/s: 0.1631 ms); plus 10 us base and 15 network hops of 2 us: 1.5313 ms.
+ * Four per MoE layer per micro-batch (dispatch and combine, forward and backward), 48 layers,
+ * 1024 / 16 = 64 micro-batches: 1.5313 ms x 4 x 48 x 64 = 18.817 s.
+ */
+START_TEST(test_ep_comm_by_hand)
+{
+    struct core_perf_input in;
+
+    qwen3_30b(&in);
+    double one = 10e-6 + 15 * 2e-6 + 67108864.0 / (50e9 * 0.90);
+    NEAR(run(&in).breakdown.ep_comm, one * 4 * 48 * 64, 1e-9);
+}
+END_TEST
+
+/* The overlap hides `overlap` (0.5 on Hopper) of the exchange when compute covers it, never
+ * more; the load imbalance scales the bytes the busiest rank receives (capped at ep) and the
+ * expert GEMMs; the flex dispatcher's deduplication shortens the exchange. */
+START_TEST(test_moe_inputs_effects)
+{
+    struct core_perf_input in;
+
+    qwen3_30b(&in);
+    struct core_perf base = run(&in);
+    in.moe_comm_overlap = true;
+    struct core_perf ov = run(&in);
+    ck_assert(ov.breakdown.ep_comm < base.breakdown.ep_comm);
+    ck_assert(ov.breakdown.ep_comm >= 0.5 * base.breakdown.ep_comm - 1e-12);
+    ck_assert_double_eq(ov.breakdown.compute, base.breakdown.compute);
+
+    in.moe_comm_overlap = false;
+    in.moe_load_imbalance = 2.0;
+    struct core_perf hot = run(&in);
+    ck_assert(hot.breakdown.compute > base.breakdown.compute);
+    ck_assert(hot.breakdown.ep_comm > 1.9 * base.breakdown.ep_comm);
+    ck_assert(hot.step_seconds > base.step_seconds);
+    in.moe_load_imbalance = 1000.0; /* capped at ep = 16 */
+    struct core_perf capped = run(&in);
+    in.moe_load_imbalance = 16.0;
+    ck_assert_double_eq(run(&in).step_seconds, capped.step_seconds);
+
+    in.moe_load_imbalance = 1.0;
+    in.moe_dispatcher = CORE_MOE_HYBRIDEP;
+    ck_assert(run(&in).breakdown.ep_comm < 0.5 * base.breakdown.ep_comm);
+}
+END_TEST
+
+/* A dense model: the MoE inputs change nothing (experts 0, moe_layers 0). */
+START_TEST(test_dense_unmoved)
+{
+    struct core_perf_input in;
+
+    qwen3_30b(&in);
+    in.experts = in.experts_per_token = in.moe_ffn_hidden = in.moe_layers = 0;
+    in.shared_ffn_hidden = 0;
+    in.expert_params = 0;
+    in.ep = 1;
+    in.etp = 0;
+    struct core_perf base = run(&in);
+    in.moe_dispatcher = CORE_MOE_HYBRIDEP;
+    in.moe_comm_overlap = true;
+    in.moe_load_imbalance = 4.0;
+    struct core_perf p = run(&in);
+    ck_assert_double_eq(p.step_seconds, base.step_seconds);
+    ck_assert_double_eq(p.breakdown.ep_comm, 0);
+}
+END_TEST
+
+/*
+ * The same layout asked through core_evaluate (the API's path): the qwen3-30b-a3b preset on 16
+ * H100, ep 16, etp 1, global batch 1024 of 4096 tokens, predicted MFU. The inputs must reach the
+ * time model: ep_comm is the hand figure of test_ep_comm_by_hand, 18.817 s (the preset's d 2048,
+ * 48 MoE layers, top 8 of 128, bf16); moe_host is 64 micro-batches x 3 passes x 48 layers x
+ * 1.4 ms = 12.9024 s; with the overlap ep_comm shrinks, with hybridep to the deduplicated bytes
+ * (16,725,276 network bytes per dispatch at 45 GB/s + 40 us: 0.41167 ms, x 4 x 48 x 64).
+ */
+START_TEST(test_evaluate_path)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems probs;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.gpu = core_gpu_find("h100-sxm");
+    in.gpus = 16;
+    in.ep = 16;
+    in.etp = 1;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.global_batch = 1024;
+    in.flash_attention = true;
+    in.mfu = CORE_MFU_PREDICTED;
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    double one = 10e-6 + 15 * 2e-6 + 67108864.0 / (50e9 * 0.90);
+    NEAR(r.performance.breakdown.ep_comm, one * 4 * 48 * 64, 1e-9);
+    NEAR(r.performance.breakdown.moe_host, 64 * 3 * 48 * 1.4e-3, 1e-9);
+    ck_assert_str_eq(r.performance.bottleneck, "ep_comm");
+
+    in.moe_dispatcher = CORE_MOE_HYBRIDEP;
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    double dedup = 10e-6 + 15 * 2e-6 + 16725276.016 / (50e9 * 0.90);
+    NEAR(r.performance.breakdown.ep_comm, dedup * 4 * 48 * 64, 1e-6);
+
+    in.moe_dispatcher = CORE_MOE_ALLTOALL;
+    in.moe_comm_overlap = true;
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    ck_assert(r.performance.breakdown.ep_comm < one * 4 * 48 * 64);
+}
+END_TEST
+
+/* A seeded LCG (no libc rand: the same sequence everywhere). */
+static uint64_t lcg_state = 0x9E3779B97F4A7C15ull;
+
+static double uniform(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(lcg_state >> 11) / 9007199254740992.0;
+}
+
+static int64_t pick(const int64_t *v, int n)
+{
+    int i = (int)(uniform() * n);
+    return v[i < n ? i : n - 1];
+}
+
+/* Random MoE layouts on random GPUs: every term finite and >= 0, the terms sum to the step, and
+ * more network bandwidth, the overlap, or balanced routing never make a step slower. */
+START_TEST(test_moe_properties)
+{
+    static const int64_t pow2[] = {1, 2, 4, 8, 16, 32, 64};
+    static const int64_t experts[] = {8, 16, 64, 128, 256, 384};
+    static const char *const gpus[] = {"h100-sxm", "b200", "gb200", "a100-sxm-80gb", "mi300x"};
+
+    for (int trial = 0; trial < 5000; trial++) {
+        struct core_perf_input in;
+        qwen3_30b(&in);
+        in.precision = uniform() < 0.5 ? CORE_PREC_BF16 : CORE_PREC_FP8;
+        core_perf_input_hardware(&in, core_gpu_find(gpus[(int)(uniform() * 5) % 5]), in.precision);
+        in.experts = pick(experts, 6);
+        in.experts_per_token = 1 + (int64_t)(uniform() * 8);
+        in.tp = pick(pow2, 4);
+        in.etp = uniform() < 0.5 ? 0 : pick(pow2, 4);
+        in.ep = pick(pow2, 7);
+        in.pp = pick(pow2, 4);
+        in.virtual_stages = in.pp > 1 ? pick(pow2, 3) : 1;
+        in.micro_batch = pick(pow2, 3);
+        in.dp = in.ep * pick(pow2, 3);
+        in.gpus = in.tp * in.pp * in.dp;
+        in.global_batch = (double)(in.micro_batch * in.dp * pick(pow2, 6));
+        in.moe_dispatcher = (enum core_moe_dispatcher)((int)(uniform() * 3) % 3);
+        in.checkpointing = uniform() < 0.3 ? CORE_CKPT_FULL : CORE_CKPT_NONE;
+        in.mtp_layers = uniform() < 0.2 ? 1 : 0;
+        in.moe_load_imbalance = 1.0 + 3.0 * uniform();
+        struct core_perf p = run(&in);
+        const double *t = &p.breakdown.compute;
+        double sum = 0;
+        for (int i = 0; i < CORE_PERF_TERMS; i++) {
+            ck_assert_msg(isfinite(t[i]) && t[i] >= 0, "trial %d: %s = %g", trial,
+                          core_perf_term_names[i], t[i]);
+            sum += t[i];
+        }
+        NEAR(p.step_seconds, sum, 1e-12);
+        ck_assert(isfinite(p.tokens_per_second_per_gpu) && p.tokens_per_second_per_gpu > 0);
+
+        struct core_perf_input more = in;
+        more.inter_node_gbs *= 2;
+        more.intra_node_gbs *= 2;
+        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+        more = in;
+        more.moe_comm_overlap = true;
+        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+        more = in;
+        more.moe_load_imbalance = 1.0;
+        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+    }
+}
+END_TEST
+
+static Suite *moe_time_suite(void)
+{
+    Suite *s = suite_create("core_moe_time");
+    TCase *tc = tcase_create("expert_time");
+
+    tcase_add_test(tc, test_alltoall_ep16_two_nodes);
+    tcase_add_test(tc, test_alltoall_folded_tp2);
+    tcase_add_test(tc, test_hybridep_node_dedup);
+    tcase_add_test(tc, test_ep_comm_by_hand);
+    tcase_add_test(tc, test_moe_inputs_effects);
+    tcase_add_test(tc, test_dense_unmoved);
+    tcase_add_test(tc, test_moe_properties);
+    tcase_add_test(tc, test_evaluate_path);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return check_main_run(moe_time_suite());
+}

@@ -191,7 +191,12 @@ static const struct api_launch_row rows[] = {
     IGNORED("--moe-router-load-balancing-type", API_LAUNCH_STRING, TC, NO_TIME),
     IGNORED("--moe-aux-loss-coeff", API_LAUNCH_REAL, TC, NO_TIME),
     IGNORED("--moe-grouped-gemm", API_LAUNCH_SWITCH, TC, "the kernel, not the bytes"),
-    IGNORED("--moe-token-dispatcher-type", API_LAUNCH_STRING, TC, "the dispatcher's buffers are not separated"),
+    DERIVED("--moe-token-dispatcher-type", API_LAUNCH_STRING, "moe_dispatcher", TC,
+            "alltoall: alltoall; flex: --moe-flex-dispatcher-backend (deepep, the default, or "
+            "hybridep); allgather (the default) and ncclep are priced as alltoall, with a warning"),
+    DERIVED("--moe-flex-dispatcher-backend", API_LAUNCH_STRING, "moe_dispatcher", TC, "with flex"),
+    DERIVED("--moe-enable-deepep", API_LAUNCH_SWITCH, "moe_dispatcher", TC, "deepep (deprecated flag)"),
+    SET("--overlap-moe-expert-parallel-comm", API_LAUNCH_SWITCH, "moe_comm_overlap", TC, "true"),
     WARN("--moe-router-dtype", API_LAUNCH_STRING, TC, "router logits in fp32 are not modelled"),
     WARN("--moe-expert-capacity-factor", API_LAUNCH_REAL, TC, "token dropping is not modelled"),
     /* ---- regularization, learning rate, data, checkpoints, logging: no effect ---- */
@@ -408,7 +413,8 @@ static void shape(struct api_launch_ctx *c)
     if (pos == NULL || strcmp(pos, "learned_absolute") == 0)
         api_launch_warn(c, "launch_not_modelled",
                         "--position-embedding-type learned_absolute (Megatron's default): the "
-                        "learned position table (%lld x %lld weights) is not counted",
+                        "learned position table (--max-position-embeddings %lld x hidden %lld "
+                        "weights) is not counted",
                         (long long)api_launch_int(c, "--max-position-embeddings",
                                                   api_launch_int(c, "--seq-length", 0)),
                         (long long)hidden);
@@ -600,6 +606,38 @@ static bool dense_prefix(const char *s, int64_t *k)
     return true;
 }
 
+/* transformer_config.py: moe_token_dispatcher_type (default allgather), flex's backend. */
+static void dispatcher(struct api_launch_ctx *c)
+{
+    const char *t = api_launch_str(c, "--moe-token-dispatcher-type");
+    const char *backend = api_launch_str(c, "--moe-flex-dispatcher-backend");
+
+    if (api_launch_on(c, "--moe-enable-deepep"))
+        t = "flex", backend = "deepep";
+    if (t == NULL)
+        t = "allgather";
+    if (strcmp(t, "flex") == 0) {
+        backend = backend != NULL ? backend : "deepep";
+        if (strcmp(backend, "deepep") == 0 || strcmp(backend, "hybridep") == 0) {
+            api_launch_set_str(c, "moe_dispatcher", backend, "--moe-flex-dispatcher-backend");
+            return;
+        }
+        t = backend;
+    } else if (strcmp(t, "alltoall") == 0) {
+        api_launch_set_str(c, "moe_dispatcher", "alltoall", "--moe-token-dispatcher-type");
+        return;
+    } else if (strcmp(t, "allgather") != 0) {
+        api_launch_error(c, "--moe-token-dispatcher-type",
+                         "expected allgather, alltoall or flex, got '%.30s'", t);
+        return;
+    }
+    api_launch_warn(
+        c, "launch_not_modelled",
+        "MoE dispatcher %.20s (Megatron's default is allgather) is not modelled: priced "
+        "as alltoall",
+        t);
+}
+
 static void experts(struct api_launch_ctx *c)
 {
     const char *freq = api_launch_str(c, "--moe-layer-freq");
@@ -609,6 +647,7 @@ static void experts(struct api_launch_ctx *c)
 
     if (!api_launch_has(c, "--num-experts"))
         return;
+    dispatcher(c);
     api_launch_set_int(c, "experts_per_token", api_launch_int(c, "--moe-router-topk", 2),
                        "--moe-router-topk");
     if (shared > 0) {

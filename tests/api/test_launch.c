@@ -535,7 +535,8 @@ END_TEST
  * arguments.py): --expert-tensor-parallel-size etp, uneven first/last stages, selective
  * recompute of the modules named (joined by commas), one MTP layer, bf16 moments from the two
  * --exp-avg*-dtype flags; the rest as in megatron_gpt3_175b (no --swiglu: f = 4d = 2048, tied,
- * fp32 gradients under --bf16, ZeRO 0, no overlap, fused attention). */
+ * fp32 gradients under --bf16, ZeRO 0, no overlap, fused attention); flex dispatch through
+ * DeepEP and the expert all-to-all overlapped (moe-time's inputs, transformer_config.py). */
 START_TEST(megatron_moe_layout)
 {
     static const char *const want[] = {"learned_absolute", "the vocabulary is not in"};
@@ -546,7 +547,9 @@ START_TEST(megatron_moe_layout)
                   "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
                   "--decoder-first-pipeline-num-layers 12 --decoder-last-pipeline-num-layers 14 "
                   "--recompute-granularity selective --recompute-modules core_attn moe_act "
-                  "--mtp-num-layers 1 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --bf16");
+                  "--mtp-num-layers 1 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --bf16 "
+                  "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep "
+                  "--overlap-moe-expert-parallel-comm");
     json_t *spelled = json_pack(
         "{s:i,s:i,s:i,s:i,s:b,s:b,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:i,"
         "s:b,s:b,s:b,s:b,s:s,s:i,s:s}",
@@ -558,6 +561,8 @@ START_TEST(megatron_moe_layout)
         "zero_stage", 0, "sequence_parallel", 0, "tp_comm_overlap", 0, "dp_comm_overlap", 0,
         "flash_attention", 1, "optimizer", "adamw", "gpus", 16, "framework", "megatron");
 
+    json_object_set_new(spelled, "moe_dispatcher", json_string("deepep"));
+    json_object_set_new(spelled, "moe_comm_overlap", json_true());
     expect_warnings(same_reply(launch, spelled, "megatron_args"), want, 2);
 }
 END_TEST

@@ -125,7 +125,7 @@ static bool catalog_text(const struct core_input_spec *f, const char *s, size_t 
 
     v->index = api_find_catalog(gpu, s, len);
     if (v->index < 0) {
-        api_catalog_message(gpu, msg, size);
+        api_catalog_message(gpu, s, len, msg, size);
         return false;
     }
     v->kind = V_INDEX;

@@ -164,6 +164,14 @@ static const struct family families[] = {
      F_GATED | F_ATTN_BIAS,
      0,
      hf_hook_deepseek},
+    /* Kimi K2 ships DeepseekV3Config as remote code (auto_map) under model_type kimi_k2: the
+     * same classes, so the same defaults */
+    {"kimi_k2",
+     K_NO_HEAD_DIM,
+     {129280, 7168, 61, 128, 0, 0, 18432, 4096},
+     F_GATED | F_ATTN_BIAS,
+     0,
+     hf_hook_deepseek},
     /* OlmoeConfig: intermediate_size is one expert's width */
     {"olmoe",
      K_NO_HEAD_DIM,

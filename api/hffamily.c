@@ -115,7 +115,7 @@ void hf_hook_falcon(struct dec *d, const struct family *f, struct core_arch *a)
  * i % moe_layer_freq == 0; the n_shared_experts shared experts each have the routed width. */
 void hf_hook_deepseek(struct dec *d, const struct family *f, struct core_arch *a)
 {
-    bool v3 = strcmp(f->model_type, "deepseek_v3") == 0;
+    bool v3 = strcmp(f->model_type, "deepseek_v3") == 0 || strcmp(f->model_type, "kimi_k2") == 0;
     const char *topk_method;
 
     /* DeepSeek-V2-Lite ships without q-LoRA and states it by leaving q_lora_rank out (or null),

@@ -14,7 +14,7 @@ static bool add_gpu(struct api_value *v, const char *s, size_t len, char *msg, s
     int g = api_find_catalog(true, s, len);
 
     if (g < 0) {
-        api_catalog_message(true, msg, size);
+        api_catalog_message(true, s, len, msg, size);
         return false;
     }
     for (int i = 0; i < v->gpu_count; i++)
@@ -90,7 +90,7 @@ static bool set_price(struct api_value *v, const char *s, size_t len, const char
     const char *why = t != NULL ? api_parse_number(t, tlen, false, &number) : NULL;
 
     if (g < 0) {
-        api_catalog_message(true, msg, size);
+        api_catalog_message(true, s, len, msg, size);
         return false;
     }
     if (why != NULL) {

@@ -29,8 +29,9 @@ struct api_value {
 /* Catalog index of GPU (gpu) or preset (!gpu) id s[0..len), or -1. */
 int api_find_catalog(bool gpu, const char *s, size_t len);
 
-/* "unknown GPU; one of: a, b, ..." (or model) into msg. */
-void api_catalog_message(bool gpu, char *msg, size_t size);
+/* The message for an unknown GPU (gpu) or model id s[0..len) into msg: the ids it probably meant
+ * ("did you mean h200-sxm?"), else the catalog's ids, cut at a whole id. */
+void api_catalog_message(bool gpu, const char *s, size_t len, char *msg, size_t size);
 
 /* "an object", "a string", ...: what a JSON value is, for messages. */
 const char *api_json_type_name(const json_t *j);

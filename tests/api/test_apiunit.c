@@ -676,6 +676,19 @@ START_TEST(unknown_and_repeated)
 }
 END_TEST
 
+/* An unknown catalog id names the ids it probably meant: "h200" is a prefix of h200-sxm only,
+ * "H100" of both H100 rows (case and separators folded), "Llama-3-8B" folds to llama3-8b's
+ * "llama38b"; an id like nothing lists the catalog, cut at a whole id. */
+START_TEST(unknown_catalog_ids_suggest)
+{
+    expect_bad_query("/fit", "gpu=h200", "gpu", "did you mean h200-sxm?");
+    expect_bad_query("/fit", "gpu=H100", "gpu", "did you mean h100-sxm, h100-pcie?");
+    expect_bad_query("/fit", "model=Llama-3-8B", "model", "did you mean llama3-8b?");
+    expect_bad_query("/fit", "gpu=zz", "gpu", "one of: h100-sxm, h100-pcie,");
+    expect_bad_query("/fit", "gpu=zz", "gpu", ", ...");
+}
+END_TEST
+
 START_TEST(bad_numbers_query)
 {
     expect_bad_query("/fit", "batch=2.5", "batch", "integer");
@@ -1147,6 +1160,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, catalog_takes_no_inputs);
     tcase_add_test(tc, two_bad_fields);
     tcase_add_test(tc, unknown_and_repeated);
+    tcase_add_test(tc, unknown_catalog_ids_suggest);
     tcase_add_test(tc, bad_numbers_query);
     tcase_add_test(tc, embedded_nul);
     tcase_add_test(tc, bad_json_types);

@@ -412,6 +412,21 @@ static const struct {
     {"openai/gpt-oss-20b", "gpt-oss-20b"},
     {"openai/gpt-oss-120b", "gpt-oss-120b"},
     {"Qwen/Qwen3-Next-80B-A3B", "qwen3-next-80b-a3b"},
+    {"meta-llama/Llama-3.2-1B", "llama3.2-1b"},
+    {"meta-llama/Llama-3.2-3B", "llama3.2-3b"},
+    {"Qwen/Qwen2.5-7B", "qwen2.5-7b"},
+    {"Qwen/Qwen2.5-14B", "qwen2.5-14b"},
+    {"Qwen/Qwen2.5-32B", "qwen2.5-32b"},
+    {"Qwen/Qwen2.5-72B", "qwen2.5-72b"},
+    {"Qwen/Qwen3-8B", "qwen3-8b"},
+    {"Qwen/Qwen3-14B", "qwen3-14b"},
+    {"Qwen/Qwen3-32B", "qwen3-32b"},
+    {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b"},
+    {"Qwen/Qwen2-57B-A14B", "qwen2-57b-a14b"},
+    {"moonshotai/Kimi-K2", "kimi-k2"},
+    {"microsoft/phi-4", "phi-4"},
+    {"mistralai/Mistral-Nemo-Instruct-2407", "mistral-nemo-12b"},
+    {"mistralai/Mistral-Nemo-Base-2407", "mistral-nemo-12b"},
 };
 
 const char *api_launch_preset_of_hf_id(const char *id)

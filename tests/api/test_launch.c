@@ -465,6 +465,9 @@ START_TEST(hf_ids)
     ck_assert_str_eq(api_launch_preset_of_hf_id("mistralai/Mixtral-8x7B-Instruct-v0.1"),
                      "mixtral-8x7b");
     ck_assert_ptr_null(api_launch_preset_of_hf_id("mistralai/Mistral-7B-v0.3"));
+    ck_assert_str_eq(api_launch_preset_of_hf_id("Qwen/Qwen2.5-72B-Instruct"), "qwen2.5-72b");
+    ck_assert_str_eq(api_launch_preset_of_hf_id("moonshotai/Kimi-K2-Instruct"), "kimi-k2");
+    ck_assert_ptr_null(api_launch_preset_of_hf_id("Qwen/Qwen2.5-7B.1"));
     ck_assert_ptr_null(api_launch_preset_of_hf_id("meta-llama/Llama-3.1-70Bx"));
     ck_assert_ptr_null(api_launch_preset_of_hf_id("acme/llm"));
     /* No shape flags: the tokenizer's model is the preset; 128256 is a multiple of 128 x 8. */

@@ -19,6 +19,7 @@
 #include "api.h"
 #include "core.h"
 #include "serve.h"
+#include "serve_plan.h"
 #include "jsonw.h"
 #include "route.h"
 
@@ -96,7 +97,8 @@ void api_etag(const struct api_request *req, struct api_response *resp);
 
 api_handler api_handle_flops, api_handle_memory, api_handle_fit, api_handle_runtime;
 api_handler api_handle_evaluate;
-api_handler api_handle_inference; /* inference.c: GET|POST /inference (core_serve) */
+api_handler api_handle_inference;      /* inference.c: GET|POST /inference (core_serve) */
+api_handler api_handle_inference_plan; /* serve_plan.c: POST /inference/plan */
 api_handler api_handle_plan;
 api_handler api_handle_gpus, api_handle_models, api_handle_inputs;
 
@@ -115,6 +117,10 @@ bool api_decode_serve_object(const json_t *object, struct core_serve_input *in, 
 /* /plan: the same rows plus its own (deadline_days, budget_usd, gpus_max, gpu lists, prices by
  * GPU); in must be core_plan_input_init'ed. */
 bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, json_t *errors);
+/* /inference/plan: its own rows (core_serve_plan_inputs), then /inference's; in must be
+ * core_serve_plan_input_init'ed. */
+bool api_decode_serve_plan_object(const json_t *object, struct core_serve_plan_input *in,
+                                  json_t *errors);
 
 /* ---- streaming writers for the compute routes (write.c): each writes one member, key
  * included ("inputs", "flops", ...), into an open object; errors are the writer's (sticky) ---- */

@@ -169,6 +169,67 @@ static int prices_json(const struct core_input_spec *f, const json_t *j, struct 
     return api_prices_json(j, v, msg, size);
 }
 
+/* One name of f's choices into v's list (duplicates add nothing). */
+static bool add_choice(const struct core_input_spec *f, const char *s, size_t len,
+                       struct api_value *v, char *msg, size_t size)
+{
+    for (int i = 0; i < f->choice_count; i++)
+        if (api_text_is(s, len, f->choices[i])) {
+            for (int j = 0; j < v->gpu_count; j++)
+                if (v->gpus[j] == i)
+                    return true;
+            v->gpus[v->gpu_count++] = i; /* at most choice_count distinct names */
+            return true;
+        }
+    api_list_names(msg, size, "expected one of, or a list of: ", f->choices,
+                   (size_t)f->choice_count);
+    return false;
+}
+
+/* "fp8" or "none,fp8,awq". */
+static bool choices_text(const struct core_input_spec *f, const char *s, size_t len,
+                         struct api_value *v, char *msg, size_t size)
+{
+    size_t start = 0;
+
+    v->kind = V_GPUS;
+    v->gpu_count = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && s[i] != ',')
+            continue;
+        if (!add_choice(f, s + start, i - start, v, msg, size))
+            return false;
+        start = i + 1;
+    }
+    return true;
+}
+
+/* ["none", "fp8"] (a plain string goes through choices_text). */
+static int choices_json(const struct core_input_spec *f, const json_t *j, struct api_value *v,
+                        char *msg, size_t size)
+{
+    const json_t *item;
+    size_t i;
+
+    if (!json_is_array(j))
+        return -1;
+    v->kind = V_GPUS;
+    v->gpu_count = 0;
+    if (json_array_size(j) == 0) {
+        snprintf(msg, size, "an empty list: give at least one name");
+        return 0;
+    }
+    json_array_foreach (j, i, item) {
+        if (!json_is_string(item)) {
+            snprintf(msg, size, "expected names, got %s", api_json_type_name(item));
+            return 0;
+        }
+        if (!add_choice(f, json_string_value(item), json_string_length(item), v, msg, size))
+            return 0;
+    }
+    return 1;
+}
+
 /* A text row: at most CORE_TEXT_MAX - 1 printable bytes, well formed by the row's own check. */
 static bool text_text(const struct core_input_spec *f, const char *s, size_t len,
                       struct api_value *v, char *msg, size_t size)
@@ -284,6 +345,7 @@ static const struct kind_ops kind_ops[CORE_KIND_COUNT] = {
     [CORE_KIND_PRESET] = {"a model id string", catalog_text, none_json},
     [CORE_KIND_GPUS] = {"a GPU id or an array of them", gpus_text, gpus_json},
     [CORE_KIND_PRICES] = {"a number or an object of numbers by GPU id", prices_text, prices_json},
+    [CORE_KIND_CHOICES] = {"a name or an array of names", choices_text, choices_json},
     [CORE_KIND_TEXT] = {"a string", text_text, none_json},
     [CORE_KIND_MODULES] = {"a module name list (string or array)", modules_text, modules_json},
 };
@@ -361,12 +423,13 @@ static void store(const struct core_input_spec *f, const struct api_value *v, ch
         b = v->boolean;
         memcpy(dst, &b, sizeof b);
         break;
-    case CORE_STORE_GPUS: {
-        struct core_plan_input *plan = (struct core_plan_input *)base;
-        plan->gpu_count = v->gpu_count;
-        memcpy(plan->gpus, v->gpus, sizeof plan->gpus);
+    case CORE_STORE_GPUS: /* an int count, then the indexes (inputs.h) */
+    case CORE_STORE_CHOICES:
+        memcpy(dst, &v->gpu_count, sizeof v->gpu_count);
+        memcpy(dst + sizeof v->gpu_count, v->gpus,
+               (size_t)(f->store == CORE_STORE_GPUS ? CORE_PLAN_GPU_MAX : f->choice_count) *
+                   sizeof v->gpus[0]);
         break;
-    }
     case CORE_STORE_PRICES:
         memcpy(dst, v->prices, sizeof v->prices);
         break;
@@ -419,16 +482,27 @@ static bool reported_before(const struct api_param *query, const size_t *unknown
 static const struct core_input_spec *scope_find(const char *name, size_t len, enum api_scope scope,
                                                 size_t *row)
 {
-    const struct core_input_spec *f = scope == API_SCOPE_SERVE
-                                          ? core_serve_input_find(name, len)
-                                          : core_input_find(name, len, scope == API_SCOPE_PLAN);
+    const struct core_input_spec *f =
+        scope == API_SCOPE_SERVE_PLAN ? core_serve_plan_input_find(name, len)
+        : scope == API_SCOPE_SERVE    ? core_serve_input_find(name, len)
+                                      : core_input_find(name, len, scope == API_SCOPE_PLAN);
 
-    if (f != NULL && scope == API_SCOPE_SERVE && f >= core_serve_inputs &&
-        f < core_serve_inputs + core_serve_input_count)
+    if (f != NULL && f >= core_serve_plan_inputs &&
+        f < core_serve_plan_inputs + core_serve_plan_input_count)
+        *row = core_input_count + core_serve_input_count + (size_t)(f - core_serve_plan_inputs);
+    else if (f != NULL && f >= core_serve_inputs && f < core_serve_inputs + core_serve_input_count)
         *row = core_input_count + (size_t)(f - core_serve_inputs);
     else if (f != NULL)
         *row = (size_t)(f - core_inputs);
     return f;
+}
+
+/* /inference/plan chooses the replica's GPU count and parallelism itself, and times every
+ * candidate under continuous batching. */
+static bool serve_planned(const struct core_input_spec *f)
+{
+    return strcmp(f->name, "gpus") == 0 || strcmp(f->name, "tp") == 0 ||
+           strcmp(f->name, "pp") == 0 || strcmp(f->name, "batching") == 0;
 }
 
 /* base: a struct core_input, or a struct core_serve_input for /inference. */
@@ -539,6 +613,11 @@ static bool decode_object(const json_t *object, char *base, enum api_scope scope
                            "the planner chooses this; it is not an input of /plan");
             continue;
         }
+        if (scope == API_SCOPE_SERVE_PLAN && serve_planned(f)) {
+            api_errors_add(errors, key, len,
+                           "the planner chooses this; it is not an input of /inference/plan");
+            continue;
+        }
         if (f->kind == CORE_KIND_OBJECT)
             decode_config(value, (struct core_input *)base, errors);
         else
@@ -560,4 +639,10 @@ bool api_decode_serve_object(const json_t *object, struct core_serve_input *in, 
 bool api_decode_plan_object(const json_t *object, struct core_plan_input *in, json_t *errors)
 {
     return decode_object(object, (char *)in, API_SCOPE_PLAN, errors);
+}
+
+bool api_decode_serve_plan_object(const json_t *object, struct core_serve_plan_input *in,
+                                  json_t *errors)
+{
+    return decode_object(object, (char *)in, API_SCOPE_SERVE_PLAN, errors);
 }

@@ -11,11 +11,14 @@
 
 #include "api_internal.h"
 #include "launch.h"
+#include "serve_time_write.h"
 
 static unsigned serve_answer(const struct core_serve_input *in, const struct api_launch *launch,
                              struct api_jsonw *w)
 {
     struct core_serve_result result;
+    struct core_serve_time_input timing;
+    struct core_serve_time time;
     struct core_problems problems;
     enum core_status status;
 
@@ -26,6 +29,16 @@ static unsigned serve_answer(const struct core_serve_input *in, const struct api
     api_jsonw_open_object(w);
     api_write_serve_inputs(w, &result, launch->source);
     api_write_inference(w, &result, launch->warnings);
+    /* No time for a deployment that does not start, whose max_model_len is shorter than one
+     * request of the workload, or whose pool holds no such request. */
+    if (core_serve_time_possible(&result)) {
+        core_serve_time_input_of(&result, &timing);
+        core_serve_time_compute(&timing, NULL, &time);
+        api_write_serve_time(w, &timing, &time);
+    } else {
+        api_jsonw_key(w, "time");
+        api_jsonw_null(w);
+    }
     api_jsonw_close_object(w);
     return 200;
 }

@@ -13,12 +13,19 @@
 #include "api_internal.h"
 
 static const char *const kind_names[CORE_KIND_COUNT] = {
-    [CORE_KIND_INT] = "integer",   [CORE_KIND_SIZE] = "size",
-    [CORE_KIND_REAL] = "number",   [CORE_KIND_BOOL] = "boolean",
-    [CORE_KIND_FLAG] = "boolean",  [CORE_KIND_CHOICE] = "choice",
-    [CORE_KIND_GPU] = "gpu",       [CORE_KIND_PRESET] = "model",
-    [CORE_KIND_GPUS] = "gpu_list", [CORE_KIND_PRICES] = "prices",
-    [CORE_KIND_OBJECT] = "object", [CORE_KIND_MODULES] = "module_list",
+    [CORE_KIND_INT] = "integer",
+    [CORE_KIND_SIZE] = "size",
+    [CORE_KIND_REAL] = "number",
+    [CORE_KIND_BOOL] = "boolean",
+    [CORE_KIND_FLAG] = "boolean",
+    [CORE_KIND_CHOICE] = "choice",
+    [CORE_KIND_GPU] = "gpu",
+    [CORE_KIND_PRESET] = "model",
+    [CORE_KIND_GPUS] = "gpu_list",
+    [CORE_KIND_PRICES] = "prices",
+    [CORE_KIND_OBJECT] = "object",
+    [CORE_KIND_CHOICES] = "choice_list",
+    [CORE_KIND_MODULES] = "module_list",
     [CORE_KIND_TEXT] = "string",
 };
 
@@ -62,7 +69,7 @@ static json_t *choices(const struct core_input_spec *s)
 {
     json_t *list = json_array();
 
-    if (s->kind == CORE_KIND_CHOICE)
+    if (s->kind == CORE_KIND_CHOICE || s->kind == CORE_KIND_CHOICES)
         for (int i = 0; i < s->choice_count; i++)
             json_array_append_new(list, json_string(s->choices[i]));
     else if (s->kind == CORE_KIND_GPU || s->kind == CORE_KIND_GPUS)
@@ -112,5 +119,7 @@ json_t *api_encode_input_table(void)
     json_object_set_new(doc, "inputs", rows(core_inputs, core_input_count));
     json_object_set_new(doc, "plan_inputs", rows(core_plan_inputs, core_plan_input_count));
     json_object_set_new(doc, "inference_inputs", rows(core_serve_inputs, core_serve_input_count));
+    json_object_set_new(doc, "inference_plan_inputs",
+                        rows(core_serve_plan_inputs, core_serve_plan_input_count));
     return doc;
 }

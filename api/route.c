@@ -46,6 +46,7 @@ static const struct api_route rows[] = {
     {"/runtime", COMPUTE, true, api_handle_runtime},
     {"/evaluate", COMPUTE, true, api_handle_evaluate},
     {"/inference", COMPUTE, true, api_handle_inference},
+    {"/inference/plan", API_POST, false, api_handle_inference_plan},
     {"/plan", API_POST, false, api_handle_plan},
     {"/gpus", CATALOG, true, api_handle_gpus},
     {"/models", CATALOG, true, api_handle_models},

@@ -38,6 +38,16 @@ static size_t distance(const char *a, size_t alen, const char *b)
 void api_add_unknown(json_t *errors, const char *name, size_t len, enum api_scope scope)
 {
     char msg[API_MSG_MAX], member[32];
+    const char *best = NULL;
+    size_t best_d = 3; /* suggest only within two edits */
+    bool plan = scope == API_SCOPE_PLAN;
+    bool serve = scope == API_SCOPE_SERVE || scope == API_SCOPE_SERVE_PLAN;
+    const struct core_input_spec *extra = plan    ? core_plan_inputs
+                                          : serve ? core_serve_inputs
+                                                  : NULL;
+    size_t rows = core_input_count + (plan    ? core_plan_input_count
+                                      : serve ? core_serve_input_count
+                                              : 0);
 
     /* A launch configuration reaches here from a query string or a route that does not take
      * it (launch.h): say where it goes rather than suggest a name. */
@@ -51,30 +61,26 @@ void api_add_unknown(json_t *errors, const char *name, size_t len, enum api_scop
             return;
         }
     }
-    {
-        const char *best = NULL;
-        size_t best_d = 3; /* suggest only within two edits */
-        bool plan = scope == API_SCOPE_PLAN;
-        const struct core_input_spec *extra = plan                       ? core_plan_inputs
-                                              : scope == API_SCOPE_SERVE ? core_serve_inputs
-                                                                         : NULL;
-        size_t rows = core_input_count + (plan                       ? core_plan_input_count
-                                          : scope == API_SCOPE_SERVE ? core_serve_input_count
-                                                                     : 0);
-
-        for (size_t i = 0; i < rows; i++) {
-            const struct core_input_spec *c =
-                i < core_input_count ? &core_inputs[i] : &extra[i - core_input_count];
-            size_t d = distance(name, len, c->name);
-            if (d < best_d && !(plan && c->planned)) {
-                best_d = d;
-                best = c->name;
-            }
+    for (size_t i = 0; i < rows; i++) {
+        const struct core_input_spec *c =
+            i < core_input_count ? &core_inputs[i] : &extra[i - core_input_count];
+        size_t d = distance(name, len, c->name);
+        if (d < best_d && !(plan && c->planned)) {
+            best_d = d;
+            best = c->name;
         }
-        if (best != NULL)
-            snprintf(msg, sizeof msg, "unknown input; did you mean \"%s\"?", best);
-        else
-            snprintf(msg, sizeof msg, "unknown input");
-        api_errors_add(errors, name, len, msg);
     }
+    /* /inference/plan: its own rows too. */
+    for (size_t i = 0; scope == API_SCOPE_SERVE_PLAN && i < core_serve_plan_input_count; i++) {
+        size_t d = distance(name, len, core_serve_plan_inputs[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = core_serve_plan_inputs[i].name;
+        }
+    }
+    if (best != NULL)
+        snprintf(msg, sizeof msg, "unknown input; did you mean \"%s\"?", best);
+    else
+        snprintf(msg, sizeof msg, "unknown input");
+    api_errors_add(errors, name, len, msg);
 }

@@ -10,7 +10,12 @@
 
 /* Which rows a request decodes through: the compute routes' (core_inputs), /plan's (its own rows
  * shadow them), /inference's (core_serve_inputs first). */
-enum api_scope { API_SCOPE_COMPUTE = 0, API_SCOPE_PLAN = 1, API_SCOPE_SERVE = 2 };
+enum api_scope {
+    API_SCOPE_COMPUTE = 0,
+    API_SCOPE_PLAN = 1,
+    API_SCOPE_SERVE = 2,
+    API_SCOPE_SERVE_PLAN = 3, /* /inference/plan: its rows, /inference's, the compute rows */
+};
 
 /* Append {name, "unknown input; did you mean ...?"} to errors, suggesting among the scope's rows
  * (the inputs the planner chooses are never suggested for /plan). */

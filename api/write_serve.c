@@ -4,6 +4,7 @@
  * the engine's knobs after its defaults) and "inference" (memory.per_gpu, kv_cache, fits,
  * warnings, advice). Byte figures are {bytes, gb, gib}. docs/serving.md documents each member.
  */
+#include "serve_timing.h"
 #include "write_keys.h"
 
 void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result *r,
@@ -31,6 +32,14 @@ void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result 
     k_int(w, KEY("block_size"), s->block_size);
     k_bool(w, KEY("enforce_eager"), s->enforce_eager);
     k_real(w, KEY("hbm_tbps"), s->hbm_tbps);
+    k_int(w, KEY("input_len"), s->input_len);
+    k_int(w, KEY("output_len"), s->output_len);
+    if (s->concurrency == CORE_SERVE_CONCURRENCY_MAX)
+        k_str(w, KEY("concurrency"), "max");
+    else
+        k_int(w, KEY("concurrency"), s->concurrency);
+    k_str(w, KEY("batching"), core_batching_names[s->batching]);
+    k_real_if(w, KEY("usd_per_gpu_hour"), s->usd_per_gpu_hour >= 0, s->usd_per_gpu_hour);
     k_str(w, KEY("gpu"), core_gpus[m->gpu].id);
     k_int(w, KEY("gpus"), s->gpus);
     k_int(w, KEY("tp"), s->tp);

@@ -26,10 +26,12 @@ static void input_line(FILE *to, const struct core_input_spec *f)
                 f->unit[0] != '\0' ? " " : "", f->unit);
         for (int i = 0; i < f->choice_count; i++) /* a number row's words */
             fprintf(to, " or %s", f->choices[i]);
-    } else if (f->kind == CORE_KIND_CHOICE)
+    } else if (f->kind == CORE_KIND_CHOICE || f->kind == CORE_KIND_CHOICES) {
         for (int i = 0; i < f->choice_count; i++)
             fprintf(to, "%s%s", i ? "|" : "", f->choices[i]);
-    else if (f->kind == CORE_KIND_BOOL || f->kind == CORE_KIND_FLAG)
+        if (f->kind == CORE_KIND_CHOICES)
+            fprintf(to, ", or a comma-separated list");
+    } else if (f->kind == CORE_KIND_BOOL || f->kind == CORE_KIND_FLAG)
         fprintf(to, "true|false");
     else
         fprintf(to, "%s",
@@ -55,7 +57,7 @@ static int config_flag(const char *path, struct cli_job *job);
 
 static void usage(FILE *to, const char *cmd)
 {
-    bool plan = strcmp(cmd, "plan") == 0;
+    bool plan = strcmp(cmd, "plan") == 0, serve_plan = strcmp(cmd, "inference/plan") == 0;
 
     fprintf(to,
             "usage: memwall %s [--name value ...] [--json] [FILE|-]\n\n"
@@ -70,9 +72,15 @@ static void usage(FILE *to, const char *cmd)
             "Inputs (the core's input table; GET /inputs and docs/model.md say more):\n",
             cmd, cmd);
     for (size_t i = 0; i < core_input_count; i++)
-        if (!(plan && (core_inputs[i].planned ||
-                       core_input_find(core_inputs[i].name, strlen(core_inputs[i].name), true) !=
-                           &core_inputs[i])))
+        if (serve_plan &&
+            (strcmp(core_inputs[i].name, "gpus") == 0 || strcmp(core_inputs[i].name, "tp") == 0 ||
+             strcmp(core_inputs[i].name, "pp") == 0 ||
+             core_serve_plan_input_find(core_inputs[i].name, strlen(core_inputs[i].name)) !=
+                 &core_inputs[i]))
+            continue;
+        else if (!(plan && (core_inputs[i].planned ||
+                            core_input_find(core_inputs[i].name, strlen(core_inputs[i].name),
+                                            true) != &core_inputs[i])))
             input_line(to, &core_inputs[i]);
     if (plan)
         for (size_t i = 0; i < core_plan_input_count; i++)
@@ -80,6 +88,16 @@ static void usage(FILE *to, const char *cmd)
     if (strcmp(cmd, "inference") == 0)
         for (size_t i = 0; i < core_serve_input_count; i++)
             input_line(to, &core_serve_inputs[i]);
+    if (strcmp(cmd, "inference/plan") == 0) { /* memwall plan --inference */
+        for (size_t i = 0; i < core_serve_input_count; i++)
+            if (core_serve_plan_input_find(core_serve_inputs[i].name,
+                                           strlen(core_serve_inputs[i].name)) ==
+                    &core_serve_inputs[i] &&
+                strcmp(core_serve_inputs[i].name, "batching") != 0)
+                input_line(to, &core_serve_inputs[i]);
+        for (size_t i = 0; i < core_serve_plan_input_count; i++)
+            input_line(to, &core_serve_plan_inputs[i]);
+    }
 }
 
 const char *cli_option_value(int argc, char **argv, int *i)

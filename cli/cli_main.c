@@ -72,7 +72,7 @@ static int answer(const struct cli_job *job, enum cli_view view, const char *bod
 {
     struct api_request req;
     struct api_response resp;
-    char path[16];
+    char path[32];
     int code;
 
     snprintf(path, sizeof path, "/%s", job->cmd);
@@ -103,6 +103,23 @@ static int answer(const struct cli_job *job, enum cli_view view, const char *bod
     return code;
 }
 
+/* `memwall plan --inference`: the serving planner (POST /inference/plan). Drops the flag from
+ * argv (argc updated) and returns true when it was there. */
+static bool serve_plan_flag(int *argc, char **argv)
+{
+    bool found = false;
+    int k = 1;
+
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--inference") == 0)
+            found = true;
+        else
+            argv[k++] = argv[i];
+    }
+    *argc = k;
+    return found;
+}
+
 int cli_main(int argc, char **argv)
 {
     struct cli_job job = {argv[0], false, NULL, json_object()};
@@ -111,6 +128,10 @@ int cli_main(int argc, char **argv)
     size_t len = 0;
     int code;
 
+    if (view == CLI_VIEW_PLAN && serve_plan_flag(&argc, argv)) {
+        job.cmd = "inference/plan";
+        view = CLI_VIEW_SERVE_PLAN;
+    }
     if (view < 0 || job.flags == NULL) {
         json_decref(job.flags);
         return CLI_EXIT_BAD;

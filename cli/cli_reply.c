@@ -64,6 +64,7 @@ struct row {
 #define RUNTIME (1u << CLI_VIEW_RUNTIME)
 #define PLAN    (1u << CLI_VIEW_PLAN)
 #define SERVE   (1u << CLI_VIEW_INFERENCE)
+#define SPLAN   (1u << CLI_VIEW_SERVE_PLAN)
 #define PROBLEM (1u << CLI_VIEW_PROBLEM)
 
 static const struct row rows[] = {
@@ -157,9 +158,40 @@ static const struct row rows[] = {
     {SERVE, INDENTED, "concurrency", "inference.kv_cache.max_concurrency", NUM, "%12.2fx", 0},
     {SERVE, INDENTED, "longest", "inference.kv_cache.max_model_len_supported", INT, "%12lld tokens",
      0},
+    {SERVE, HEADING, "time (docs/serving.md, \"Time\")", NULL, NONE, NULL, 0},
+    {SERVE, INDENTED, "concurrency", "time.concurrency", INT, "%12lld", OPTIONAL},
+    {SERVE, INDENTED, "batching", "time.batching", STR, "%12s", OPTIONAL},
+    {SERVE, INDENTED, "ttft", "time.ttft_seconds", NUM, "%12.4f s", OPTIONAL},
+    {SERVE, INDENTED, "tpot", "time.tpot_seconds", NUM, "%12.5f s", OPTIONAL},
+    {SERVE, INDENTED, "e2e", "time.e2e_seconds", NUM, "%12.3f s", OPTIONAL},
+    {SERVE, INDENTED, "tokens/s", "time.output_tokens_per_second", NUM, "%12.1f", OPTIONAL},
+    {SERVE, INDENTED, "requests/s", "time.requests_per_second", NUM, "%12.3f", OPTIONAL},
+    {SERVE, INDENTED, "bottleneck", "time.bottleneck", STR, "%12s", OPTIONAL},
+    {SERVE, INDENTED, "mbu", "time.mbu", NUM, "%12.3f", OPTIONAL},
+    {SERVE, INDENTED, "mfu", "time.mfu", NUM, "%12.4f", OPTIONAL},
+    {SERVE, INDENTED, "knee", "time.knee_batch", NUM, "%12.1f sequences", OPTIONAL},
+    {SERVE, INDENTED, "$/M tokens", "time.usd_per_million_output_tokens", NUM, "%12.4f", OPTIONAL},
     {SERVE, INLINE, "fits", "inference.fits", YESNO, "serves: %s\n", DECIDES},
     {SERVE, INLINE, "advice", "inference.advice", NOTES, "advice: %s\n", 0},
     {SERVE, INLINE, "warnings", "inference.warnings", NOTES, "warning: %s\n", 0},
+
+    {SPLAN, COLUMN, "gpu", "plans[].gpu", STR, "%-14s", DECIDES},
+    {SPLAN, COLUMN, "tp", "plans[].tp", INT, "%3lld", 0},
+    {SPLAN, COLUMN, "replicas", "plans[].replicas", INT, "%8lld", 0},
+    {SPLAN, COLUMN, "gpus", "plans[].gpus", INT, "%5lld", 0},
+    {SPLAN, COLUMN, "quant", "plans[].quantization", STR, "%-11s", 0},
+    {SPLAN, COLUMN, "kv", "plans[].kv_cache_dtype", STR, "%-8s", 0},
+    {SPLAN, COLUMN, "conc", "plans[].concurrency", INT, "%6lld", 0},
+    {SPLAN, COLUMN, "ttft_s", "plans[].ttft_seconds", NUM, "%8.4f", 0},
+    {SPLAN, COLUMN, "tpot_s", "plans[].tpot_seconds", NUM, "%8.5f", 0},
+    {SPLAN, COLUMN, "req/s", "plans[].requests_per_second", NUM, "%9.2f", 0},
+    {SPLAN, COLUMN, "usd/h", "plans[].usd_per_hour", NUM, "%9.2f", 0},
+    {SPLAN, INLINE, "ranked_by", "ranked_by", STR, "ranked by %s", 0},
+    {SPLAN, INLINE, "evaluated", "evaluated", INT, "; %lld configurations sized", 0},
+    {SPLAN, INLINE, "timed", "timed", INT, ", %lld timed", 0},
+    {SPLAN, INLINE, "feasible", "feasible", INT, ", %lld feasible", 0},
+    {SPLAN, INLINE, "elapsed", "elapsed_seconds", NUM, ", %.4f s\n", 0},
+    {SPLAN, INLINE, "reasons", "reasons", FIELD_NOTES, "no plan: %s: %s\n", 0},
 
     {PROBLEM, INLINE, "status", "status", INT, "memwall: %lld", 0},
     {PROBLEM, INLINE, "title", "title", STR, " %s", 0},

@@ -20,6 +20,7 @@ enum cli_view {
     CLI_VIEW_RUNTIME,
     CLI_VIEW_PLAN,
     CLI_VIEW_INFERENCE,
+    CLI_VIEW_SERVE_PLAN, /* `memwall plan --inference`: POST /inference/plan */
     CLI_VIEW_PROBLEM,
 };
 

@@ -404,7 +404,10 @@ bool core_adapters_layer_bytes(const struct core_resolved *r, int64_t *rep, int6
 
 /* The transient full-size weight a layer materializes in the compute dtype: the dequantized
  * NF4 / int8 weight (torchao linear_nf4, bitsandbytes MatMul4Bit dequantize it forward and
- * backward) and DoRA's adapted weight for its norm; the largest linear's. 0 for plain LoRA. */
+ * backward) and DoRA's adapted weight for its norm; the largest linear's. 0 for plain LoRA.
+ * Under PEFT's fp32 stream, MatMul4Bit.forward's .to(A.dtype) turns the dequantized weight into
+ * an fp32 copy (the e-byte one freed) and autocast's F.linear casts that back to e bytes while
+ * the fp32 copy lives: 4 + e bytes per weight. */
 double core_adapters_transient(const struct core_resolved *r)
 {
     struct core_adapter_counts c;
@@ -413,7 +416,9 @@ double core_adapters_transient(const struct core_resolved *r)
         (r->adapters.base_quant == CORE_BASEQ_NONE && r->adapters.finetune != CORE_FT_DORA) ||
         !core_adapters_count(r, &c))
         return 0;
-    return (double)c.largest * (double)compute_bytes(r) / (double)r->tp;
+    double e = (double)compute_bytes(r);
+
+    return (double)c.largest * (core_adapters_fp32_stream(r) ? 4.0 + e : e) / (double)r->tp;
 }
 
 /* PEFT's k-bit preparation makes the embeddings and norms fp32, so the residual stream (and
@@ -452,33 +457,123 @@ bool core_adapters_peak_state(const struct core_resolved *r, struct core_adapter
     return true;
 }
 
-/* The step-time model's adapter fields (perf.h): the wrapped linears' widths in one layer, the
- * element-wise bytes they add per token (the scale and the add of the adapter's output: read,
- * write and read again, 3 out elements; PEFT's fp32 adapters under autocast also cast the input
- * to fp32 and back, 2 + 4 + 4 + 2 bytes per input element), the dequantized base, the step. */
+/* The dtypes an adapter's element-wise kernels run in (bytes per element): x the wrapped
+ * linear's input, a the adapter's GEMMs, res the base layer's output, sum the adapter's result
+ * after the add (PyTorch's type promotion: the wider of res and a). torchtune (lora.py
+ * LoRALinear.forward) runs everything in the model dtype. PEFT (tuners/lora/layer.py
+ * Linear.forward) without autocast casts x to the fp32 adapters (_cast_input_dtype), adds in
+ * fp32 and casts the sum back to the base's dtype; under autocast the adapters' GEMMs run in the
+ * compute dtype and no cast back is made. Its bnb Linear4bit (tuners/lora/bnb.py) clones the base
+ * output (the "defensive clone") and, with PEFT's fp32 stream, sees an fp32 x and an fp32 base
+ * output (bitsandbytes nn/modules.py Linear4bit.forward casts the matmul back to x's dtype). */
+struct elt_dtypes {
+    double x, a, res, sum;
+    bool cast_in, cast_back, clone;
+};
+
+static void adapter_dtypes(const struct core_resolved *r, struct elt_dtypes *t)
+{
+    double e = (double)compute_bytes(r);
+    bool autocast = r->master_weights; /* mixed precision: bf16 autocast over fp32 weights */
+    bool stream = core_adapters_fp32_stream(r);
+
+    memset(t, 0, sizeof *t);
+    t->x = stream ? 4.0 : e;
+    t->a = r->adapters.torchtune || autocast ? e : (double)adapter_bytes(r);
+    t->res = stream ? t->x : e;
+    t->sum = fmax(t->res, t->a);
+    t->cast_in = !r->adapters.torchtune && !autocast && t->x != t->a;
+    t->cast_back = t->cast_in && t->sum != t->res;
+    t->clone = !r->adapters.torchtune && (r->adapters.base_quant == CORE_BASEQ_NF4_BNB ||
+                                          r->adapters.base_quant == CORE_BASEQ_NF4_BNB_DQ);
+}
+
+/* Element-wise bytes per token of one wrapped linear of `in` and `out` features, forward (*f)
+ * and backward (*b), from the kernels of the dtypes above (r = read, w = write):
+ * forward per input element: the cast to the adapters' dtype (r x w a), lora_A reading it (r a);
+ * forward per output element: lora_B's output (w a), the scaling (r a w a), the add
+ * (r res r a w sum), the cast back (r sum w res), the clone of the base output (r res w res);
+ * backward per output element: the cast back's gradient (r res w sum), the add's gradient to
+ * the base output in its dtype (r sum w res) or to the branch (r sum w a) where they differ, the
+ * scaling (r a w a), lora_B's two GEMMs reading the gradient (2 a); backward per input element:
+ * lora_A's weight gradient reading its input and its input gradient (r a w a), the cast's
+ * gradient (r a w x), the sum into the base's input gradient (r x r x w x). An autocast cast of
+ * an fp32 input for lora_A (r x w a forward, r a w x backward) when the stream is wider. The
+ * adapter's GEMM FLOPs are priced apart (perf.c frozen_micro). */
+static void adapter_elt(const struct elt_dtypes *t, double in, double out, double *f, double *b)
+{
+    double cast = t->cast_in || t->x != t->a ? t->x + t->a : 0.0;
+
+    *f = in * (cast + t->a) +
+         out * (3.0 * t->a + t->res + t->a + t->sum + (t->cast_back ? t->sum + t->res : 0.0) +
+                (t->clone ? 2.0 * t->res : 0.0));
+    *b =
+        in * (2.0 * t->a + cast + 3.0 * t->x) +
+        out * ((t->cast_back ? t->res + t->sum : 0.0) + (t->sum != t->res ? t->sum + t->res : 0.0) +
+               (t->sum != t->a ? t->sum + t->a : 0.0) + 4.0 * t->a);
+}
+
+/* PEFT's k-bit stream (core_adapters_fp32_stream): every quantized linear sees an fp32 input.
+ * bitsandbytes' Linear4bit.set_compute_type then computes in fp32: autocast casts x to the
+ * compute dtype per linear (r 4 w e), its output is cast back to fp32 (r e w 4), and both casts'
+ * gradients run backward; the dequantized weight is cast to fp32 (.to(A.dtype) in
+ * autograd/_functions.py MatMul4Bit.forward: r e w 4) and autocast casts it back (r 4 w e), each
+ * forward (backward casts to the gradient's compute dtype: no copy). That is bitsandbytes up to
+ * 0.4x (compute_type_is_set starts false, so the first fp32 input sets fp32; fms-acceleration's
+ * runs); later versions keep a given bnb_4bit_compute_dtype, and with bf16 given the weight's
+ * fp32 detour goes while the activation casts stay (not distinguished: no version input). The
+ * norms, residual adds and MLP activation (perf.c's 11 d + f_in + f elements) run on 4 bytes
+ * instead of e. Per token of one layer (per pass) and per weight (per forward). */
+static void stream_elt(const struct core_resolved *r, double *per_token, double *per_weight)
+{
+    const struct core_arch *a = &r->shape.arch;
+    double e = (double)compute_bytes(r), d = (double)a->hidden, f = (double)a->ffn_hidden;
+    double q = (double)(a->heads * a->head_dim), kv = (double)(a->kv_heads * a->head_dim);
+    double gate = a->gated_mlp ? d + f : 0.0, f_in = a->gated_mlp ? 2.0 * f : f;
+    double io = (d + q) + 2.0 * (d + kv) + (q + d) + gate + (d + f) + (f + d);
+
+    *per_token = *per_weight = 0.0;
+    if (!core_adapters_fp32_stream(r))
+        return;
+    *per_token = (4.0 + e) * io + (4.0 - e) * (11.0 * d + f_in + f);
+    *per_weight = 2.0 * (4.0 + e);
+}
+
+/* The step-time model's adapter fields (perf.h): the wrapped linears' widths in one layer, their
+ * element-wise bytes per token forward and backward (adapter_elt, stream_elt), the dequantized
+ * base, the step. */
 void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *in)
 {
     const struct core_arch *a = &r->shape.arch;
     struct core_adapter_counts c;
+    struct elt_dtypes dt;
     double d = (double)a->hidden, q = (double)(a->heads * a->head_dim);
     double kv = (double)(a->kv_heads * a->head_dim), f = (double)a->ffn_hidden;
     double ins[CORE_MOD_LM_HEAD] = {d, d, d, q, d, d, f};
     double outs[CORE_MOD_LM_HEAD] = {q, kv, kv, d, f, f, d};
-    double e = (double)compute_bytes(r);
+    double stream, e = (double)compute_bytes(r);
 
     if (!core_adapters_count(r, &c))
         return;
+    adapter_dtypes(r, &dt);
     in->frozen_base = true;
     in->lora_rank = (double)r->adapters.rank;
     for (int m = 0; m < CORE_MOD_LM_HEAD; m++) {
+        double fw, bw;
+
         if (!has(r, (enum core_module)m) || (m == CORE_MOD_GATE && !a->gated_mlp))
             continue;
         in->lora_in += ins[m];
         in->lora_out += outs[m];
         if (r->adapters.finetune == CORE_FT_DORA)
             in->dora_weights += ins[m] * outs[m];
-        in->lora_elt_bytes += 3.0 * outs[m] * e + ((double)c.adapter_bytes > e ? 12.0 * ins[m] : 0);
+        adapter_elt(&dt, ins[m], outs[m], &fw, &bw);
+        in->lora_fwd_bytes += fw;
+        in->lora_bwd_bytes += bw;
     }
+    stream_elt(r, &stream, &in->dequant_cast_bpw);
+    in->lora_fwd_bytes += stream;
+    in->lora_bwd_bytes += 2.0 * stream;
     in->lora_head = has(r, CORE_MOD_LM_HEAD) ? 1.0 : 0.0;
     in->adapter_params = (double)c.trainable;
     in->adapter_bytes = (double)c.adapter_bytes;

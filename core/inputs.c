@@ -11,6 +11,7 @@
 #include "core.h"
 #include "inputs.h"
 #include "serve.h"
+#include "serve_timing.h"
 
 /* Enums are stored through an int; C only promises "some integer type", so check it here. */
 _Static_assert(sizeof(enum core_precision) == sizeof(int), "enum size");
@@ -378,6 +379,8 @@ const struct core_input_spec core_plan_inputs[] = {
             false, false, NO_CHOICES, "fraction", ddoc, doc, NO_ECHO                               \
     }
 
+static const char *const concurrency_words[] = {"max"};
+
 /* clang-format off */
 const struct core_input_spec core_serve_inputs[] = {
     S_CHOICE("engine", engine, core_engine_names, NULL,
@@ -419,6 +422,19 @@ const struct core_input_spec core_serve_inputs[] = {
     {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), 0, CORE_SERVE_TBPS_MAX, true,
      0, true, true, false, false, NO_CHOICES, "TB/s", "the catalog value of gpu",
      "memory bandwidth per GPU, for parts not in the catalog", NO_ECHO},
+    /* The workload of the time model (serve_timing.h; docs/serving.md, "Time"). */
+    {"input_len", CORE_KIND_INT, CORE_STORE_I64, SAT(input_len), 1, CORE_SERVE_LEN_MAX, false,
+     CORE_SERVE_INPUT_LEN_DEFAULT, false, false, false, false, NO_CHOICES, "tokens", NULL,
+     "prompt tokens per request", NO_ECHO},
+    {"output_len", CORE_KIND_INT, CORE_STORE_I64, SAT(output_len), 1, CORE_SERVE_LEN_MAX, false,
+     CORE_SERVE_OUTPUT_LEN_DEFAULT, false, false, false, false, NO_CHOICES, "tokens", NULL,
+     "output tokens per request", NO_ECHO},
+    {"concurrency", CORE_KIND_INT, CORE_STORE_I64, SAT(concurrency), 1, CORE_SERVE_SEQS_MAX,
+     false, 1, false, false, false, false, CHOICES(concurrency_words), "sequences", NULL,
+     "sequences in flight on the replica; max: as many as the KV pool and max_num_seqs hold", NO_ECHO},
+    S_CHOICE("batching", batching, core_batching_names, NULL,
+             "auto (static for a number of sequences, continuous for max), static (one batch "
+             "prefilled together), continuous (the steady state of continuous batching)"),
 };
 /* clang-format on */
 
@@ -477,20 +493,19 @@ void core_input_store_default(const struct core_input_spec *spec, void *base)
         memcpy(dst, &b, sizeof b);
         break;
     }
-    case CORE_STORE_GPUS: {
-        struct core_plan_input *plan = base;
-        plan->gpu_count = 0;
+    case CORE_STORE_GPUS:
+    case CORE_STORE_CHOICES: {
+        int none = 0; /* an empty list: the count */
+        memcpy(dst, &none, sizeof none);
         break;
     }
     case CORE_STORE_TEXT:
         memset(dst, 0, CORE_TEXT_MAX);
         break;
-    case CORE_STORE_PRICES: {
-        struct core_plan_input *plan = base;
+    case CORE_STORE_PRICES:
         for (int g = 0; g < CORE_PLAN_GPU_MAX; g++)
-            plan->usd_per_gpu_hour[g] = spec->dflt;
+            memcpy(dst + (size_t)g * sizeof(double), &spec->dflt, sizeof spec->dflt);
         break;
-    }
     }
 }
 
@@ -519,6 +534,7 @@ static double stored_number(const struct core_input_spec *spec, const void *base
         return b;
     case CORE_STORE_GPUS:
     case CORE_STORE_PRICES:
+    case CORE_STORE_CHOICES:
     case CORE_STORE_TEXT:
         break;
     }
@@ -575,7 +591,8 @@ bool core_input_valid(const struct core_input_spec *spec, const void *base)
         return v >= spec->min && v <= spec->max && v == floor(v);
     case CORE_KIND_GPUS:
     case CORE_KIND_PRICES:
-    case CORE_KIND_OBJECT: /* decoded and checked by the api (api/hfconfig.c) */
+    case CORE_KIND_CHOICES: /* lists: checked by their planner */
+    case CORE_KIND_OBJECT:  /* decoded and checked by the api (api/hfconfig.c) */
     case CORE_KIND_TEXT:
     case CORE_KIND_COUNT:
         break;

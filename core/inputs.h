@@ -60,6 +60,7 @@ enum core_input_kind {
     CORE_KIND_GPUS,    /* /plan: one catalog id or a list of them */
     CORE_KIND_PRICES,  /* /plan: one price, or prices by GPU id */
     CORE_KIND_OBJECT,  /* a JSON object the api decodes itself (`config`); stored as "given" */
+    CORE_KIND_CHOICES, /* /inference/plan: one of choices[], or a list of them */
     CORE_KIND_MODULES, /* a list of module names (lora_targets), stored as a mask (adapters.h) */
     CORE_KIND_TEXT,    /* a short string (CORE_TEXT_MAX bytes with its NUL) in core's own syntax */
     CORE_KIND_COUNT
@@ -67,13 +68,15 @@ enum core_input_kind {
 
 /* How the value is stored at `offset`. */
 enum core_input_store {
-    CORE_STORE_I64,    /* int64_t, the number rounded to the nearest integer */
-    CORE_STORE_INT,    /* int (also every enum core_* type) */
-    CORE_STORE_DOUBLE, /* double */
-    CORE_STORE_BOOL,   /* bool */
-    CORE_STORE_GPUS,   /* gpu_count and gpus[] of struct core_plan_input */
-    CORE_STORE_PRICES, /* usd_per_gpu_hour[] of struct core_plan_input */
-    CORE_STORE_TEXT,   /* char[CORE_TEXT_MAX], NUL-terminated; "" = not given */
+    CORE_STORE_I64,     /* int64_t, the number rounded to the nearest integer */
+    CORE_STORE_INT,     /* int (also every enum core_* type) */
+    CORE_STORE_DOUBLE,  /* double */
+    CORE_STORE_BOOL,    /* bool */
+    CORE_STORE_GPUS,    /* an int count, then CORE_PLAN_GPU_MAX int catalog indexes (gpu_count
+                           and gpus[] of struct core_plan_input and core_serve_plan_input) */
+    CORE_STORE_PRICES,  /* usd_per_gpu_hour[] of struct core_plan_input */
+    CORE_STORE_CHOICES, /* an int count, then that many int indexes into choices[] */
+    CORE_STORE_TEXT,    /* char[CORE_TEXT_MAX], NUL-terminated; "" = not given */
 };
 
 /* How the reply's `inputs` member echoes a row (api/write.c walks the rows in table order). */
@@ -135,6 +138,13 @@ extern const size_t core_serve_input_count;
 
 /* The row named name[0..len) among /inference's rows, then core_inputs; or NULL. */
 const struct core_input_spec *core_serve_input_find(const char *name, size_t len);
+
+/* POST /inference/plan's own inputs (offsets into struct core_serve_plan_input, serve_plan.h;
+ * serve_plan_inputs.c); they shadow the /inference rows of the same name. */
+extern const struct core_input_spec core_serve_plan_inputs[];
+extern const size_t core_serve_plan_input_count;
+/* The row named name[0..len) for /inference/plan: its own rows first, then /inference's. */
+const struct core_input_spec *core_serve_plan_input_find(const char *name, size_t len);
 
 /* The row named name[0..len), or NULL; plan = also /plan's own rows (they win). */
 const struct core_input_spec *core_input_find(const char *name, size_t len, bool plan);

@@ -280,6 +280,8 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     /* The pipeline split (layout.c): an uneven one, or MTP layers on the last rank. */
     in->stage_layers =
         r->split == CORE_SPLIT_EVEN && r->mtp_layers == 0 ? 0.0 : (double)core_layout_heaviest(r);
+    in->eager_kernels =
+        !r->compile && (r->framework == CORE_FW_HF_TRAINER || r->framework == CORE_FW_TORCHTUNE);
     if (r->adapters.finetune != CORE_FT_FULL)
         core_adapters_perf(r, in);
 }
@@ -518,14 +520,16 @@ static double attention_share(const struct core_perf_input *in, const struct sha
 /* A frozen base (fine-tuning with adapters): the layers' weight GEMMs run forward and once more
  * for the input gradients (no weight gradients: 2 passes instead of 3), attention still three
  * times; the adapters' thin GEMMs (rank r: their efficiency falls with r through sat()) forward
- * and twice backward; their element-wise traffic with the layer's; the output layer's GEMM twice
- * unless it is wrapped. A quantized base is dequantized per layer per pass: read its stored
- * bytes, write the compute dtype. Returns the dequantization of one forward (for recompute). */
+ * and twice backward; their element-wise traffic forward and backward (adapters.c); the output
+ * layer's GEMM twice unless it is wrapped. A quantized base is dequantized per layer per pass:
+ * read its stored bytes, write the compute dtype (plus the forward's fp32 casts under PEFT's
+ * fp32 stream). Returns what a recompute re-runs beyond the forward GEMMs: one forward's
+ * dequantization and adapter element-wise bytes, and DoRA's weight norm. */
 static double frozen_micro(const struct core_perf_input *in, const struct shape *x, double gemm_f,
                            double att_f, double mem_f, double hbm, double h, struct micro *u)
 {
     double ls = x->ls, t = x->t, rows = x->rows, r = at_least(in->lora_rank, 1);
-    double ad_f = 0.0, vt = x->V / t, dq;
+    double ad_f = 0.0, vt = x->V / t, dq_b, dq_f, elt_f, elt_b;
     /* DoRA, once per forward: B A (a rank-r GEMM), W + s B A and its norm (4 e bytes). */
     double dora_gemm = ls * 2.0 * (in->dora_weights / t) * r / (x->rate * sat(r, h));
     double dora_mem = ls * 4.0 * x->e * (in->dora_weights / t) / hbm;
@@ -533,13 +537,15 @@ static double frozen_micro(const struct core_perf_input *in, const struct shape 
     if (in->lora_in > 0)
         ad_f = gemm(rows, r, in->lora_in / t, x->rate, h) +
                gemm(rows, in->lora_out / t, r, x->rate, h);
-    dq = in->dequant_weights / (x->L * t) * (in->dequant_bpp + x->e) / hbm * ls;
+    dq_b = in->dequant_weights / (x->L * t) * (in->dequant_bpp + x->e) / hbm * ls;
+    dq_f = dq_b + in->dequant_weights / (x->L * t) * in->dequant_cast_bpw / hbm * ls;
+    elt_f = ls * rows * in->lora_fwd_bytes / (t * hbm);
+    elt_b = ls * rows * in->lora_bwd_bytes / (t * hbm);
     u->fwd_compute = ls * (gemm_f + att_f + ad_f);
     u->compute = ls * (2.0 * gemm_f + 3.0 * att_f + 3.0 * ad_f) +
                  (in->lora_head > 0 ? 3.0 : 2.0) * gemm(rows, vt, x->d, x->rate, h) + dora_gemm;
-    u->memory = 3.0 * ls * (mem_f + rows * in->lora_elt_bytes / hbm) + rows * vt * 12.0 / hbm +
-                2.0 * dq + dora_mem;
-    return dq + dora_gemm + dora_mem;
+    u->memory = 3.0 * ls * mem_f + elt_f + elt_b + rows * vt * 12.0 / hbm + dq_f + dq_b + dora_mem;
+    return dq_f + elt_f + dora_gemm + dora_mem;
 }
 
 /* Attention core forward: QK^T and AV over this rank's s/cp queries against all s keys.
@@ -573,6 +579,26 @@ static void attention_forward(const struct core_perf_input *in, const struct gen
     }
 }
 
+/* What eager modules add to the fused element-wise bytes of one layer's forward per token
+ * (micro_batch counts a norm as read + write d): transformers' LlamaRMSNorm / MistralRMSNorm
+ * (models/llama/modeling_llama.py) and torchtune's RMSNorm (modules/rms_norm.py) run
+ * x.to(fp32) (r e w 4), pow (r 4 w 4), mean (r 4), x * rsqrt (r 4 w 4), .to(e) (r 4 w e) and
+ * the weight's mul (r e w e): 28 + 4 e bytes a norm, two per layer, instead of 2 e; their
+ * residual adds have no dropout (3 d elements, not 3.5). apply_rotary_pos_emb
+ * (q * cos + rotate_half(q) * sin, the same on k; rotate_half negates a half and concatenates):
+ * 10 elements per element of q and k (torchtune's RotaryPositionalEmbeddings upcasts to fp32 and
+ * moves more; priced as transformers'). act_fn(gate) * up: 5 f elements, not 3. */
+static double eager_elt(const struct core_perf_input *in, const struct shape *x)
+{
+    double norms = 2.0 * ((28.0 + 4.0 * x->e) - 2.0 * x->e) - 2.0 * 0.5 * x->e;
+    double rotary = 10.0 * x->e * (x->a + x->kv) * x->hd / x->t;
+    double act = in->gated_mlp ? 2.0 * x->e * x->f / x->t : 0.0;
+
+    if (!in->eager_kernels)
+        return 0.0;
+    return norms * x->d / (in->sequence_parallel ? x->t : 1.0) + rotary + act;
+}
+
 static void micro_batch(const struct core_perf_input *in, const struct gen *k,
                         const struct shape *x, struct micro *u)
 {
@@ -588,7 +614,8 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     double att_f, score_mem_f;
     attention_forward(in, k, x, hbm, &att_f, &score_mem_f);
 
-    double mem_f = rows * elementwise_bytes(in, x, f_in, fp8) / hbm + score_mem_f + k->launch;
+    double mem_f = rows * (elementwise_bytes(in, x, f_in, fp8) + eager_elt(in, x)) / hbm +
+                   score_mem_f + k->launch;
 
     /* Tensor parallelism: two all-reduces of the (b s/cp d) activations forward, two backward
      * (reduce-scatter + all-gather pairs under sequence parallelism move the same bytes). */

@@ -88,14 +88,21 @@ struct core_perf_input {
     /* Fine-tuning with adapters (core/adapters.c; all 0 for full training): the frozen base's
      * backward computes only input gradients; the adapters on the wrapped linears of a layer
      * (their input widths summing to lora_in, output widths to lora_out, rank lora_rank) add
-     * their GEMMs and lora_elt_bytes of element-wise traffic per token per layer; a quantized
-     * base is dequantized (dequant_weights weights of dequant_bpp stored bytes each) at every
-     * pass; the optimizer steps and the data-parallel reduce moves only the adapters. */
+     * their GEMMs and lora_fwd_bytes (each forward, recompute included) and lora_bwd_bytes
+     * (backward) of element-wise traffic per token per layer; a quantized base is dequantized
+     * (dequant_weights weights of dequant_bpp stored bytes each) at every pass, and each forward
+     * moves dequant_cast_bpw more bytes per weight (PEFT's fp32 stream: the dequantized weight
+     * cast to fp32 and back); the optimizer steps and the data-parallel reduce moves only the
+     * adapters. */
     bool frozen_base;
+    /* The layers run the framework's eager PyTorch modules (Hugging Face's transformers models,
+     * torchtune's modules without torch.compile): unfused RMSNorm, rotary and gated activation
+     * kernels (perf.c eager_elt). */
+    bool eager_kernels;
     double lora_rank, lora_in, lora_out, lora_head; /* lora_head: the output layer wrapped */
-    double lora_elt_bytes;
+    double lora_fwd_bytes, lora_bwd_bytes;
     double adapter_params, adapter_bytes, adapter_moments;
-    double dequant_weights, dequant_bpp;
+    double dequant_weights, dequant_bpp, dequant_cast_bpw;
     double stored_bpp; /* the frozen base's stored bytes per parameter (ZeRO-3 gathers) */
     /* Model FLOPs per token of a fine-tune: 4 base_params + 6 adapter_flops_params + attention,
      * both as the GEMMs above execute them (the architecture's count, not a given N). */

@@ -226,6 +226,11 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
     s->pp = m->pp;
     s->ep = in->base.ep;
     s->gpus = m->gpus;
+    s->input_len = in->input_len;
+    s->output_len = in->output_len;
+    s->concurrency = in->concurrency;
+    s->batching = in->batching;
+    s->usd_per_gpu_hour = in->base.usd_per_gpu_hour;
     if (s->max_model_len <= 0) {
         core_problem_add(p, "max_model_len", "the model has no known context: give max_model_len");
         s->max_model_len = 1;

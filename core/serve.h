@@ -73,6 +73,10 @@ struct core_serve_input {
     int64_t block_size;                    /* 0 = the engine's (16; TensorRT-LLM 64) */
     bool enforce_eager;                    /* no CUDA graphs */
     double hbm_tbps;                       /* 0 = the catalog's */
+    /* The workload the time model prices (serve_timing.h; docs/serving.md, "Time"). */
+    int64_t input_len, output_len; /* tokens per request, default 1024 and 128 */
+    int64_t concurrency;           /* sequences in flight, default 1; 0 = max */
+    int batching;                  /* enum core_batching: auto, static, continuous */
 };
 
 void core_serve_input_init(struct core_serve_input *in);
@@ -119,6 +123,10 @@ struct core_serve_resolved {
     double hbm_tbps;
     double memory_gb; /* the memory_gb override (decimal GB), 0 = the catalog's usable figure */
     int64_t gpus, tp, pp, ep;
+    /* The workload (as given; concurrency 0 = max) and the price the time model reads. */
+    int64_t input_len, output_len, concurrency;
+    int batching;
+    double usd_per_gpu_hour; /* < 0 = not given */
 };
 
 struct core_serve_result {

@@ -681,7 +681,7 @@
      * ------------------------------------------------------------------------------------- */
 
     var SERVE_SEGMENTS = ['weights', 'activations', 'non_torch', 'cuda_graphs', 'kv_cache'];
-    var lastServe = null;
+    var lastServe = null, lastTime = null;
 
     function postServe(items, signal) {
         return fetch('/inference', {
@@ -702,6 +702,17 @@
         return pts.sort(function (a, b) { return a - b; });
     }
 
+    /* Powers of two up to what the pool holds at the current workload (the time chart's x). */
+    function serveConcurrencies(r) {
+        var t = r.inputs, kv = r.inference.kv_cache, pts = [];
+        var top = Math.min(Math.floor(kv.tokens / (t.input_len + t.output_len)), t.max_num_seqs);
+        for (var c = 1; c < top && pts.length < 16; c *= 2)
+            pts.push(c);
+        if (top >= 1)
+            pts.push(top);
+        return pts;
+    }
+
     function serveUpdate(q, cfg, signal) {
         var item = itemOf(q, cfg);
         return postServe([item], signal).then(function (r) {
@@ -710,12 +721,19 @@
             if (!isReply(main))
                 return null;
             var ctx = main.inputs.max_model_len;
-            var lens = serveLengths(ctx);
+            var lens = serveLengths(ctx), concs = serveConcurrencies(main);
+            /* One batch: the lengths of the concurrency chart, then the concurrencies of the
+             * time chart (continuous batching at the current lengths). */
             return postServe(lens.map(function (n) {
                 var o = itemOf(q, cfg);
                 o.max_model_len = String(n);
                 return o;
-            }), signal).then(function (rs) {
+            }).concat(concs.map(function (c) {
+                var o = itemOf(q, cfg);
+                o.concurrency = String(c);
+                o.batching = 'continuous';
+                return o;
+            })), signal).then(function (rs) {
                 if (signal.aborted || !Array.isArray(rs))
                     return;
                 lastServe = { current: ctx, rows: lens.map(function (n, i) {
@@ -723,7 +741,13 @@
                     return isReply(x) ? { len: n, conc: x.inference.kv_cache.max_concurrency,
                         fits: x.inference.kv_cache.max_model_len_fits } : null;
                 }).filter(Boolean) };
+                lastTime = { knee: main.time ? main.time.knee_batch : 0, rows: concs.map(function (c, j) {
+                    var x = rs[lens.length + j];
+                    return isReply(x) && x.time ? { conc: x.time.concurrency,
+                        tps: x.time.output_tokens_per_second, tpot: x.time.tpot_seconds } : null;
+                }).filter(Boolean) };
                 drawServeChart();
+                drawTimeChart();
             });
         });
     }
@@ -741,7 +765,9 @@
             $('sv-lg-' + k).textContent = per ? per[k].gib.toFixed(2) + ' GiB' : '—';
         });
         if (!ok) {
-            ['serves', 'kv-tokens', 'concurrency', 'longest'].forEach(function (t) { setKpi(t, '—'); });
+            ['serves', 'kv-tokens', 'concurrency', 'longest', 'ttft', 'tpot', 'serve-tps',
+                'serve-bottleneck'].forEach(function (t) { setKpi(t, '—'); });
+            $('serve-time-chart').textContent = '';
             /* A serving knob's problem goes under its field; the others are the compute routes'
              * too, already shown there: the panel lists them. */
             ((r && r.errors) || [{ field: null, message: (r && r.detail) || 'no reply' }])
@@ -757,7 +783,12 @@
             $('serve-chart').textContent = '';
             return;
         }
-        var inf = r.inference, kv = inf.kv_cache;
+        var inf = r.inference, kv = inf.kv_cache, tm = r.time;
+        setKpi('ttft', tm ? (1e3 * tm.ttft_seconds).toFixed(1) + ' ms' : '—', tm ? tm.ttft_seconds : undefined);
+        setKpi('tpot', tm ? (1e3 * tm.tpot_seconds).toFixed(2) + ' ms' : '—', tm ? tm.tpot_seconds : undefined);
+        setKpi('serve-tps', tm ? Math.round(tm.output_tokens_per_second).toLocaleString('en-US') : '—',
+            tm ? tm.output_tokens_per_second : undefined);
+        setKpi('serve-bottleneck', tm ? tm.bottleneck : '—');
         $('serve-meter').classList.toggle('over', !inf.fits);
         setKpi('serves', inf.fits ? 'yes' : 'no', inf.fits);
         setKpi('kv-tokens', kv.tokens.toLocaleString('en-US'), kv.tokens);
@@ -813,6 +844,45 @@
                     'data-concurrency': r.conc }));
             s.appendChild(svg('text', { 'class': 'tick', x: X(r.len) - 12, y: H - m.b + 14 },
                 r.len >= 1024 ? Math.round(r.len / 1024) + 'k' : String(r.len)));
+        });
+        box.appendChild(s);
+    }
+
+    /* Throughput (left axis) and TPOT (right axis) against concurrency, the knee marked. */
+    function drawTimeChart() {
+        var box = $('serve-time-chart');
+        box.textContent = '';
+        if (!lastTime || !lastTime.rows.length)
+            return;
+        var rows = lastTime.rows;
+        var W = Math.max(280, box.clientWidth), H = 220, m = { l: 60, r: 68, t: 14, b: 38 };
+        var lx = function (n) { return Math.log(n) / Math.LN2; };
+        var x0 = lx(rows[0].conc), x1 = Math.max(lx(rows[rows.length - 1].conc), x0 + 1);
+        var tmax = Math.max.apply(null, rows.map(function (r) { return r.tps; }).concat([1]));
+        var pmax = Math.max.apply(null, rows.map(function (r) { return r.tpot; }).concat([1e-6]));
+        var X = function (c) { return m.l + (W - m.l - m.r) * (lx(c) - x0) / (x1 - x0); };
+        var Y = function (v, top) { return H - m.b - (H - m.t - m.b) * v / top; };
+        var s = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+            'aria-label': 'throughput and time per token against concurrency' });
+        s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: H - m.b, x2: W - m.r, y2: H - m.b }));
+        s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: m.t, x2: m.l, y2: H - m.b }));
+        s.appendChild(svg('line', { 'class': 'axis', x1: W - m.r, y1: m.t, x2: W - m.r, y2: H - m.b }));
+        s.appendChild(svg('text', { 'class': 'tick', x: 2, y: m.t + 10 }, Math.round(tmax) + ' tok/s'));
+        s.appendChild(svg('text', { 'class': 'tick', x: W - m.r + 4, y: m.t + 10 },
+            (1e3 * pmax).toFixed(1) + ' ms'));
+        s.appendChild(svg('text', { 'class': 'title', x: m.l, y: H - 6 }, 'concurrency (sequences)'));
+        if (lastTime.knee >= rows[0].conc && lastTime.knee <= rows[rows.length - 1].conc)
+            s.appendChild(svg('line', { 'class': 'capline', 'data-knee': lastTime.knee,
+                x1: X(lastTime.knee), y1: m.t, x2: X(lastTime.knee), y2: H - m.b }));
+        s.appendChild(svg('polyline', { 'class': 'sv-line', points: rows.map(function (r) {
+            return X(r.conc).toFixed(1) + ',' + Y(r.tps, tmax).toFixed(1); }).join(' ') }));
+        s.appendChild(svg('polyline', { 'class': 'sv-line tpot-line', points: rows.map(function (r) {
+            return X(r.conc).toFixed(1) + ',' + Y(r.tpot, pmax).toFixed(1); }).join(' ') }));
+        rows.forEach(function (r) {
+            s.appendChild(svg('circle', { 'class': 'sv-dot', cx: X(r.conc), cy: Y(r.tps, tmax), r: 3,
+                'data-concurrency': r.conc, 'data-tps': r.tps, 'data-tpot': r.tpot }));
+            s.appendChild(svg('text', { 'class': 'tick', x: X(r.conc) - 8, y: H - m.b + 14 },
+                String(r.conc)));
         });
         box.appendChild(s);
     }

@@ -182,7 +182,8 @@ static const struct golden_case cases[] = {
     {"inference_vllm_v0_mla", "GET", "/inference",
      "model=deepseek-v3&engine=vllm_v0&quantization=fp8&tp=8&gpu=h200-sxm&max_model_len=32768",
      NULL},
-    {"inference_gpt_oss_hybrid", "GET", "/inference", "model=gpt-oss-20b&quantization=mxfp4&max_num_seqs=64", NULL},
+    {"inference_gpt_oss_hybrid", "GET", "/inference",
+     "model=gpt-oss-20b&quantization=mxfp4&max_num_seqs=64", NULL},
     {"inference_qwen3_next_linear", "GET", "/inference",
      "model=qwen3-next-80b-a3b&tp=4&max_model_len=65536", NULL},
     {"post_inference_batch", "POST", "/inference", NULL,
@@ -212,6 +213,25 @@ static const struct golden_case cases[] = {
     {"problem_400_launch_flag", "POST", "/fit", NULL,
      "{\"megatron_args\":\"--num-layers 2 --tensor-model-parallel-size two\"}"},
     /* /plan: unpriced, priced by GPU, and nothing feasible (reasons). */
+    /* The time member (docs/serving.md, "Time"): max load under continuous batching, a priced
+     * static batch over tp 2, a mixture of experts; the serving planner. */
+    {"inference_time_max_continuous", "GET", "/inference",
+     "model=llama3-8b&gpu=h100-sxm&quantization=fp8&kv_cache_dtype=fp8&max_model_len=4096&"
+     "input_len=1024&output_len=1024&concurrency=max",
+     NULL},
+    {"inference_time_priced_tp2", "GET", "/inference",
+     "model=llama3-70b&gpu=h200-sxm&gpus=2&tp=2&concurrency=32&usd_per_gpu_hour=3.5", NULL},
+    {"inference_time_mixtral", "GET", "/inference",
+     "model=mixtral-8x7b&gpu=h200-sxm&max_model_len=8192&concurrency=8&batching=continuous", NULL},
+    {"inference_plan_slo", "POST", "/inference/plan", NULL,
+     "{\"model\":\"llama3-8b\",\"input_len\":1024,\"output_len\":256,\"requests_per_second\":10,"
+     "\"tpot_slo_seconds\":0.03,\"ttft_slo_seconds\":1,\"gpu\":[\"h100-sxm\",\"l40s\"],"
+     "\"usd_per_gpu_hour\":{\"h100-sxm\":2.5,\"l40s\":1},\"quantization\":[\"none\",\"fp8\"]}"},
+    {"inference_plan_impossible", "POST", "/inference/plan", NULL,
+     "{\"model\":\"llama3-8b\",\"concurrency\":4,\"tpot_slo_seconds\":0.0001,"
+     "\"gpu\":\"h100-sxm\"}"},
+    {"problem_400_inference_plan_fields", "POST", "/inference/plan", NULL,
+     "{\"model\":\"llama3-8b\",\"tp\":2,\"quantization\":[\"fp9\"],\"concurrency\":0}"},
     {"plan_h100", "POST", "/plan", NULL, "{\"gpu\":\"h100-sxm\",\"gpus_max\":8}"},
     {"plan_priced_by_gpu", "POST", "/plan", NULL,
      "{\"params\":\"7B\",\"gpus_max\":16,\"usd_per_gpu_hour\":{\"h100-sxm\":2,\"b200\":5}}"},
@@ -474,7 +494,8 @@ static struct rendered render(const struct golden_case *c)
     header(b, "allow", r.allow);
     header(b, "cache-control", r.cache_control);
     header(b, "etag", r.etag[0] != '\0' ? "(present, not recorded)" : NULL);
-    if (strcmp(c->path, "/plan") == 0 && r.status == 200) {
+    if ((strcmp(c->path, "/plan") == 0 || strcmp(c->path, "/inference/plan") == 0) &&
+        r.status == 200) {
         header(b, "masked", "elapsed_seconds");
         ck_assert_msg(mask_elapsed(&out.body, r.body, r.body_len), "%s: no elapsed_seconds",
                       c->name);

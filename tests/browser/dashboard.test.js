@@ -818,6 +818,23 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     assert.equal(Number(await cur.getAttribute('data-len')), 4096);
     assert.ok(Math.abs(Number(await cur.getAttribute('data-concurrency')) -
         reply.inference.kv_cache.max_concurrency) < 1e-9);
+    /* The time: the KPIs are the reply's time member; the time chart has a point per concurrency
+     * of the same batch, throughput never falling below the previous point up to the knee. */
+    assert.ok(reply.time, 'the reply times the workload');
+    assert.equal(Number(await page.locator('[data-testid="tpot"]').getAttribute('data-value')),
+        reply.time.tpot_seconds);
+    assert.equal(Number(await page.locator('[data-testid="ttft"]').getAttribute('data-value')),
+        reply.time.ttft_seconds);
+    assert.equal(await text(page, 'serve-bottleneck'), reply.time.bottleneck);
+    const pts = page.locator('[data-testid="serve-time-chart"] circle');
+    assert.ok(await pts.count() >= 2, 'points of the time chart');
+    const tps = [];
+    for (let i = 0; i < await pts.count(); i++)
+        tps.push({ c: Number(await pts.nth(i).getAttribute('data-concurrency')),
+            t: Number(await pts.nth(i).getAttribute('data-tps')) });
+    for (let i = 1; i < tps.length; i++)
+        if (tps[i].c <= reply.time.knee_batch)
+            assert.ok(tps[i].t >= tps[i - 1].t, `throughput at ${tps[i].c} below ${tps[i - 1].c}`);
     /* The address carries the serving knob too, and a reload restores it. */
     assert.equal(new URL(page.url()).searchParams.get('max_model_len'), '4096');
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */

@@ -342,6 +342,14 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
             }
         });
 
+        test('every /inference/plan input is a property of its request with the same bounds', () => {
+            const props = deref(DOC.components.schemas.InferencePlanInputs).properties;
+            for (const row of table.inference_plan_inputs) {
+                assert.ok(props[row.name], `InferencePlanInputs has no property "${row.name}"`);
+                if (numeric(row)) agrees(row, deref(props[row.name]));
+            }
+        });
+
         test('docs/model.md lists every input once, with its unit, default and bounds', () => {
             const text = fs.readFileSync(path.resolve(__dirname, '../../docs/model.md'), 'utf8');
             const section = text.split('\n## Inputs')[1].split('\n## ')[0];
@@ -396,6 +404,42 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
             assert.equal(items[1].errors[0].field, 'max_model_len');
             const bad = conforms(await get('/inference?gpu_memory_utilization=0'), '/inference', 'GET', 400);
             assert.deepEqual(fields(bad), ['gpu_memory_utilization']);
+        });
+
+        test('GET /inference: batch-1 decode of Llama 3 8B on an H100 from its weight bytes and the bandwidth', async () => {
+            // Weights read per step: 2 (N - V d) = 2 (8,030,261,248 - 525,336,576) = 15,009,849,344 bytes
+            // at 0.80 x 3.35e12 B/s = 5.600690 ms; KV of 1024 + 127/2 tokens x 131,072 B = 0.0532 ms;
+            // CUDA-graph gaps 32 x 10 us + host 0.5 ms = 0.82 ms: TPOT 6.473877 ms (docs/serving.md).
+            const b = await ok('/inference', { model: 'llama3-8b', gpu: 'h100-sxm' });
+            close(b.time.decode_step.weights_hbm, 15009849344 / 2.68e12);
+            close(b.time.tpot_seconds, 15009849344 / 2.68e12 + 1087.5 * 131072 / 2.68e12 + 0.00082);
+            assert.equal(b.time.bottleneck, 'hbm');
+        });
+    });
+
+    describe('/inference/plan', () => {
+        test('the best plan, re-asked through /inference, gives the same members and meets its SLOs', async () => {
+            const ask = { model: 'llama3-8b', input_len: 1024, output_len: 256 };
+            const b = await ok('/inference/plan', { ...ask, requests_per_second: 10, tpot_slo_seconds: 0.03,
+                ttft_slo_seconds: 1, gpu: ['h100-sxm', 'l40s'], usd_per_gpu_hour: { 'h100-sxm': 2.5, l40s: 1 } });
+            assert.ok(b.plans.length > 0);
+            const plan = b.plans[0];
+            const again = await ok('/inference', { ...ask, ...plan.request });
+            assert.deepEqual(again.inputs, plan.inputs);
+            assert.deepEqual(again.inference, plan.inference);
+            assert.deepEqual(again.time, plan.time);
+            assert.ok(again.time.tpot_seconds <= 0.03 && again.time.ttft_seconds <= 1);
+            assert.ok(plan.requests_per_second >= 10);
+        });
+
+        test('an impossible SLO gives no plan and names it; a planner input is a 400', async () => {
+            const b = await ok('/inference/plan', { model: 'llama3-8b', concurrency: 4, tpot_slo_seconds: 0.0001 });
+            assert.equal(b.plans.length, 0);
+            assert.equal(b.reasons[0].field, 'tpot_slo_seconds');
+            const { p } = await problem('POST', '/inference/plan', 400,
+                { body: '{"model":"llama3-8b","tp":2}', headers: { 'Content-Type': 'application/json' } });
+            assert.deepEqual(fields(p), ['tp']);
+            await problem('GET', '/inference/plan', 405);
         });
     });
 

@@ -15,6 +15,7 @@
 
 #include "check_main.h"
 #include "core_test_util.h"
+#include "internal.h" /* core_adapters_transient */
 #include "peak.h"
 #include "perf.h"
 
@@ -262,6 +263,125 @@ START_TEST(frozen_base_step_time)
 }
 END_TEST
 
+/* The adapters' element-wise bytes per token of one layer (adapters.c adapter_elt), LoRA r 8 on
+ * q and v: inputs 4096 + 4096 = 8,192 elements, outputs 4096 + 1024 = 5,120.
+ * torchtune (lora.py, all bf16): forward per input lora_a reads x (2); per output lora_b writes
+ * (2), the scaling reads and writes (4), out + lora_out reads two and writes one (6): 12.
+ * Backward per output: the scaling (4), lora_b's two GEMMs read the gradient (4): 8; per input:
+ * lora_a reads x and writes dx (4), dx is summed into the base's (r 2 r 2 w 2): 10.
+ *   forward 2 x 8192 + 12 x 5120 = 77,824; backward 10 x 8192 + 8 x 5120 = 122,880. */
+START_TEST(lora_qv_elementwise_torchtune)
+{
+    struct core_input in;
+    struct core_perf_input p;
+
+    llama3_8b(&in, CORE_FT_LORA);
+    in.framework = CORE_FW_TORCHTUNE;
+    EVAL_OK(in, res);
+    core_perf_input_resolved(&p, &res.resolved);
+    ck_assert_double_eq(p.lora_fwd_bytes, 77824.0);
+    ck_assert_double_eq(p.lora_bwd_bytes, 122880.0);
+    ck_assert_double_eq(p.dequant_cast_bpw, 0.0);
+}
+END_TEST
+
+/* PEFT (layer.py Linear.forward) on pure bf16 weights without autocast: fp32 adapters.
+ * Forward per input: x.to(fp32) (r 2 w 4), lora_A reads it (4): 10; per output: lora_B writes
+ * (4), * scaling (r 4 w 4), result + (r 2 r 4 w 4), .to(bf16) (r 4 w 2): 28.
+ * Backward per output: the cast back's gradient (r 2 w 4), the add's gradient to the bf16 base
+ * output (r 4 w 2), the scaling (8), lora_B's GEMMs (2 x 4): 28; per input: lora_A (r 4 w 4),
+ * the cast's gradient (r 4 w 2), the sum into dx (6): 20.
+ *   forward 10 x 8192 + 28 x 5120 = 225,280; backward 20 x 8192 + 28 x 5120 = 307,200. */
+START_TEST(lora_qv_elementwise_peft_fp32)
+{
+    struct core_input in;
+    struct core_perf_input p;
+
+    llama3_8b(&in, CORE_FT_LORA);
+    in.framework = CORE_FW_HF_TRAINER;
+    in.master_weights = CORE_FLAG_NO;
+    EVAL_OK(in, res);
+    core_perf_input_resolved(&p, &res.resolved);
+    ck_assert_double_eq(p.lora_fwd_bytes, 225280.0);
+    ck_assert_double_eq(p.lora_bwd_bytes, 307200.0);
+}
+END_TEST
+
+/* PEFT QLoRA (bnb.py Linear4bit) under bf16 autocast with the k-bit preparation's fp32 stream.
+ * Adapters, forward per input: autocast casts x for lora_A (r 4 w 2), lora_A reads (2): 8; per
+ * output: lora_B (2), scaling (4), fp32 result + bf16 output (r 4 r 2 w 4), the clone of the
+ * base output (r 4 w 4): 24. Backward per output: the add's gradient cast to the bf16 branch
+ * (r 4 w 2), scaling (4), lora_B (4): 14; per input: lora_A (4), the cast's gradient (6), the
+ * fp32 sum into dx (12): 22.
+ * The stream (bitsandbytes Linear4bit with fp32 x): every linear's input cast (r 4 w 2) and
+ * output cast back (r 2 w 4): 6 x sum(in + out) = 6 x (8192 + 2 x 5120 + 8192 + 3 x 18432) =
+ * 6 x 81,920 = 491,520; the 11 d + 2 f + f element-wise elements at 4 bytes instead of 2:
+ * 2 x (45,056 + 43,008) = 176,128; the stream's backward is twice its forward.
+ *   forward 8 x 8192 + 24 x 5120 + 667,648 = 856,064;
+ *   backward 22 x 8192 + 14 x 5120 + 2 x 667,648 = 1,587,200;
+ *   the dequantized weight .to(fp32) (r 2 w 4) and autocast's cast back (r 4 w 2): 12 / weight. */
+START_TEST(qlora_qv_elementwise_bnb_stream)
+{
+    struct core_input in;
+    struct core_perf_input p;
+
+    llama3_8b(&in, CORE_FT_QLORA);
+    in.framework = CORE_FW_HF_TRAINER;
+    in.master_weights = CORE_FLAG_YES;
+    EVAL_OK(in, res);
+    core_perf_input_resolved(&p, &res.resolved);
+    ck_assert_double_eq(p.lora_fwd_bytes, 856064.0);
+    ck_assert_double_eq(p.lora_bwd_bytes, 1587200.0);
+    ck_assert_double_eq(p.dequant_cast_bpw, 12.0);
+}
+END_TEST
+
+/* The transient dequantized weight (the largest decoder linear, gate/up/down: 4096 x 14336 =
+ * 58,720,256 weights): torchtune's linear_nf4 in bf16, 2 bytes each = 117,440,512; PEFT's fp32
+ * stream (bitsandbytes MatMul4Bit .to(fp32), then autocast's bf16 cast of it): 4 + 2 bytes each =
+ * 352,321,536. */
+START_TEST(qlora_transient_weight)
+{
+    struct core_input in;
+
+    llama3_8b(&in, CORE_FT_QLORA);
+    in.framework = CORE_FW_TORCHTUNE;
+    EVAL_OK(in, res);
+    ck_assert_double_eq(core_adapters_transient(&res.resolved), 117440512.0);
+    in.framework = CORE_FW_HF_TRAINER;
+    in.master_weights = CORE_FLAG_YES;
+    EVAL_OK(in, res);
+    ck_assert_double_eq(core_adapters_transient(&res.resolved), 352321536.0);
+}
+END_TEST
+
+/* Eager modules (perf.c eager_elt, full training, hf_trainer without torch.compile): per token
+ * of a layer, two RMSNorms of 28 + 4 x 2 = 36 bytes per element instead of 4, residual adds
+ * without dropout (one d element less): 62 d = 253,952; rotary 10 elements x 2 bytes over q and
+ * k (4096 + 1024): 102,400; act_fn(gate) * up 2 f elements x 2 more: 57,344 -> 413,696 bytes.
+ * Without checkpointing the element-wise forward counts three times (forward + backward), so
+ * compile off minus on is 3 x 32 layers x 4096 tokens x 413,696 B over 0.80 x 3.35 TB/s. */
+START_TEST(eager_modules_step_time)
+{
+    static struct core_result fused;
+    struct core_input in;
+
+    llama3_8b(&in, CORE_FT_FULL);
+    in.framework = CORE_FW_HF_TRAINER;
+    in.mfu = CORE_MFU_PREDICTED;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_NONE;
+    in.batch = 1;
+    in.seq_len = 4096;
+    in.compile = true;
+    EVAL_OK(in, fused);
+    in.compile = false;
+    EVAL_OK(in, res);
+    ASSERT_REL(res.performance.breakdown.memory_bound - fused.performance.breakdown.memory_bound,
+               3.0 * 32.0 * 4096.0 * 413696.0 / (0.80 * 3.35e12), 1e-9);
+}
+END_TEST
+
 /* Contradictions are 422s naming the field. */
 START_TEST(contradictions)
 {
@@ -347,6 +467,11 @@ static Suite *suite(void)
     TCase *tc = tcase_create("adapters");
 
     tcase_add_test(tc, gqa_adapter_counts);
+    tcase_add_test(tc, lora_qv_elementwise_torchtune);
+    tcase_add_test(tc, lora_qv_elementwise_peft_fp32);
+    tcase_add_test(tc, qlora_qv_elementwise_bnb_stream);
+    tcase_add_test(tc, eager_modules_step_time);
+    tcase_add_test(tc, qlora_transient_weight);
     tcase_add_test(tc, nf4_bytes_per_weight);
     tcase_add_test(tc, qlora_frozen_base);
     tcase_add_test(tc, frozen_base_has_no_state);

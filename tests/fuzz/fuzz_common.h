@@ -90,8 +90,9 @@ static void fuzz_check_reply(const struct api_response *resp)
 }
 
 /* The routes the fuzzers aim at, picked by the first input byte. */
-static const char *const fuzz_paths[] = {"/fit",  "/memory", "/flops", "/runtime",  "/plan",
-                                         "/gpus", "/models", "/nope",  "/inference"};
+static const char *const fuzz_paths[] = {"/fit",       "/memory",        "/flops",  "/runtime",
+                                         "/plan",      "/gpus",          "/models", "/nope",
+                                         "/inference", "/inference/plan"};
 #define FUZZ_PATH_COUNT (sizeof fuzz_paths / sizeof fuzz_paths[0])
 
 #endif

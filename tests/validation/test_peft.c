@@ -27,17 +27,18 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "csv.h"
+#include "peak.h"
 
 #ifndef MEMWALL_PEFT_CSV
 #error "MEMWALL_PEFT_CSV must name the fine-tuning measurements file"
 #endif
 
-/* The issue's targets are 8 % for peaks and 15 % for throughput; these gates are what the model
- * achieves with a margin of about one point (docs/model.md, "Fine-tuning with adapters",
- * reports the numbers; the throughput of Hugging Face PEFT rows is the known shortfall). */
+/* The issue's targets are 8 % for peaks and 15 % for throughput. Throughput is gated at the
+ * target (8.1 % over all rows, 10.1 % held out: docs/model.md, "Fine-tuning with adapters");
+ * the peaks at what the model achieves with a margin of about one point. */
 #define ALLOC_LIMIT  0.10
 #define DEVICE_LIMIT 0.10
-#define TPS_LIMIT    0.25
+#define TPS_LIMIT    0.15
 
 #define ROWS_MAX  140
 #define FIELDS    33
@@ -59,6 +60,7 @@ struct prow {
     const char *why; /* G_UNUSABLE: the reason */
     bool tps;
     bool per_device; /* tokens/s of one GPU (Hugging Face's train_tokens_per_second) */
+    bool held_out;   /* a source no term was chosen on (held_out_source) */
     double measured; /* GiB or tokens/s */
     double predicted;
     struct core_input in;
@@ -234,6 +236,17 @@ static const char *row_reason(char f[FIELDS][FIELD_MAX])
     return NULL;
 }
 
+/* The split, frozen before any term of core/adapters.c or perf.c was changed while looking at
+ * these rows (peft2): the tuning rows are fms-acceleration's Mistral 7B runs and torchtune's
+ * Llama 3.2 3B ablation (TT32), the rows the element-wise and dtype terms were derived and
+ * checked on; held out are torchtune's Llama 3.1 and Llama 2 tables (TT31, TT2) and
+ * fms-acceleration's Llama 2 70B runs (another model, 2 GPUs), which informed nothing. */
+static bool held_out_source(const char *id)
+{
+    return strncmp(id, "TT31-", 5) == 0 || strncmp(id, "TT2-", 4) == 0 ||
+           strncmp(id, "FMS-L2-70B-", 11) == 0;
+}
+
 static void row_parse(char f[FIELDS][FIELD_MAX], struct prow *r)
 {
     struct core_input *in = &r->in;
@@ -245,6 +258,7 @@ static void row_parse(char f[FIELDS][FIELD_MAX], struct prow *r)
     r->tps = strcmp(f[C_KIND], "tokens_per_second") == 0;
     r->measured = csv_num(f[C_VALUE], 0);
     r->per_device = strncmp(f[C_FRAMEWORK], "HF Trainer", 10) == 0;
+    r->held_out = held_out_source(r->id);
     r->why = row_reason(f);
     if (r->why == NULL)
         r->why = model_shape(f[C_MODEL], in);
@@ -310,15 +324,19 @@ static bool predict(struct prow *r)
     return true;
 }
 
-/* Mean absolute percentage error of a group (rows that evaluate), and its row count. */
-static double group_mape(enum group g, int *n)
+enum subset { ALL_ROWS, TUNING_ROWS, HELD_OUT_ROWS };
+
+/* Mean absolute percentage error of a group's rows of one subset (rows that evaluate), and its
+ * row count. */
+static double subset_mape(enum group g, enum subset sub, int *n)
 {
     double sum = 0;
 
     load_rows();
     *n = 0;
     for (int i = 0; i < row_count; i++) {
-        if (rows[i].group != g || !predict(&rows[i]))
+        if (rows[i].group != g || (sub == TUNING_ROWS && rows[i].held_out) ||
+            (sub == HELD_OUT_ROWS && !rows[i].held_out) || !predict(&rows[i]))
             continue;
         sum += fabs(rows[i].predicted - rows[i].measured) / rows[i].measured;
         (*n)++;
@@ -326,19 +344,79 @@ static double group_mape(enum group g, int *n)
     return *n > 0 ? sum / *n : 0;
 }
 
+static double group_mape(enum group g, int *n)
+{
+    return subset_mape(g, ALL_ROWS, n);
+}
+
+/* The step-time breakdown of every usable throughput row, in ms per step (diagnosis). */
+static void print_breakdown(void)
+{
+    static struct core_result res;
+    struct core_problems p;
+
+    load_rows();
+    for (int i = 0; i < row_count; i++) {
+        const double *t = &res.performance.breakdown.compute;
+
+        if (rows[i].group == G_UNUSABLE || !rows[i].tps ||
+            core_evaluate(&rows[i].in, &res, &p) != CORE_OK)
+            continue;
+        printf("%-32s step %8.1f ms:", rows[i].id, 1e3 * res.performance.step_seconds);
+        for (int k = 0; k < CORE_PERF_TERMS; k++)
+            if (t[k] > 0)
+                printf(" %s %.1f", core_perf_term_names[k], 1e3 * t[k]);
+        printf("\n");
+    }
+}
+
+/* The peak moments (GiB) of every usable adapter peak row (diagnosis). */
+static void print_moments(void)
+{
+    static struct core_result res;
+    struct core_problems p;
+    static const char *const names[] = {"weights", "grads", "opt", "act", "logits", "buf"};
+
+    load_rows();
+    for (int i = 0; i < row_count; i++) {
+        struct core_peak pk;
+        struct core_peak_options o;
+
+        if ((rows[i].group != G_ALLOC && rows[i].group != G_DEVICE) ||
+            core_evaluate(&rows[i].in, &res, &p) != CORE_OK)
+            continue;
+        core_peak_options_resolved(&res.resolved, &o);
+        core_peak_compute(&res.resolved, &o, &pk);
+        printf("%-32s measured %6.2f peak %6.2f at %d\n", rows[i].id, rows[i].measured,
+               pk.bytes / GIB, (int)pk.at);
+        for (int m = 0; m < CORE_MOMENT_COUNT; m++) {
+            const double *b = &pk.stages[0][m].weights;
+
+            printf("    moment %d total %6.2f:", m, pk.stages[0][m].total / GIB);
+            for (int k = 0; k < 6; k++)
+                printf(" %s %.2f", names[k], b[k] / GIB);
+            printf("\n");
+        }
+    }
+}
+
 static void print_table(void)
 {
     load_rows();
     for (int g = G_ALLOC; g < G_COUNT; g++) {
-        int n;
+        int n, nt, nh;
         double mape = group_mape((enum group)g, &n);
+        double tune = subset_mape((enum group)g, TUNING_ROWS, &nt);
+        double held = subset_mape((enum group)g, HELD_OUT_ROWS, &nh);
 
-        printf("\n%s: %d rows, MAPE %.1f %%\n", group_names[g], n, 100 * mape);
+        printf("\n%s: %d rows, MAPE %.1f %% (tuning %d rows %.1f %%, held out %d rows %.1f %%)\n",
+               group_names[g], n, 100 * mape, nt, 100 * tune, nh, 100 * held);
         for (int i = 0; i < row_count; i++)
             if (rows[i].group == (enum group)g)
-                printf("  %-34s %10.2f %10.2f %+6.1f %%\n", rows[i].id, rows[i].measured,
+                printf("  %-34s %10.2f %10.2f %+6.1f %%%s\n", rows[i].id, rows[i].measured,
                        rows[i].predicted,
-                       100 * (rows[i].predicted - rows[i].measured) / rows[i].measured);
+                       100 * (rows[i].predicted - rows[i].measured) / rows[i].measured,
+                       rows[i].held_out ? "  (held out)" : "");
     }
     printf("\nunusable:\n");
     for (int i = 0; i < row_count; i++)
@@ -442,6 +520,14 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--table") == 0) {
         print_table();
+        return EXIT_SUCCESS;
+    }
+    if (argc > 1 && strcmp(argv[1], "--moments") == 0) {
+        print_moments();
+        return EXIT_SUCCESS;
+    }
+    if (argc > 1 && strcmp(argv[1], "--breakdown") == 0) {
+        print_breakdown();
         return EXIT_SUCCESS;
     }
     return check_main_run(suite());

@@ -368,6 +368,15 @@ int64_t api_launch_body_int(const struct api_launch_ctx *c, const char *member, 
     return loose_int(json_object_get(c->body, member), &v) ? v : def;
 }
 
+bool api_launch_mul(int64_t a, int64_t b, int64_t *out)
+{
+    *out = 0;
+    if (a < 0 || b < 0 || (b != 0 && a > INT64_MAX / b))
+        return false;
+    *out = a * b;
+    return true;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Hugging Face ids
  * ------------------------------------------------------------------------------------------- */

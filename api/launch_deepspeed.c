@@ -155,14 +155,21 @@ static void batch(struct api_launch_ctx *c)
     int64_t micro = count_of(c, "train_micro_batch_size_per_gpu");
     int64_t accum = count_of(c, "gradient_accumulation_steps");
     int64_t gpus = api_launch_body_int(c, "gpus", 0);
-    int64_t mp = api_launch_body_int(c, "tp", 1) * api_launch_body_int(c, "pp", 1);
-    int64_t dp = gpus > 0 && mp > 0 ? gpus / mp : 0;
+    int64_t mp, dp, ma, mad;
+
+    if (!api_launch_mul(api_launch_body_int(c, "tp", 1), api_launch_body_int(c, "pp", 1), &mp))
+        mp = 0; /* the decoder names the degree out of bounds */
+    dp = gpus > 0 && mp > 0 ? gpus / mp : 0;
 
     if (train < -1 || micro < -1 || accum < -1)
         return;
     train = train < 0 ? 0 : train, micro = micro < 0 ? 0 : micro, accum = accum < 0 ? 0 : accum;
-    if (dp == 0 && train > 0 && micro > 0 && accum > 0 && train % (micro * accum) == 0) {
-        dp = train / (micro * accum);
+    if (!api_launch_mul(micro, accum, &ma) || !api_launch_mul(ma, dp > 0 ? dp : 1, &mad)) {
+        api_launch_error(c, "train_micro_batch_size_per_gpu", "the batch product is out of range");
+        return;
+    }
+    if (dp == 0 && train > 0 && micro > 0 && accum > 0 && train % ma == 0) {
+        dp = train / ma;
         api_launch_set_int(
             c, "gpus", dp * mp,
             "train_batch_size / (train_micro_batch_size_per_gpu x gradient_accumulation_steps)");
@@ -181,10 +188,12 @@ static void batch(struct api_launch_ctx *c)
     else if (train > 0 && micro == 0 && accum == 0)
         accum = 1, micro = train / dp;
     else if (micro > 0 && train == 0)
-        accum = accum > 0 ? accum : 1, train = micro * accum * dp;
+        accum = accum > 0 ? accum : 1,
+        train = api_launch_mul(micro, accum, &ma) && api_launch_mul(ma, dp, &mad) ? mad : -1;
     if (train == 0)
         return;
-    if (micro < 1 || accum < 1 || train != micro * accum * dp) {
+    if (micro < 1 || accum < 1 || !api_launch_mul(micro, accum, &ma) ||
+        !api_launch_mul(ma, dp, &mad) || train != mad) {
         api_launch_conflict(
             c, "train_batch_size",
             "%lld != train_micro_batch_size_per_gpu %lld x gradient_accumulation_steps "

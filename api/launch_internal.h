@@ -70,6 +70,10 @@ int64_t api_launch_out_int(const struct api_launch_ctx *c, const char *input, in
 /* The body's explicit integer member (a JSON integer or an integral string), def when absent. */
 int64_t api_launch_body_int(const struct api_launch_ctx *c, const char *member, int64_t def);
 
+/* *out = a * b for a, b >= 0; false (and *out 0) on a negative operand or int64 overflow. The
+ * values come from users: every product of them goes through here. */
+bool api_launch_mul(int64_t a, int64_t b, int64_t *out);
+
 /* Known Hugging Face ids: the preset id for id (case-insensitive; suffixes like -Instruct
  * allowed where listed), or NULL. */
 const char *api_launch_preset_of_hf_id(const char *id);

@@ -17,6 +17,7 @@
 
 #include "argsplit.h"
 #include "core.h"
+#include "inputs.h"
 #include "value.h"
 #include "launch_internal.h"
 
@@ -356,8 +357,14 @@ static int64_t base_vocab(struct api_launch_ctx *c)
 static void vocab(struct api_launch_ctx *c)
 {
     int64_t v = base_vocab(c), tp = degree(c, "tp", "--tensor-model-parallel-size");
-    int64_t multiple = api_launch_int(c, "--make-vocab-size-divisible-by", 128) * tp;
+    int64_t multiple;
 
+    if (!api_launch_mul(api_launch_int(c, "--make-vocab-size-divisible-by", 128), tp, &multiple) ||
+        multiple > CORE_VOCAB_MAX || v > CORE_VOCAB_MAX) {
+        api_launch_error(c, "--make-vocab-size-divisible-by",
+                         "the padding multiple (x tp) or the vocabulary is out of range");
+        return;
+    }
     if (v <= 0) {
         if (!json_object_get(c->body, "vocab") && !json_object_get(c->out, "model"))
             api_launch_warn(c, "launch_assumed",
@@ -401,7 +408,7 @@ static void shape(struct api_launch_ctx *c)
     if (api_launch_has(c, "--ffn-hidden-size"))
         api_launch_set_int(c, "ffn_hidden", api_launch_int(c, "--ffn-hidden-size", 0),
                            "--ffn-hidden-size");
-    else if (hidden > 0) /* arguments.py: int((4 * h * 2 / 3) / 64) * 64 with --swiglu */
+    else if (hidden > 0 && hidden <= CORE_HIDDEN_MAX) /* arguments.py: int((4h*2/3)/64)*64 */
         api_launch_set_int(c, "ffn_hidden",
                            api_launch_on(c, "--swiglu")
                                ? (int64_t)floor(4.0 * (double)hidden * 2.0 / 3.0 / 64.0) * 64
@@ -560,7 +567,11 @@ static void parallel(struct api_launch_ctx *c)
                            "--num-layers-per-virtual-pipeline-stage");
     }
     if (json_object_get(c->body, "gpus") == NULL && json_object_get(c->out, "gpus") == NULL) {
-        int64_t g = tp * pp * api_launch_int(c, "--context-parallel-size", 1);
+        int64_t g, tpp;
+
+        if (!api_launch_mul(tp, pp, &tpp) ||
+            !api_launch_mul(tpp, api_launch_int(c, "--context-parallel-size", 1), &g))
+            return; /* the decoder names the degree out of bounds */
 
         api_launch_warn(c, "launch_assumed",
                         "the GPU count is not in the arguments: priced at tp x pp x cp = %lld (one "

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inputs.h"
 #include "launch_internal.h"
 #include "toml.h"
 
@@ -263,7 +264,7 @@ static struct degrees read_degrees(const struct api_launch_ctx *c)
  * world, and the product equal to the world. Returns false after reporting. */
 static bool resolve_degrees(struct api_launch_ctx *c, struct degrees *d)
 {
-    int64_t world = api_launch_body_int(c, "gpus", 0), rest;
+    int64_t world = api_launch_body_int(c, "gpus", 0), rest, product;
 
     if (d->replicate < 1 || d->tp < 1 || d->pp < 1 || d->cp < 1 || d->shard == 0 || d->shard < -1) {
         api_launch_error(c, "parallelism",
@@ -271,7 +272,11 @@ static bool resolve_degrees(struct api_launch_ctx *c, struct degrees *d)
                          "ParallelDims._validate asserts");
         return false;
     }
-    rest = d->replicate * d->cp * d->tp * d->pp;
+    if (!api_launch_mul(d->replicate, d->cp, &rest) || !api_launch_mul(rest, d->tp, &rest) ||
+        !api_launch_mul(rest, d->pp, &rest) || rest > CORE_GPUS_MAX) {
+        api_launch_error(c, "parallelism", "the degrees' product is out of range");
+        return false;
+    }
     if (world <= 0) {
         if (d->shard < 0)
             api_launch_warn(c, "launch_assumed",
@@ -279,12 +284,16 @@ static bool resolve_degrees(struct api_launch_ctx *c, struct degrees *d)
                             "does not hold: priced at 1 (gpus %lld); give gpus",
                             (long long)rest);
         d->shard = d->shard < 0 ? 1 : d->shard;
-        api_launch_set_int(c, "gpus", rest * d->shard, "the parallelism degrees' product");
+        if (!api_launch_mul(rest, d->shard, &world) || world > CORE_GPUS_MAX) {
+            api_launch_error(c, "parallelism.data_parallel_shard_degree", "out of range");
+            return false;
+        }
+        api_launch_set_int(c, "gpus", world, "the parallelism degrees' product");
         return true;
     }
     if (d->shard < 0)
         d->shard = world / rest;
-    if (d->shard < 1 || d->shard * rest != world) {
+    if (d->shard < 1 || !api_launch_mul(d->shard, rest, &product) || product != world) {
         api_launch_conflict(
             c, "parallelism",
             "replicate %lld x shard %lld x cp %lld x tp %lld x pp %lld != gpus %lld "
@@ -329,11 +338,13 @@ static void parallel(struct api_launch_ctx *c, const struct degrees *d, int64_t 
     if (d->pp > 1 && looped) {
         int64_t stages = 2 * d->pp; /* pipeline.py: 2 stages per rank for a looped schedule */
 
-        if (per_stage > 0 && layers > 0) {
+        if (per_stage > 0 && layers > 0 && layers <= CORE_LAYERS_MAX) {
             int64_t extra =
                 api_launch_int(c, "parallelism.pipeline_parallel_first_stage_less_layers", 1) +
                 api_launch_int(c, "parallelism.pipeline_parallel_last_stage_less_layers", 1);
-            stages = (layers + extra + per_stage - 1) / per_stage;
+            stages = extra >= 0 && extra <= CORE_LAYERS_MAX
+                         ? (layers + extra + per_stage - 1) / per_stage
+                         : -1;
         }
         if (stages % d->pp != 0) {
             api_launch_conflict(c, "parallelism.pipeline_parallel_layers_per_stage",
@@ -361,8 +372,10 @@ static void batch(struct api_launch_ctx *c, const struct degrees *d)
                             (long long)local, (long long)micro);
         return;
     }
-    if (global <= 0)
-        global = local * dp;
+    if (global <= 0 && !api_launch_mul(local, dp, &global)) {
+        api_launch_error(c, "training.local_batch_size", "out of range");
+        return;
+    }
     api_launch_set_int(c, "batch", d->pp > 1 ? micro : local, "training.local_batch_size");
     api_launch_set_int(c, "global_batch", global, "training.global_batch_size");
     api_launch_set_int(c, "seq_len", seq, "training.seq_len");

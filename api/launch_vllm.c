@@ -354,9 +354,12 @@ void api_launch_vllm_derive(struct api_launch_ctx *c)
     if (api_launch_on(c, "--disable-cuda-graph"))
         api_launch_set_bool(c, "enforce_eager", true, "--disable-cuda-graph");
     if (api_launch_on(c, "--enable-expert-parallel")) /* vllm/config/parallel.py: ep = tp x dp */
-        api_launch_set_int(c, "ep", tp * api_launch_int(c, "--data-parallel-size", 1),
-                           "--enable-expert-parallel");
-    else if (api_launch_int(c, "--data-parallel-size", 1) > 1)
+    {
+        int64_t ep;
+
+        if (api_launch_mul(tp, api_launch_int(c, "--data-parallel-size", 1), &ep))
+            api_launch_set_int(c, "ep", ep, "--enable-expert-parallel");
+    } else if (api_launch_int(c, "--data-parallel-size", 1) > 1)
         api_launch_warn(c, "launch_not_modelled",
                         "--data-parallel-size %lld: replicas of the model; "
                         "each is sized alone",

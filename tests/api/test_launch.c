@@ -371,6 +371,15 @@ START_TEST(malformed_values)
                    "megatron_args.--num-layers", "needs a value");
     /* A value of the right type outside the input's bounds: the decoder's 400, renamed to the
      * flag that set it. */
+    /* fuzz_args found 4 x hidden overflowing for --hidden-size 408888888888888888: now the
+     * decoder's bound, named by the flag. */
+    expect_problem(json_pack("{s:s}", "megatron_args",
+                             "--num-layers 2 --hidden-size 408888888888888888 --swiglu"),
+                   400, "megatron_args.--hidden-size", "sets hidden, which must be");
+    expect_problem(json_pack("{s:i,s:{s:i,s:i,s:i}}", "gpus", 8, "deepspeed_config",
+                             "train_batch_size", 8, "train_micro_batch_size_per_gpu", 4000000000000,
+                             "gradient_accumulation_steps", 4000000000000),
+                   400, "deepspeed_config.train_micro_batch_size_per_gpu", "out of range");
     expect_problem(json_pack("{s:s}", "megatron_args",
                              "--num-layers 0 --hidden-size 64 --num-attention-heads 2"),
                    400, "megatron_args.--num-layers", "sets layers, which must be >= 1");

@@ -11,6 +11,7 @@
 
 #include "api_internal.h"
 #include "serve_time_write.h"
+#include "serve_validation.h"
 
 static unsigned serve_answer(const struct core_serve_input *in, struct api_jsonw *w)
 {
@@ -32,7 +33,7 @@ static unsigned serve_answer(const struct core_serve_input *in, struct api_jsonw
     if (core_serve_time_possible(&result)) {
         core_serve_time_input_of(&result, &timing);
         core_serve_time_compute(&timing, NULL, &time);
-        api_write_serve_time(w, &timing, &time);
+        api_write_serve_time(w, &timing, &time, core_serve_time_expected_error(&result));
     } else {
         api_jsonw_key(w, "time");
         api_jsonw_null(w);

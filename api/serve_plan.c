@@ -14,6 +14,7 @@
 #include "api_internal.h"
 #include "serve_plan.h"
 #include "serve_time_write.h"
+#include "serve_validation.h"
 
 static double monotonic_seconds(void)
 {
@@ -99,7 +100,7 @@ static void plan_object(struct api_jsonw *w, const struct core_serve_plan_input 
         api_write_serve_inputs(w, &res);
         api_write_inference(w, &res);
         core_serve_time_input_of(&res, &ti);
-        api_write_serve_time(w, &ti, &p->time);
+        api_write_serve_time(w, &ti, &p->time, core_serve_time_expected_error(&res));
     }
     api_jsonw_close_object(w);
 }

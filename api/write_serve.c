@@ -5,6 +5,7 @@
  * warnings, advice). Byte figures are {bytes, gb, gib}. docs/serving.md documents each member.
  */
 #include "serve_timing.h"
+#include "serve_validation.h"
 #include "write_keys.h"
 
 void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result *r)
@@ -81,6 +82,9 @@ void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r)
     k_real(w, KEY("max_concurrency"), kv->max_concurrency);
     k_bool(w, KEY("max_model_len_fits"), kv->max_model_len_fits);
     k_int(w, KEY("max_model_len_supported"), kv->max_model_len_supported);
+    /* core/serve_validation.c: the engine's end-to-end pool error; null where none measured. */
+    k_real_if(w, KEY("expected_error"), core_serve_kv_expected_error(r) >= 0,
+              core_serve_kv_expected_error(r));
     api_jsonw_close_object(w);
     k_bool(w, KEY("fits"), r->fits);
     api_write_notes(w, KEY("warnings"), r->warnings, r->warning_count, false);

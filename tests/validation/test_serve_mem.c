@@ -24,6 +24,7 @@
 #include "check_main.h"
 #include "csv.h"
 #include "serve.h"
+#include "serve_validation.h"
 
 #define GIB       1073741824.0
 #define ROWS_MAX  128
@@ -599,6 +600,42 @@ START_TEST(end_to_end_kv_pool)
 }
 END_TEST
 
+/* core/serve_validation.c's KV pool figures are what the end-to-end rows give, per engine: the
+ * mean absolute error over the rows that set no constant (K22 set the CUDA context: tuning). */
+START_TEST(kv_expected_error_table_matches_the_data)
+{
+    for (int e = 0; e < CORE_ENGINE_COUNT; e++) {
+        const struct core_validation *v = &core_serve_kv_validation[e];
+        double sum = 0;
+        int unseen = 0, tuning = 0;
+
+        for (size_t i = 0; i < N_ROWS; i++) {
+            if (rows[i].check != END_TO_END || (int)rows[i].engine != e)
+                continue;
+            if (strcmp(rows[i].id, "K22") == 0) {
+                tuning++;
+                continue;
+            }
+            sum += fabs(evaluate(&rows[i]).error);
+            unseen++;
+        }
+        if (getenv("MEMWALL_VALIDATION_TABLE") != NULL && unseen + tuning > 0)
+            printf("kv_pool expected_error | %s | %d unseen | %d tuning | %.3f |\n",
+                   core_engine_names[e], unseen, tuning, sum / unseen);
+        if (unseen == 0) {
+            ck_assert_msg(v->expected_error < 0, "%s: a figure but no unseen row",
+                          core_engine_names[e]);
+            continue;
+        }
+        ck_assert_msg(fabs(v->expected_error - sum / unseen) < 0.0005 && v->unseen_runs == unseen &&
+                          v->tuning_runs == tuning,
+                      "%s: table %.3f over %d (+%d tuning), data %.3f over %d (+%d)",
+                      core_engine_names[e], v->expected_error, v->unseen_runs, v->tuning_runs,
+                      sum / unseen, unseen, tuning);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("validation_serve_mem");
@@ -611,6 +648,7 @@ static Suite *suite(void)
     tcase_add_test(t, sglang_fraction_near_k38);
     tcase_add_test(t, weights_as_loaded);
     tcase_add_test(t, end_to_end_kv_pool);
+    tcase_add_test(t, kv_expected_error_table_matches_the_data);
     suite_add_tcase(s, t);
     return s;
 }

@@ -388,6 +388,13 @@ static bool size_kv(const struct core_arch *a, const struct core_serve_resolved 
     return true;
 }
 
+/* vLLM's profile runs the model eagerly in V0 (its prefill is never compiled or graphed) and in
+ * V1 under enforce_eager (compilation off, vllm/config.py); V1 otherwise runs it compiled. */
+static bool profile_eager(const struct core_serve_resolved *s)
+{
+    return s->engine == CORE_ENGINE_VLLM_V0 || (s->engine == CORE_ENGINE_VLLM && s->enforce_eager);
+}
+
 /* Everything about one replica but the advice; false when a figure overflows. */
 bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct core_input *b,
                              const struct core_serve_resolved *s, struct core_serve_result *out)
@@ -407,7 +414,8 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
         core_serve_weight_bytes(a, s->quantization, s->quant_group_size, db, s->tp, s->pp, s->ep);
     if (g->weights < 0)
         return false;
-    g->activations = core_serve_profile_bytes(a, s->tp, s->max_num_batched_tokens, seqs, db);
+    g->activations =
+        core_serve_profile_bytes(a, s->tp, s->max_num_batched_tokens, seqs, db, profile_eager(s));
     if (g->activations < 0)
         return false;
     if (s->engine == CORE_ENGINE_LLAMACPP) /* the compute buffer holds the ubatch's logits */

@@ -199,15 +199,22 @@ int64_t core_serve_kv_bytes_per_token(const struct core_arch *a, int64_t tp, int
  *   hidden   2 T d b                      (hidden states and the residual stream)
  *   layer    max(attention, MLP) transients:
  *            attention T (2 a/tp + 2 k_r) h_d b (q, k, v and the output)
- *            MLP       T (gated ? 3 : 2) f/tp b (gate_up and the activation)
+ *            MLP       T (gated ? 3 : 2) f/tp b (gate_up and the activation), plus T d b when
+ *                      the pass runs eager and gated (below)
  *            MoE       T top_k ((gated ? 3 : 2) f_e/tp + d) b (fused_moe's three caches)
  *   sampler  S V 26 (bf16 logits 2, fp32 logits 4, probabilities 4, log-probabilities 4, the
  *            top-p/top-k sort's fp32 values 4 and int64 indices 8)
+ * Eager (vLLM V0's prefill, V1 under enforce_eager): the models' gated MLP forward
+ * (vllm/model_executor/models/llama.py, LlamaMLP.forward: `gate_up, _ = self.gate_up_proj(x);
+ * x = self.act_fn(gate_up); x, _ = self.down_proj(x); return x`) keeps its local gate_up alive
+ * until it returns, so gate_up, the activation and down_proj's T x d output are live together.
+ * Under torch.compile (V1's default) Inductor frees gate_up after its last use, before down_proj:
+ * the peak is then gate_up and the activation alone.
  */
 #define SAMPLER_BYTES_PER_LOGIT 26
 
 int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t tokens,
-                                 int64_t seqs, int act_bytes)
+                                 int64_t seqs, int act_bytes, bool eager)
 {
     double T = (double)tokens, b = act_bytes, d = (double)a->hidden;
     double kr = (double)core_serve_kv_heads_per_rank(a->kv_heads, tp);
@@ -221,8 +228,10 @@ int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t 
     ups = a->gated_mlp ? 3.0 : 2.0;
     hidden = 2.0 * T * d * b;
     attn = T * (2.0 * heads + 2.0 * kr) * hd * b;
-    mlp = core_arch_moe_layers(a) < a->layers ? T * ups * (double)a->ffn_hidden / (double)tp * b
-                                              : 0.0;
+    mlp = 0.0;
+    if (core_arch_moe_layers(a) < a->layers) /* dense MLP layers: gate_up (+ down_proj eager) */
+        mlp =
+            T * (ups * (double)a->ffn_hidden / (double)tp + (eager && a->gated_mlp ? d : 0.0)) * b;
     if (a->experts > 0) {
         double mf = (double)(a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden);
         double moe = T * (double)a->experts_per_token * (ups * mf / (double)tp + d) * b;

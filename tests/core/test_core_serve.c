@@ -180,6 +180,31 @@ START_TEST(vllm_v1_budget)
 }
 END_TEST
 
+/* The same Llama 2 7B pass run eagerly (vLLM V0, or V1 under enforce_eager): LlamaMLP.forward
+ * (vllm/model_executor/models/llama.py) keeps its local gate_up alive while down_proj writes its
+ * 2048 x 4096 output, so the MLP transient is 2048 x (3 x 11008 + 4096) x 2 = 152,043,520 (still
+ * above attention's 67,108,864): 33,554,432 + 152,043,520 + 212,992,000 = 398,589,952. V1
+ * compiled (above) frees gate_up before down_proj: 381,812,736. */
+START_TEST(vllm_eager_profile_keeps_gate_up)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama2-7b");
+    in.max_num_batched_tokens = 2048;
+    in.max_num_seqs = 256;
+    in.engine = CORE_ENGINE_VLLM_V0;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.per_gpu.activations, INT64_C(398589952));
+    in.engine = CORE_ENGINE_VLLM;
+    in.enforce_eager = true;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.per_gpu.activations, INT64_C(398589952));
+}
+END_TEST
+
 /* Bad and contradictory input: a max_model_len beyond the model's positions (Llama 3 8B: 8192),
  * an AWQ model in fp32, tp that does not divide the heads, a format the engine does not load. */
 START_TEST(contradictions_name_the_field)
@@ -348,6 +373,7 @@ static Suite *suite(void)
     tcase_add_test(t, max_model_len_estimate_and_advice);
     tcase_add_test(t, weights_by_format);
     tcase_add_test(t, vllm_v1_budget);
+    tcase_add_test(t, vllm_eager_profile_keeps_gate_up);
     tcase_add_test(t, contradictions_name_the_field);
     tcase_add_test(t, sglang_default_fraction);
     tcase_add_test(t, framework_profile_judged_against_usable_memory);

@@ -792,7 +792,7 @@
         $('serve-meter').classList.toggle('over', !inf.fits);
         setKpi('serves', inf.fits ? 'yes' : 'no', inf.fits);
         setKpi('kv-tokens', kv.tokens.toLocaleString('en-US'), kv.tokens);
-        setKpi('concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
+        setKpi('serve-concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
         setKpi('longest', kv.max_model_len_supported.toLocaleString('en-US') + ' tokens',
             kv.max_model_len_supported);
         inf.advice.concat(inf.warnings).forEach(function (n) {
@@ -819,7 +819,7 @@
         if (!lastServe || !lastServe.rows.length)
             return;
         var rows = lastServe.rows;
-        var W = Math.max(280, box.clientWidth), H = 220, m = { l: 52, r: 12, t: 14, b: 38 };
+        var W = Math.max(280, box.clientWidth), H = 220, m = { l: 52, r: 20, t: 14, b: 38 };
         var lx = function (n) { return Math.log(n) / Math.LN2; };
         var x0 = lx(rows[0].len), x1 = Math.max(lx(rows[rows.length - 1].len), x0 + 1);
         var ymax = Math.max.apply(null, rows.map(function (r) { return r.conc; }).concat([1]));
@@ -842,10 +842,30 @@
                 s.appendChild(svg('circle', { 'class': 'sv-dot' + (cur ? ' current' : ''),
                     cx: X(r.len), cy: Y(r.conc), r: cur ? 5 : 3, 'data-len': r.len,
                     'data-concurrency': r.conc }));
-            s.appendChild(svg('text', { 'class': 'tick', x: X(r.len) - 12, y: H - m.b + 14 },
-                r.len >= 1024 ? Math.round(r.len / 1024) + 'k' : String(r.len)));
         });
+        xTicks(s, rows.map(function (r) {
+            return { x: X(r.len), text: r.len >= 1024 ? Math.round(r.len / 1024) + 'k' : String(r.len) };
+        }), H - m.b + 14);
         box.appendChild(s);
+    }
+
+    /* The x-axis labels of a chart, centred under their points; a label closer than TICK_GAP px
+     * to the one before is left out (the last one is always drawn, its neighbour giving way), so
+     * labels of points that crowd together (512 beside a pool's 572) never print over each other. */
+    var TICK_GAP = 34;
+    function xTicks(s, ticks, y) {
+        var kept = [];
+        ticks.forEach(function (t, i) {
+            while (kept.length && t.x - kept[kept.length - 1].x < TICK_GAP) {
+                if (i < ticks.length - 1)
+                    return;
+                kept.pop();
+            }
+            kept.push(t);
+        });
+        kept.forEach(function (t) {
+            s.appendChild(svg('text', { 'class': 'tick', x: t.x.toFixed(1), y: y, 'text-anchor': 'middle' }, t.text));
+        });
     }
 
     /* Throughput (left axis) and TPOT (right axis) against concurrency, the knee marked. */
@@ -881,9 +901,8 @@
         rows.forEach(function (r) {
             s.appendChild(svg('circle', { 'class': 'sv-dot', cx: X(r.conc), cy: Y(r.tps, tmax), r: 3,
                 'data-concurrency': r.conc, 'data-tps': r.tps, 'data-tpot': r.tpot }));
-            s.appendChild(svg('text', { 'class': 'tick', x: X(r.conc) - 8, y: H - m.b + 14 },
-                String(r.conc)));
         });
+        xTicks(s, rows.map(function (r) { return { x: X(r.conc), text: String(r.conc) }; }), H - m.b + 14);
         box.appendChild(s);
     }
 

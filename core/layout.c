@@ -266,14 +266,15 @@ static void check_even(const struct core_resolved *r, struct core_problems *p)
     if (units % pp != 0 && !r->embedding_in_split && !r->loss_in_split && (units + 2) % pp == 0 &&
         ((units + 2) / pp) % v == 0)
         core_problem_add(p, "pp",
-                         "pp = %lld does not divide the %lld layers (Megatron-LM); counting the "
+                         "pp = %lld does not divide the %lld layers (Megatron-LM); counting "
                          "embedding and loss (account_for_embedding_in_pipeline_split, "
                          "account_for_loss_in_pipeline_split) gives %lld, which it does",
                          (long long)pp, (long long)units, (long long)(units + 2));
     else if (units % pp != 0)
         core_problem_add(p, "pp",
-                         "pp = %lld does not divide the %lld %s (Megatron-LM); uneven stages: "
-                         "decoder_first/last_pipeline_num_layers or pipeline_model_parallel_layout",
+                         "pp = %lld does not divide the %lld %s; uneven stages: "
+                         "decoder_first_pipeline_num_layers, decoder_last_pipeline_num_layers or "
+                         "pipeline_model_parallel_layout",
                          (long long)pp, (long long)units, what);
     else if ((units / pp) % v != 0)
         core_problem_add(p, "virtual_stages",

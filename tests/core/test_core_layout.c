@@ -193,7 +193,8 @@ START_TEST(layout_422_names_the_input_that_fixes_it)
     in.gpus = 256;
     in.pp = 8;
     in.ep = 32;
-    ck_assert_ptr_nonnull(problem_with(&in, "pp", "decoder_first/last_pipeline_num_layers"));
+    ck_assert_ptr_nonnull(problem_with(
+        &in, "pp", "decoder_last_pipeline_num_layers or pipeline_model_parallel_layout"));
     ck_assert_ptr_null(problem_with(&in, "pp", "gives 63"));
 }
 END_TEST

@@ -713,6 +713,20 @@
         return pts;
     }
 
+    /* Why a reply has no time member (docs/serving.md, "Time"): the replica must start and hold
+     * one request of input_len + output_len tokens within max_model_len. */
+    function untimed(r) {
+        var t = r.inputs;
+        if (r.time)
+            return '';
+        if (!r.inference.fits)
+            return 'Not timed: this replica does not start (see the notes above).';
+        if (t.input_len + t.output_len > t.max_model_len)
+            return 'Not timed: input_len + output_len = ' + (t.input_len + t.output_len) +
+                ' tokens exceed max_model_len = ' + t.max_model_len + '; the engine refuses the requests.';
+        return 'Not timed: the KV pool holds no request of input_len + output_len tokens.';
+    }
+
     function serveUpdate(q, cfg, signal) {
         var item = itemOf(q, cfg);
         return postServe([item], signal).then(function (r) {
@@ -741,7 +755,8 @@
                     return isReply(x) ? { len: n, conc: x.inference.kv_cache.max_concurrency,
                         fits: x.inference.kv_cache.max_model_len_fits } : null;
                 }).filter(Boolean) };
-                lastTime = { knee: main.time ? main.time.knee_batch : 0, rows: concs.map(function (c, j) {
+                lastTime = { knee: main.time ? main.time.knee_batch : 0, why: untimed(main),
+                    rows: concs.map(function (c, j) {
                     var x = rs[lens.length + j];
                     return isReply(x) && x.time ? { conc: x.time.concurrency,
                         tps: x.time.output_tokens_per_second, tpot: x.time.tpot_seconds } : null;
@@ -764,8 +779,10 @@
             seg.dataset.bytes = per ? String(per[k].bytes) : '';
             $('sv-lg-' + k).textContent = per ? per[k].gib.toFixed(2) + ' GiB' : '—';
         });
+        setKpi('serve-capacity', ok ? r.inference.memory.per_gpu.capacity.gib.toFixed(2) + ' GiB' : '—',
+            ok ? r.inference.memory.per_gpu.capacity.bytes : undefined);
         if (!ok) {
-            ['serves', 'kv-tokens', 'concurrency', 'longest', 'ttft', 'tpot', 'serve-tps',
+            ['serves', 'kv-tokens', 'serve-concurrency', 'longest', 'ttft', 'tpot', 'serve-tps',
                 'serve-bottleneck'].forEach(function (t) { setKpi(t, '—'); });
             $('serve-time-chart').textContent = '';
             /* A serving knob's problem goes under its field; the others are the compute routes'
@@ -872,6 +889,13 @@
     function drawTimeChart() {
         var box = $('serve-time-chart');
         box.textContent = '';
+        if (lastTime && lastTime.why) {
+            var why = document.createElement('p');
+            why.className = 'chart-note';
+            why.dataset.testid = 'serve-untimed';
+            why.textContent = lastTime.why;
+            box.appendChild(why);
+        }
         if (!lastTime || !lastTime.rows.length)
             return;
         var rows = lastTime.rows;

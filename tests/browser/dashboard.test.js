@@ -862,6 +862,11 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     assert.equal(Number(await page.locator('[data-testid="serve-concurrency"]').getAttribute('data-value')),
         kvr.max_concurrency);
     assert.equal(await text(page, 'serve-concurrency'), (kvr.tokens / 4096).toFixed(2) + '×');
+    /* The meter's scale is the GPU as the driver reports it: an 80 GB H100 shows 79.1-79.3 GiB
+     * (vLLM's total_gpu_memory in the issue's logs), printed beside the segments. */
+    const cap = reply.inference.memory.per_gpu.capacity;
+    assert.ok(cap.gib >= 79.1 && cap.gib <= 79.3, `H100 capacity ${cap.gib} GiB`);
+    assert.equal(await text(page, 'serve-capacity'), cap.gib.toFixed(2) + ' GiB');
     const dup = await page.evaluate(() => {
         const seen = new Set(), twice = [];
         document.querySelectorAll('[data-testid]').forEach((e) => {
@@ -878,9 +883,17 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */
     await set(page, 'max_model_len', '9000');
     assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);
+    /* No reply: every serving KPI goes back to a dash, the concurrency one included. */
+    assert.equal(await text(page, 'serve-concurrency'), '—');
     /* Llama 3.1 70B in FP8 over 4 H100s at its 128k context: the length axis ends at 128k, and
      * the pool's last concurrency (about 570) falls beside 512; no label may print over another. */
     await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4');
     await assertXTicksApart(page);
+    /* Llama 3.1 8B in AWQ on an RTX 4090 at its 131,072-token context: 16 GiB of KV for one
+     * request (131072 x 128 KiB) against a ~15 GiB pool, so the replica does not start and the
+     * time chart says so instead of standing empty. */
+    await open(page, '?model=llama3.1-8b&quantization=awq&gpu=rtx-4090');
+    assert.equal(await text(page, 'serves'), 'no');
+    assert.match(await text(page, 'serve-untimed'), /does not start/);
     await page.close();
 });

@@ -125,8 +125,11 @@ bool api_decode_serve_plan_object(const json_t *object, struct core_serve_plan_i
 /* ---- streaming writers for the compute routes (write.c): each writes one member, key
  * included ("inputs", "flops", ...), into an open object; errors are the writer's (sticky) ---- */
 
-void api_write_inputs(struct api_jsonw *w, const struct core_result *r);
-void api_write_warnings(struct api_jsonw *w, const struct core_result *r);
+/* source: the launch configuration the inputs came from (inputs.source), NULL for none (the
+ * member is then absent); extra: warnings of the launch resolution ([{code, message}]) written
+ * after core's, NULL for none. */
+void api_write_inputs(struct api_jsonw *w, const struct core_result *r, const char *source);
+void api_write_warnings(struct api_jsonw *w, const struct core_result *r, const json_t *extra);
 void api_write_flops(struct api_jsonw *w, const struct core_result *r);
 void api_write_memory(struct api_jsonw *w, const struct core_result *r);
 void api_write_fit(struct api_jsonw *w, const struct core_result *r);
@@ -137,11 +140,13 @@ void api_write_performance(struct api_jsonw *w, const struct core_result *r);
  * "change" objects when changes) - shared with write_serve.c. */
 void api_write_shape(struct api_jsonw *w, const struct core_shape *s);
 void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
-                     const struct core_note *notes, int count, bool changes);
+                     const struct core_note *notes, int count, bool changes, const json_t *extra);
 /* /inference's members (write_serve.c): "inputs" (the model and the serving inputs, resolved)
  * and "inference". */
-void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result *r);
-void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r);
+void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result *r,
+                            const char *source);
+void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r,
+                         const json_t *extra);
 /* performance's members for a bare struct core_perf (t NULL: no whole-run figures). */
 void api_write_performance_members(struct api_jsonw *w, const struct core_perf *p,
                                    const struct core_runtime *t);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "launch.h"
 
 /* What a compute route computes (core_evaluate_parts) and the members it writes after inputs. */
 struct compute_route {
@@ -49,7 +50,7 @@ static const struct compute_route runtime_route = {CORE_PART_RUNTIME, write_runt
 static const struct compute_route evaluate_route = {CORE_PART_ALL, write_everything};
 
 static unsigned compute_answer(const struct compute_route *route, const struct core_input *in,
-                               struct api_jsonw *w)
+                               const struct api_launch *launch, struct api_jsonw *w)
 {
     struct core_result result;
     struct core_problems problems;
@@ -61,19 +62,23 @@ static unsigned compute_answer(const struct compute_route *route, const struct c
         return api_answer_core_problems(w, status, &problems);
     /* Member order: inputs, the route's figures, warnings. */
     api_jsonw_open_object(w);
-    api_write_inputs(w, &result);
+    api_write_inputs(w, &result, launch->source);
     route->write(w, &result);
-    api_write_warnings(w, &result);
+    api_write_warnings(w, &result, launch->warnings);
     api_jsonw_close_object(w);
     return 200;
 }
 
-/* One JSON value of inputs (a request body, or one item of a batch). */
+/* One JSON value of inputs (a request body, or one item of a batch). A launch configuration
+ * in it (launch.h) is resolved into inputs first; the body's own members win over it. */
 static unsigned object_answer(const struct compute_route *route, const json_t *item,
                               struct api_jsonw *w)
 {
     struct core_input in;
-    json_t *errors;
+    struct api_launch launch;
+    json_t *errors, *inputs;
+    bool contradictory;
+    unsigned status;
 
     if (!json_is_object(item))
         return api_answer_problem(
@@ -83,10 +88,23 @@ static unsigned object_answer(const struct compute_route *route, const json_t *i
     errors = json_array();
     if (errors == NULL)
         return api_answer_problem(w, API_E_INTERNAL, "Out of memory.", NULL);
-    if (!api_decode_object(item, &in, errors))
+    inputs = api_launch_resolve(item, false, &launch, errors, &contradictory);
+    if (inputs == NULL)
+        return contradictory
+                   ? api_answer_problem(w, API_E_IMPOSSIBLE_INPUTS,
+                                        "The launch configuration contradicts itself.", errors)
+                   : api_answer_invalid(w, errors);
+    if (!api_decode_object(inputs, &in, errors)) {
+        api_launch_blame(&launch, errors);
+        json_decref(inputs);
+        api_launch_free(&launch);
         return api_answer_invalid(w, errors);
+    }
+    json_decref(inputs);
     json_decref(errors);
-    return compute_answer(route, &in, w);
+    status = compute_answer(route, &in, &launch, w);
+    api_launch_free(&launch);
+    return status;
 }
 
 /* A batch: each item answered on its own, in order; a bad item is its problem object in
@@ -133,8 +151,10 @@ static void compute(const struct compute_route *route, const struct api_request 
         else if (!api_decode_query(req->query, req->query_count, &in, errors))
             status = api_answer_invalid(&w, errors);
         else {
+            struct api_launch none = {NULL, NULL, NULL};
+
             json_decref(errors);
-            status = compute_answer(route, &in, &w);
+            status = compute_answer(route, &in, &none, &w);
         }
         api_reply_answer(resp, status, &w);
         return;

@@ -10,9 +10,12 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "launch.h"
 #include "serve_time_write.h"
+#include "serve_validation.h"
 
-static unsigned serve_answer(const struct core_serve_input *in, struct api_jsonw *w)
+static unsigned serve_answer(const struct core_serve_input *in, const struct api_launch *launch,
+                             struct api_jsonw *w)
 {
     struct core_serve_result result;
     struct core_serve_time_input timing;
@@ -25,14 +28,14 @@ static unsigned serve_answer(const struct core_serve_input *in, struct api_jsonw
     if (status != CORE_OK)
         return api_answer_core_problems(w, status, &problems);
     api_jsonw_open_object(w);
-    api_write_serve_inputs(w, &result);
-    api_write_inference(w, &result);
+    api_write_serve_inputs(w, &result, launch->source);
+    api_write_inference(w, &result, launch->warnings);
     /* No time for a deployment that does not start, whose max_model_len is shorter than one
      * request of the workload, or whose pool holds no such request. */
     if (core_serve_time_possible(&result)) {
         core_serve_time_input_of(&result, &timing);
         core_serve_time_compute(&timing, NULL, &time);
-        api_write_serve_time(w, &timing, &time);
+        api_write_serve_time(w, &timing, &time, core_serve_time_expected_error(&result));
     } else {
         api_jsonw_key(w, "time");
         api_jsonw_null(w);
@@ -41,10 +44,15 @@ static unsigned serve_answer(const struct core_serve_input *in, struct api_jsonw
     return 200;
 }
 
+/* One JSON object; vllm_args in it (launch.h) is resolved into inputs first, the body's own
+ * members winning. */
 static unsigned object_answer(const json_t *item, struct api_jsonw *w)
 {
     struct core_serve_input in;
-    json_t *errors;
+    struct api_launch launch;
+    json_t *errors, *inputs;
+    bool contradictory;
+    unsigned status;
 
     if (!json_is_object(item))
         return api_answer_problem(
@@ -54,10 +62,23 @@ static unsigned object_answer(const json_t *item, struct api_jsonw *w)
     errors = json_array();
     if (errors == NULL)
         return api_answer_problem(w, API_E_INTERNAL, "Out of memory.", NULL);
-    if (!api_decode_serve_object(item, &in, errors))
+    inputs = api_launch_resolve(item, true, &launch, errors, &contradictory);
+    if (inputs == NULL)
+        return contradictory
+                   ? api_answer_problem(w, API_E_IMPOSSIBLE_INPUTS,
+                                        "The launch configuration contradicts itself.", errors)
+                   : api_answer_invalid(w, errors);
+    if (!api_decode_serve_object(inputs, &in, errors)) {
+        api_launch_blame(&launch, errors);
+        json_decref(inputs);
+        api_launch_free(&launch);
         return api_answer_invalid(w, errors);
+    }
+    json_decref(inputs);
     json_decref(errors);
-    return serve_answer(&in, w);
+    status = serve_answer(&in, &launch, w);
+    api_launch_free(&launch);
+    return status;
 }
 
 static void batch_reply(const json_t *items, struct api_response *resp)
@@ -101,8 +122,10 @@ void api_handle_inference(const struct api_request *req, struct api_response *re
         else if (!api_decode_serve_query(req->query, req->query_count, &in, errors))
             status = api_answer_invalid(&w, errors);
         else {
+            struct api_launch none = {NULL, NULL, NULL};
+
             json_decref(errors);
-            status = serve_answer(&in, &w);
+            status = serve_answer(&in, &none, &w);
         }
         api_reply_answer(resp, status, &w);
         return;

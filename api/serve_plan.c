@@ -14,6 +14,7 @@
 #include "api_internal.h"
 #include "serve_plan.h"
 #include "serve_time_write.h"
+#include "serve_validation.h"
 
 static double monotonic_seconds(void)
 {
@@ -96,10 +97,10 @@ static void plan_object(struct api_jsonw *w, const struct core_serve_plan_input 
     api_jsonw_double(w, p->time.tpot_seconds);
     request(w, &serve);
     if (core_serve(&serve, &res, &problems) == CORE_OK) { /* it was sized so in the search */
-        api_write_serve_inputs(w, &res);
-        api_write_inference(w, &res);
+        api_write_serve_inputs(w, &res, NULL);
+        api_write_inference(w, &res, NULL);
         core_serve_time_input_of(&res, &ti);
-        api_write_serve_time(w, &ti, &p->time);
+        api_write_serve_time(w, &ti, &p->time, core_serve_time_expected_error(&res));
     }
     api_jsonw_close_object(w);
 }

@@ -27,7 +27,7 @@ static void step(struct api_jsonw *w, const char *key, const struct core_serve_s
 }
 
 void api_write_serve_time(struct api_jsonw *w, const struct core_serve_time_input *in,
-                          const struct core_serve_time *t)
+                          const struct core_serve_time *t, double expected_error)
 {
     api_jsonw_key(w, "time");
     api_jsonw_open_object(w);
@@ -44,6 +44,13 @@ void api_write_serve_time(struct api_jsonw *w, const struct core_serve_time_inpu
     real(w, "e2e_seconds", t->e2e_seconds);
     real(w, "output_tokens_per_second", t->output_tokens_per_second);
     real(w, "requests_per_second", t->requests_per_second);
+    /* core/serve_validation.c: the engine's error on this generation's unseen rows; null where
+     * none was measured (a warning says why). */
+    api_jsonw_key(w, "expected_error");
+    if (expected_error >= 0)
+        api_jsonw_double(w, expected_error);
+    else
+        api_jsonw_null(w);
     api_jsonw_key(w, "bottleneck");
     api_jsonw_string(w, core_serve_bottleneck_names[t->bottleneck]);
     real(w, "mbu", t->mbu);

@@ -9,6 +9,6 @@
 #include "serve_time.h"
 
 void api_write_serve_time(struct api_jsonw *w, const struct core_serve_time_input *in,
-                          const struct core_serve_time *t);
+                          const struct core_serve_time *t, double expected_error);
 
 #endif

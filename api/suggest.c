@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "launch.h"
 #include "suggest.h"
 #include "value.h"
 
@@ -36,7 +37,7 @@ static size_t distance(const char *a, size_t alen, const char *b)
 
 void api_add_unknown(json_t *errors, const char *name, size_t len, enum api_scope scope)
 {
-    char msg[API_MSG_MAX];
+    char msg[API_MSG_MAX], member[32];
     const char *best = NULL;
     size_t best_d = 3; /* suggest only within two edits */
     bool plan = scope == API_SCOPE_PLAN;
@@ -48,6 +49,18 @@ void api_add_unknown(json_t *errors, const char *name, size_t len, enum api_scop
                                       : serve ? core_serve_input_count
                                               : 0);
 
+    /* A launch configuration reaches here from a query string or a route that does not take
+     * it (launch.h): say where it goes rather than suggest a name. */
+    if (len < sizeof member) {
+        memcpy(member, name, len);
+        member[len] = '\0';
+        if (api_launch_is_member(member)) {
+            api_errors_add(errors, name, len,
+                           "a launch configuration (docs/launch.md): POST it in the body of "
+                           "/flops, /memory, /fit, /runtime or /evaluate (vllm_args: /inference)");
+            return;
+        }
+    }
     for (size_t i = 0; i < rows; i++) {
         const struct core_input_spec *c =
             i < core_input_count ? &core_inputs[i] : &extra[i - core_input_count];

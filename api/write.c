@@ -13,9 +13,13 @@
 
 #include "write_keys.h"
 
+/* extra: more notes ([{code, message}], the launch resolution's), after core's; NULL for none. */
 void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
-                     const struct core_note *notes, int count, bool changes)
+                     const struct core_note *notes, int count, bool changes, const json_t *extra)
 {
+    size_t e;
+    const json_t *note;
+
     api_jsonw_key_encoded(w, key, klen);
     api_jsonw_open_array(w);
     for (int i = 0; i < count; i++) {
@@ -42,6 +46,12 @@ void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
             }
             api_jsonw_close_object(w);
         }
+        api_jsonw_close_object(w);
+    }
+    json_array_foreach (extra, e, note) {
+        api_jsonw_open_object(w);
+        k_str(w, KEY("code"), json_string_value(json_object_get(note, "code")));
+        k_str(w, KEY("message"), json_string_value(json_object_get(note, "message")));
         api_jsonw_close_object(w);
     }
     api_jsonw_close_array(w);
@@ -180,19 +190,21 @@ static void echo_row(struct api_jsonw *w, const struct core_input_spec *row,
 
 /* `inputs`: every row of the input table that echoes a resolved value, in the table's order,
  * then the resolved architecture (shape) for the rows that set it. */
-void api_write_inputs(struct api_jsonw *w, const struct core_result *r)
+void api_write_inputs(struct api_jsonw *w, const struct core_result *r, const char *source)
 {
     k_open(w, KEY("inputs"));
     for (size_t i = 0; i < core_input_count; i++)
         if (core_inputs[i].echo == CORE_ECHO_RESOLVED || core_inputs[i].echo == CORE_ECHO_PREDICTED)
             echo_row(w, &core_inputs[i], &r->resolved);
     api_write_shape(w, &r->resolved.shape);
+    if (source != NULL)
+        k_str(w, KEY("source"), source);
     api_jsonw_close_object(w);
 }
 
-void api_write_warnings(struct api_jsonw *w, const struct core_result *r)
+void api_write_warnings(struct api_jsonw *w, const struct core_result *r, const json_t *extra)
 {
-    api_write_notes(w, KEY("warnings"), r->warnings, r->warning_count, false);
+    api_write_notes(w, KEY("warnings"), r->warnings, r->warning_count, false, extra);
 }
 
 void api_write_flops(struct api_jsonw *w, const struct core_result *r)
@@ -316,7 +328,7 @@ void api_write_fit(struct api_jsonw *w, const struct core_result *r)
 
 void api_write_advice(struct api_jsonw *w, const struct core_result *r)
 {
-    api_write_notes(w, KEY("advice"), r->advice, r->advice_count, true);
+    api_write_notes(w, KEY("advice"), r->advice, r->advice_count, true, NULL);
 }
 
 void api_write_runtime(struct api_jsonw *w, const struct core_result *r)

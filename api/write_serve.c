@@ -5,9 +5,11 @@
  * warnings, advice). Byte figures are {bytes, gb, gib}. docs/serving.md documents each member.
  */
 #include "serve_timing.h"
+#include "serve_validation.h"
 #include "write_keys.h"
 
-void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result *r)
+void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result *r,
+                            const char *source)
 {
     const struct core_resolved *m = &r->model;
     const struct core_serve_resolved *s = &r->resolved;
@@ -46,6 +48,8 @@ void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result 
     k_int(w, KEY("ep"), s->ep);
     k_real_if(w, KEY("memory_gb"), s->memory_gb > 0, s->memory_gb);
     api_write_shape(w, &m->shape);
+    if (source != NULL)
+        k_str(w, KEY("source"), source);
     api_jsonw_close_object(w);
 }
 
@@ -64,7 +68,8 @@ static void per_gpu(struct api_jsonw *w, const struct core_serve_memory *g)
     api_jsonw_close_object(w);
 }
 
-void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r)
+void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r,
+                         const json_t *extra)
 {
     const struct core_serve_kv *kv = &r->kv;
 
@@ -81,9 +86,12 @@ void api_write_inference(struct api_jsonw *w, const struct core_serve_result *r)
     k_real(w, KEY("max_concurrency"), kv->max_concurrency);
     k_bool(w, KEY("max_model_len_fits"), kv->max_model_len_fits);
     k_int(w, KEY("max_model_len_supported"), kv->max_model_len_supported);
+    /* core/serve_validation.c: the engine's end-to-end pool error; null where none measured. */
+    k_real_if(w, KEY("expected_error"), core_serve_kv_expected_error(r) >= 0,
+              core_serve_kv_expected_error(r));
     api_jsonw_close_object(w);
     k_bool(w, KEY("fits"), r->fits);
-    api_write_notes(w, KEY("warnings"), r->warnings, r->warning_count, false);
-    api_write_notes(w, KEY("advice"), r->advice, r->advice_count, true);
+    api_write_notes(w, KEY("warnings"), r->warnings, r->warning_count, false, extra);
+    api_write_notes(w, KEY("advice"), r->advice, r->advice_count, true, NULL);
     api_jsonw_close_object(w);
 }

@@ -15,6 +15,7 @@
 #include "core.h"
 #include "cli.h"
 #include "cli_job.h"
+#include "cli_launch.h"
 
 /* One input row as a help line: its values, then its default (from the core's input table). */
 static void input_line(FILE *to, const struct core_input_spec *f)
@@ -62,7 +63,10 @@ static void usage(FILE *to, const char *cmd)
             "usage: memwall %s [--name value ...] [--json] [FILE|-]\n\n"
             "Answer POST /%s without a server. Inputs are the API's names as flags\n"
             "(--params 7B --seq_len 4096), a JSON job file, or '-' for stdin; flags override\n"
-            "the file. --config FILE sends a Hugging Face config.json as the `config` input.\n"
+            "the file. --config FILE sends a Hugging Face config.json as the `config` input;\n"
+            "--launch FILE reads a launch script, a torchtitan .toml, a ds_config .json or a\n"
+            "Kubernetes manifest as megatron_args / torchtitan_config / deepspeed_config\n"
+            "(docs/launch.md).\n"
             "--json prints exactly the HTTP reply body. Exit status: 0 ok (fits,\n"
             "plans found), 1 does not fit / no plan, 2 bad input (problem on stderr).\n\n"
             "Inputs (the core's input table; GET /inputs and docs/model.md say more):\n",
@@ -144,6 +148,11 @@ int cli_job_parse(int argc, char **argv, struct cli_job *job)
         value = cli_option_value(argc, argv, &i);
         if (value == NULL)
             return CLI_EXIT_BAD;
+        if (strcmp(name, "launch") == 0) { /* a launch configuration (cli_launch.c) */
+            if (cli_launch_read(value, job->flags) != 0)
+                return CLI_EXIT_BAD;
+            continue;
+        }
         if (strcmp(name, "config") == 0) { /* a file whose JSON object is the input's value */
             if (config_flag(value, job) != 0)
                 return CLI_EXIT_BAD;

@@ -70,6 +70,12 @@ const char *const core_generation_names[CORE_GEN_COUNT] = {
  *    dense 180 PF bf16, 360 PF fp8 and 90 PF tf32 over 72 GPUs = 2500, 5000, 1250 TFLOP/s;
  *    13.5 TB HBM3e / 72 = 186 GB at 576 TB/s / 72 = 8 TB/s; ~1200 W per GPU (2700 W per
  *    superchip of 2 GPUs + 1 Grace, less the CPU); 72 GPUs in one NVLink domain.
+ *  - GB300 (one Blackwell Ultra GPU of a GB300 NVL72 rack, NVIDIA GB300 NVL72 specifications):
+ *    the rack's dense 180 PF bf16 and 360 PF fp8 over 72 GPUs = 2500 and 5000 TFLOP/s (tf32 as
+ *    GB200, 1250); up to 288 GB HBM3e per GPU at 576 TB/s / 72 = 8 TB/s; 1400 W per GPU; the same
+ *    72-GPU NVLink 5 domain (1.8 TB/s bidirectional -> 900); one 800 Gb/s ConnectX-8 SuperNIC per
+ *    GPU -> 100; NVLink-C2C to Grace as GB200 -> 450. Blackwell Ultra drops the INT8 tensor
+ *    rate (~0.17 POPS dense), so int8_tops is 0 (no INT8 tensor path).
  *  - pcie_gbs, the host link per GPU per direction (offload traffic): PCIe 5.0 x16 = 32 GT/s x
  *    16 lanes x 128/130 = 63 GB/s, rounded to 64 (H100, H200, B200 and MI300X/MI325X datasheets
  *    list PCIe Gen5 x16); PCIe 4.0 x16 = 32 (A100, L40S datasheets); PCIe 3.0 x16 = 16 (V100).
@@ -138,6 +144,9 @@ const struct core_gpu core_gpus[] = {
      CORE_GEN_AMPERE, 32, 309.7, 47.50, USABLE_LOG("47.50 GiB (serving-measured K29)")},
     {"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell", 503.8, 503.8, 1007.6, 251.9, 96, 1.792, 600,
      64, 50, 8, CORE_GEN_BLACKWELL, 64, 1007.6, 94.97, USABLE_SMI("97,887 MiB")},
+    /* Blackwell Ultra in a GB300 NVL72 rack (appended so the other rows keep their indices). */
+    {"gb300", "NVIDIA GB300 (NVL72)", 2500, 2500, 5000, 1250, 288, 8.0, 1400, 900, 100, 72,
+     CORE_GEN_BLACKWELL, 450, 0, 0, NOMINAL},
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
 

@@ -308,6 +308,37 @@ static void size_kv_hybrid(const struct core_layer_types *lt, const struct core_
                                               : 0;
 }
 
+/* SGLang's swa_full_tokens_ratio default (python/sglang/srt/server_args.py). */
+#define SGLANG_SWA_FULL_TOKENS_RATIO 0.8
+
+/* SGLang's hybrid SWA pool (model_runner_kv_cache_mixin.py, set_num_tokens_hybrid_swa): the
+ * profile's tokens over every layer's cell, T = floor(available / (P (n_f + n_s))), are
+ * re-shared as full = int(T P (n_f + n_s) / (P n_f + r P n_s)) tokens in the full layers and
+ * int(r full) in the sliding ones, each floored to page_size; the logged pool is `full`. SGLang
+ * does this for the architectures of is_hybrid_swa_model (configs/model_config.py): memwall
+ * applies it to the sliding-plus-full models with attention sinks (gpt-oss), the listed one it
+ * can tell from its layer pattern (docs/serving.md). */
+static void size_kv_sglang_swa(const struct core_layer_types *lt, int64_t per_layer,
+                               const struct core_serve_resolved *s, int64_t available,
+                               struct core_serve_kv *kv)
+{
+    int64_t nf = lt->layers[CORE_LAYER_FULL], ns = lt->layers[CORE_LAYER_SLIDING];
+    int64_t cell = per_layer * (nf + ns), total = available > 0 ? available / cell : 0;
+    double denom =
+        (double)(per_layer * nf) + SGLANG_SWA_FULL_TOKENS_RATIO * (double)per_layer * (double)ns;
+    int64_t full = (int64_t)((double)(total * cell) / denom);
+    int64_t swa = (int64_t)((double)full * SGLANG_SWA_FULL_TOKENS_RATIO);
+
+    full = full / s->block_size * s->block_size;
+    swa = swa / s->block_size * s->block_size;
+    kv->blocks = full / s->block_size;
+    kv->tokens = full;
+    kv->pool_bytes = per_layer * (full * nf + swa * ns);
+    kv->max_concurrency = (double)full / (double)s->max_model_len;
+    kv->max_model_len_fits = full >= s->max_model_len;
+    kv->max_model_len_supported = full;
+}
+
 /* false when a page, a row of pages or a cache of n_ctx cells overflows int64. */
 static bool size_kv(const struct core_arch *a, const struct core_serve_resolved *s,
                     int64_t available, struct core_serve_kv *kv)
@@ -327,6 +358,11 @@ static bool size_kv(const struct core_arch *a, const struct core_serve_resolved 
         return false;
     if (s->engine == CORE_ENGINE_VLLM && lt.layers[CORE_LAYER_SLIDING] > 0 && kv->layers > 0) {
         size_kv_hybrid(&lt, s, available, kv);
+        return true;
+    }
+    if (s->engine == CORE_ENGINE_SGLANG && a->attention_sinks && lt.layers[CORE_LAYER_FULL] > 0 &&
+        lt.layers[CORE_LAYER_SLIDING] > 0) {
+        size_kv_sglang_swa(&lt, per_layer, s, available, kv);
         return true;
     }
     if (s->engine == CORE_ENGINE_LLAMACPP) { /* n_ctx cells; sliding layers keep w + n_ubatch */
@@ -388,7 +424,12 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
         int64_t left = g->capacity - g->weights - g->activations - g->non_torch;
 
         out->kv.available = left > 0 ? left : 0;
-        out->kv.max_model_len_supported = out->kv.available / out->kv.bytes_per_token;
+        /* A model whose layers keep no per-token KV (all linear attention) is not bounded by
+         * it: the model's context (or the asked length) is. */
+        out->kv.max_model_len_supported = out->kv.bytes_per_token > 0
+                                              ? out->kv.available / out->kv.bytes_per_token
+                                          : s->context > 0 ? s->context
+                                                           : s->max_model_len;
         out->kv.max_model_len_fits = s->max_model_len <= out->kv.max_model_len_supported;
     }
     g->kv_cache = out->kv.pool_bytes;

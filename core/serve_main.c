@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 #include "serve.h"
+#include "serve_validation.h"
 #include "serve_internal.h"
 
 enum core_status core_serve(const struct core_serve_input *in, struct core_serve_result *out,
@@ -30,6 +31,7 @@ enum core_status core_serve(const struct core_serve_input *in, struct core_serve
         return CORE_ERANGE;
     }
     core_serve_warnings(out, in->max_num_seqs > 0, out);
+    core_serve_validation_warnings(out);
     if (!out->fits)
         core_serve_advise(a, in, out, out);
     return CORE_OK;

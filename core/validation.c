@@ -35,12 +35,14 @@ const struct core_validation core_perf_validation[CORE_GEN_COUNT] = {
 
 /* Step time of MoE layouts (tests/validation/moe-measured.csv, test_moe_throughput): the mean
  * absolute step-time error over the rows no constant was chosen on - Megatron-Bridge's 25.11
- * table (6) and the DeepSeek-V3 GB200 write-up (3); the 26.04.01 rows set MOE_HOST_S (perf.c). */
+ * table (6), the DeepSeek-V3 GB200 write-up (3) and the 26.04.01 Kimi-K2 GB300 row (scored after
+ * the constants were set); the other 26.04.01 rows set MOE_SYNC_S and MOE_EXPERT_HOST_S
+ * (perf.c). */
 const struct core_validation core_perf_moe_validation = {
-    .expected_error = 0.169,
-    .unseen_runs = 9,
+    .expected_error = 0.151,
+    .unseen_runs = 10,
     .tuning_runs = 6,
-    .unseen = "MB-2511, MLM-BLOG",
+    .unseen = "MB-2511, MLM-BLOG, MB-26041-KIMI-GB300",
 };
 
 /* memory.peak (tests/validation/memory-measured.csv and -tuning-2.csv), per framework profile. */

@@ -801,14 +801,20 @@
             return;
         }
         var inf = r.inference, kv = inf.kv_cache, tm = r.time;
+        /* expected_error is null where no unseen measured row backs this engine (on this GPU
+         * generation, for the time): a warning in the list says why (core/serve_validation.c). */
+        var trust = function (err) {
+            return typeof err === 'number' ? ' ± ' + fmtPct(err) : ' (unvalidated)';
+        };
         setKpi('ttft', tm ? (1e3 * tm.ttft_seconds).toFixed(1) + ' ms' : '—', tm ? tm.ttft_seconds : undefined);
-        setKpi('tpot', tm ? (1e3 * tm.tpot_seconds).toFixed(2) + ' ms' : '—', tm ? tm.tpot_seconds : undefined);
+        setKpi('tpot', tm ? (1e3 * tm.tpot_seconds).toFixed(2) + ' ms' + trust(tm.expected_error) : '—',
+            tm ? tm.tpot_seconds : undefined);
         setKpi('serve-tps', tm ? Math.round(tm.output_tokens_per_second).toLocaleString('en-US') : '—',
             tm ? tm.output_tokens_per_second : undefined);
         setKpi('serve-bottleneck', tm ? tm.bottleneck : '—');
         $('serve-meter').classList.toggle('over', !inf.fits);
         setKpi('serves', inf.fits ? 'yes' : 'no', inf.fits);
-        setKpi('kv-tokens', kv.tokens.toLocaleString('en-US'), kv.tokens);
+        setKpi('kv-tokens', kv.tokens.toLocaleString('en-US') + trust(kv.expected_error), kv.tokens);
         setKpi('serve-concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
         setKpi('longest', kv.max_model_len_supported.toLocaleString('en-US') + ' tokens',
             kv.max_model_len_supported);

@@ -200,6 +200,18 @@ static const struct golden_case cases[] = {
      "[{},{\"model\":\"llama2-7b\",\"gpus\":8},1,{\"gpus\":0},{\"gpus\":3,\"tp\":2}]"},
     {"post_runtime_batch", "POST", "/runtime", NULL,
      "[{\"gpus\":8,\"usd_per_gpu_hour\":2},{\"gpus\":16}]"},
+    /* Launch configurations (docs/launch.md): inputs.source, every launch_* warning code, and a
+     * 400 naming the flag. */
+    {"post_fit_megatron_args", "POST", "/fit", NULL,
+     "{\"megatron_args\":\"torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 "
+     "--hidden-size 4096 --num-attention-heads 32 --swiglu --seq-length 4096 --micro-batch-size 1 "
+     "--tensor-model-parallel-size 2 --sequence-parallel --bf16 --vocab-size 32000 "
+     "--empty-unused-memory-level 1 --acme-flag 3\",\"tp\":4}"},
+    {"inference_vllm_args", "POST", "/inference", NULL,
+     "{\"vllm_args\":\"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 16K "
+     "--kv-cache-dtype fp8 --speculative-config '{}' --acme 1\",\"max_num_seqs\":64}"},
+    {"problem_400_launch_flag", "POST", "/fit", NULL,
+     "{\"megatron_args\":\"--num-layers 2 --tensor-model-parallel-size two\"}"},
     /* /plan: unpriced, priced by GPU, and nothing feasible (reasons). */
     /* The time member (docs/serving.md, "Time"): max load under continuous batching, a priced
      * static batch over tp 2, a mixture of experts; the serving planner. */

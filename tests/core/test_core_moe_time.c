@@ -232,8 +232,9 @@ END_TEST
  * H100, ep 16, etp 1, global batch 1024 of 4096 tokens, predicted MFU. The inputs must reach the
  * time model: ep_comm is the hand figure of test_ep_comm_by_hand, 18.817 s (the preset's d 2048,
  * 48 MoE layers, top 8 of 128, bf16); moe_host is 64 micro-batches x 3 passes x 48 layers x
- * 1.4 ms = 12.9024 s; with the overlap ep_comm shrinks, with hybridep to the deduplicated bytes
- * (16,725,276 network bytes per dispatch at 45 GB/s + 40 us: 0.41167 ms, x 4 x 48 x 64).
+ * (0.85 ms sync + 0.095 ms x 128/16 = 8 local experts = 1.61 ms) = 14.83776 s; with the overlap
+ * ep_comm shrinks, with hybridep to the deduplicated bytes (16,725,276 network bytes per dispatch
+ * at 45 GB/s + 40 us: 0.41167 ms, x 4 x 48 x 64).
  */
 START_TEST(test_evaluate_path)
 {
@@ -256,7 +257,7 @@ START_TEST(test_evaluate_path)
     ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
     double one = 10e-6 + 15 * 2e-6 + 67108864.0 / (50e9 * 0.90);
     NEAR(r.performance.breakdown.ep_comm, one * 4 * 48 * 64, 1e-9);
-    NEAR(r.performance.breakdown.moe_host, 64 * 3 * 48 * 1.4e-3, 1e-9);
+    NEAR(r.performance.breakdown.moe_host, 64 * 3 * 48 * (0.85e-3 + 0.095e-3 * 8), 1e-9);
     ck_assert_str_eq(r.performance.bottleneck, "ep_comm");
 
     in.moe_dispatcher = CORE_MOE_HYBRIDEP;
@@ -292,7 +293,8 @@ START_TEST(test_moe_properties)
 {
     static const int64_t pow2[] = {1, 2, 4, 8, 16, 32, 64};
     static const int64_t experts[] = {8, 16, 64, 128, 256, 384};
-    static const char *const gpus[] = {"h100-sxm", "b200", "gb200", "a100-sxm-80gb", "mi300x"};
+    static const char *const gpus[] = {"h100-sxm", "b200",          "gb200",
+                                       "gb300",    "a100-sxm-80gb", "mi300x"};
 
     for (int trial = 0; trial < 5000; trial++) {
         struct core_perf_input in;
@@ -339,6 +341,58 @@ START_TEST(test_moe_properties)
 }
 END_TEST
 
+/*
+ * The host time's per-local-expert part (perf.c, MOE_EXPERT_HOST_S): the layout of
+ * test_evaluate_path with ep 8 instead of 16 holds 128 / 8 = 16 experts per rank, so each MoE
+ * layer pass costs 0.85 ms + 16 x 0.095 ms = 2.37 ms: 64 micro-batches x 3 passes x 48 layers x
+ * 2.37 ms = 21.84192 s (ep 16: 1.61 ms, 14.83776 s).
+ */
+START_TEST(test_host_per_local_expert)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems probs;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.gpu = core_gpu_find("h100-sxm");
+    in.gpus = 16;
+    in.ep = 8;
+    in.etp = 1;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.global_batch = 1024;
+    in.flash_attention = true;
+    in.mfu = CORE_MFU_PREDICTED;
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    NEAR(r.performance.breakdown.moe_host, 21.84192, 1e-9);
+}
+END_TEST
+
+/*
+ * The gb300 catalog row from the GB300 NVL72 specifications (catalog.c): the rack's dense
+ * 180 PF bf16 and 360 PF fp8 over 72 GPUs = 2500 and 5000 TFLOP/s, up to 288 GB HBM3e per GPU,
+ * 576 TB/s / 72 = 8 TB/s, 72 GPUs in one NVLink domain at 1.8 TB/s bidirectional = 900 GB/s per
+ * direction, one 800 Gb/s ConnectX-8 per GPU = 100 GB/s.
+ */
+START_TEST(test_gb300_row)
+{
+    int i = core_gpu_find("gb300");
+
+    ck_assert_int_ge(i, 0);
+    const struct core_gpu *g = &core_gpus[i];
+    NEAR(g->bf16_tflops, 180e3 / 72, 1e-9);
+    NEAR(g->fp8_tflops, 360e3 / 72, 1e-9);
+    NEAR(g->memory_gb, 288.0, 1e-9);
+    NEAR(g->hbm_tbps, 576.0 / 72, 1e-9);
+    NEAR(g->scale_up_gbs, 1800.0 / 2, 1e-9);
+    NEAR(g->network_gbs, 800.0 / 8, 1e-9);
+    ck_assert_int_eq(g->gpus_per_node, 72);
+    ck_assert_int_eq(g->generation, CORE_GEN_BLACKWELL);
+}
+END_TEST
+
 static Suite *moe_time_suite(void)
 {
     Suite *s = suite_create("core_moe_time");
@@ -352,6 +406,8 @@ static Suite *moe_time_suite(void)
     tcase_add_test(tc, test_dense_unmoved);
     tcase_add_test(tc, test_moe_properties);
     tcase_add_test(tc, test_evaluate_path);
+    tcase_add_test(tc, test_host_per_local_expert);
+    tcase_add_test(tc, test_gb300_row);
     suite_add_tcase(s, tc);
     return s;
 }

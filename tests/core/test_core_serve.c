@@ -287,6 +287,44 @@ START_TEST(hybrid_sliding_window_pool)
 }
 END_TEST
 
+/* SGLang's hybrid SWA pool on gpt-oss-20b (model_runner_kv_cache_mixin.py,
+ * set_num_tokens_hybrid_swa; swa_full_tokens_ratio r = 0.8, server_args.py): 12 full and 12
+ * sliding layers of 2,048 bytes per token each (2 x 8 x 64 x 2). The profile's cell is 24 x 2,048
+ * = 49,152 bytes: T = floor(available / 49,152) tokens; re-shared as full = T x 49,152 /
+ * (2,048 x 12 + 0.8 x 2,048 x 12) = T x 49,152 / 44,236.8 = T x 10 / 9 (floored) tokens in the
+ * full layers and floor(0.8 full) in the sliding ones; the pool is 24,576 (full + swa) bytes.
+ * With 64-token pages (page_size 64) both counts are floored to multiples of 64. */
+START_TEST(sglang_hybrid_swa_pool)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    int64_t t, full, swa;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("gpt-oss-20b");
+    in.engine = CORE_ENGINE_SGLANG;
+    in.max_model_len = 8192;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.kv.available > 0);
+    t = r.kv.available / 49152;
+    full = t * 10 / 9;
+    swa = full * 4 / 5;
+    ASSERT_I64(r.kv.tokens, full);
+    ASSERT_I64(r.per_gpu.kv_cache, 24576 * (full + swa));
+    ck_assert_double_eq_tol(r.kv.max_concurrency, (double)full / 8192.0, 1e-12);
+
+    in.block_size = 64;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    t = r.kv.available / 49152;
+    full = t * 10 / 9 / 64 * 64;
+    swa = t * 10 / 9 * 4 / 5 / 64 * 64;
+    ASSERT_I64(r.kv.tokens, full);
+    ASSERT_I64(r.kv.blocks, full / 64);
+    ASSERT_I64(r.per_gpu.kv_cache, 24576 * (full + swa));
+}
+END_TEST
+
 /* MXFP4 (gpt-oss): the routed experts in 32-weight blocks of 4-bit codes and one 8-bit scale
  * (17 bytes per 32), every other weight in bf16. gpt-oss-20b: 24 layers x 32 experts x 3 x
  * 2880 x 2880 = 19,110,297,600 expert weights -> 597,196,800 blocks x 17 = 10,152,345,600
@@ -314,6 +352,7 @@ static Suite *suite(void)
     tcase_add_test(t, sglang_default_fraction);
     tcase_add_test(t, framework_profile_judged_against_usable_memory);
     tcase_add_test(t, hybrid_sliding_window_pool);
+    tcase_add_test(t, sglang_hybrid_swa_pool);
     tcase_add_test(t, mxfp4_experts_only);
     suite_add_tcase(s, t);
     return s;

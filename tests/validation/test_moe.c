@@ -135,8 +135,7 @@ static bool is_unusable(const char *id)
     return false;
 }
 
-/* The catalog row of the table's GPU name. GB300 is not in the catalog: a GB200 with the
- * GB300's 288 GB (its fit only; the time is not judged here). */
+/* The catalog row of the table's GPU name (gb300: catalog.c's Blackwell Ultra row, 288 GB). */
 static void row_gpu(const char *name, struct core_input *in)
 {
     static const struct {
@@ -145,13 +144,11 @@ static void row_gpu(const char *name, struct core_input *in)
                {"A100", "a100-sxm-80gb"},
                {"B200", "b200"},
                {"GB200", "gb200"},
-               {"GB300", "gb200"}};
+               {"GB300", "gb300"}};
 
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (strcmp(name, ids[i].name) == 0) {
             in->gpu = core_gpu_find(ids[i].id);
-            if (strcmp(name, "GB300") == 0)
-                in->memory_gb = 288;
             return;
         }
     NEED(0, "unknown gpu %s", name);

@@ -5,13 +5,15 @@
  * Reads moe-measured.csv (PROVENANCE-moe.md: Megatron-Bridge's published performance tables,
  * Megatron-LM's CI golden values, the DeepSeek-V3 GB200 optimisation write-up, DeepSeek-V2's
  * report), maps each row to a core_perf_input and compares the predicted tokens per second per
- * GPU with the measured one. The suite fails when the MAPE over the scored rows exceeds 25 % or
- * over the hold-out rows 30 % (issue 17 asks for 12 %: not reached), and when the hold-out's
+ * GPU with the measured one. The suite fails when the MAPE over the scored rows exceeds 21 % or
+ * over the hold-out rows 22 % (issue 17 asks for 12 %: not reached), and when the hold-out's
  * step-time error is not the figure core/validation.c reports for MoE runs. Rows it cannot use
  * are named with the reason (`--table` prints them all).
  *
- * One constant was fitted: perf.c's MOE_HOST_S, on the Megatron-Bridge 26.04.01 rows (the tuning
- * set); the 25.11 rows and the write-up rows are the hold-out. Everything else is the dense
+ * Two constants were fitted: perf.c's MOE_SYNC_S and MOE_EXPERT_HOST_S (the MoE host time, a
+ * fixed part and a part per local expert), on the six Megatron-Bridge 26.04.01 rows (the tuning
+ * set); the 25.11 rows, the write-up rows and the Kimi-K2 GB300 row (scored only after the
+ * constants were set) are the hold-out. Everything else is the dense
  * model's per-generation constants, and each row's framework settings (dispatcher, all-to-all
  * overlap, expert tensor parallelism) come from the recipe that ran it, in the settings table
  * below, not from the measured value.
@@ -34,11 +36,11 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 24.2 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 18.9 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
-#define MAPE_LIMIT 0.25
+#define MAPE_LIMIT 0.21
 /* ... and above this over the hold-out rows (no constant was chosen on them). */
-#define HOLDOUT_LIMIT 0.30
+#define HOLDOUT_LIMIT 0.22
 
 #define ROWS_MAX  48
 #define FIELDS    34
@@ -58,7 +60,7 @@ struct row {
     const char *why;
     double measured; /* tokens/s/GPU (USE_FULL, USE_DERIVED) or seconds per step (USE_SWEEP) */
     bool seen;       /* a row the issue quoted before the model changed (see PROVENANCE-moe.md) */
-    bool tuning;     /* a Megatron-Bridge 26.04.01 row: the MoE host constant was fitted on them */
+    bool tuning; /* a Megatron-Bridge 26.04.01 row: the MoE host constants were fitted on them */
     struct core_perf_input in;
 };
 
@@ -83,7 +85,12 @@ static int row_count;
  * (--overlap-moe-expert-parallel-comm) is True in the Qwen3-235B H100 recipe and the DeepSeek-V3
  * GB200 FP8-MX recipe, False or unset (False) elsewhere. The write-up rows name their
  * dispatcher; Megatron-LM CI rows state theirs in model_config.yaml (alltoall; the DeepSeek-V3
- * proxy's flex/hybridep) and etp where given (else Megatron's default, tp).
+ * proxy's flex/hybridep) and etp where given (else Megatron's default, tp). The 26.04.01
+ * DeepSeek-V3 B200 row (MXFP8, pp 8, v 2, ep 32) has no recipe of that layout at 4948f7524 (its
+ * B200 recipes are pp 16 ep 8); the one at the table's own commit 067f987
+ * (src/megatron/bridge/perf_recipes/deepseek/b200/deepseek_v3.py,
+ * deepseek_v3_pretrain_256gpu_b200_fp8mx_config) is: moe_flex_dispatcher_backend="deepep",
+ * overlap_moe_expert_parallel_comm=True, delay_wgrad_compute=True.
  * ------------------------------------------------------------------------------------------- */
 
 struct setting {
@@ -99,6 +106,7 @@ static const struct setting settings[] = {
     {.prefix = "MB-26041-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
     {.prefix = "MB-2511-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
     {.prefix = "MB-2509-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
+    {.prefix = "MB-26041-DSV3-B200", .dispatcher = CORE_MOE_DEEPEP, .overlap = true, .etp = 1},
     {.prefix = "MB-2511-DSV3-GB200-FP8",
      .dispatcher = CORE_MOE_HYBRIDEP,
      .overlap = true,
@@ -127,6 +135,7 @@ static const struct split splits[] = {
     {.id = "MB-26041-DSV3-B200", .layout = "Et*4|(t*4|)*14tmL", .mtp = 1},
     {.id = "MB-26041-Q235-H100", .accounted = true},
     {.id = "MB-26041-Q235-B200", .accounted = true},
+    {.id = "MB-26041-KIMI-GB300", .layout = "Et*4|(t*4|)*14tL"},
     {.id = "MB-2511-DSV3-GB200-BF16", .layout = "Et*4|(t*4|)*14tL"},
     {.id = "MB-2511-DSV3-GB200-FP8", .layout = "Et|(tt|)*30L"},
     {.id = "MB-2511-DSV3-B200-MTP", .layout = "Et*4|(t*4|)*14tmL", .mtp = 1},
@@ -165,8 +174,11 @@ static int gpu_of(const char *name)
 {
     static const struct {
         const char *csv, *catalog;
-    } names[] = {
-        {"H100", "h100-sxm"}, {"B200", "b200"}, {"GB200", "gb200"}, {"A100", "a100-sxm-80gb"}};
+    } names[] = {{"H100", "h100-sxm"},
+                 {"B200", "b200"},
+                 {"GB200", "gb200"},
+                 {"GB300", "gb300"},
+                 {"A100", "a100-sxm-80gb"}};
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].csv) == 0)
@@ -347,7 +359,8 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     snprintf(r->kind, sizeof r->kind, "%.31s", f[31]);
     for (size_t i = 0; i < sizeof seen_rows / sizeof seen_rows[0]; i++)
         r->seen = r->seen || strcmp(r->id, seen_rows[i]) == 0;
-    r->tuning = strncmp(r->id, "MB-26041-", 9) == 0;
+    /* The Kimi-K2 GB300 row is 26.04.01 too but was scored only after the constants were set. */
+    r->tuning = strncmp(r->id, "MB-26041-", 9) == 0 && strcmp(r->id, "MB-26041-KIMI-GB300") != 0;
     r->why = unusable(f, gpu);
     r->use = r->why != NULL ? USE_NONE : USE_FULL;
     if (r->use == USE_NONE)
@@ -498,7 +511,7 @@ START_TEST(test_moe_mape)
     ck_assert_msg(fabs(holdout_step_error - core_perf_moe_validation.expected_error) < 0.0005,
                   "hold-out step-time error %.4f, core_perf_moe_validation says %.3f",
                   holdout_step_error, core_perf_moe_validation.expected_error);
-    ck_assert_int_eq(core_perf_moe_validation.unseen_runs, 9);
+    ck_assert_int_eq(core_perf_moe_validation.unseen_runs, 10);
 }
 END_TEST
 

@@ -24,15 +24,17 @@
 #include "check_main.h"
 #include "csv.h"
 #include "serve.h"
+#include "serve_validation.h"
 
 #define GIB       1073741824.0
 #define ROWS_MAX  128
 #define FIELDS    30
 #define FIELD_MAX 1200
-/* The end-to-end MAPE guard, set just above the measured 104 % (docs/serving.md): the three rows
- * of 2023-24 engines (vLLM 0.2.7, V0 on T4, TensorRT-LLM 0.5) reserve far more than today's
- * profile; the two vLLM V1 rows are guarded at 5 % each. */
-#define END_TO_END_MAPE_GUARD 1.1
+/* The end-to-end MAPE guard, set just above the measured 71.9 % (docs/serving.md): two rows of
+ * 2024 vLLM (0.2.7 with AWQ +279 %, V0 on T4 +70 %) reserve more than memwall's profile; the two
+ * vLLM V1 rows are guarded at 5 % each, the TensorRT-LLM row (its engine sized from build.py's
+ * own defaults, no constant tuned on it) at 7 %. */
+#define END_TO_END_MAPE_GUARD 0.75
 
 /* An architecture from a config.json (the CSV's columns where it gives them). */
 struct shape {
@@ -56,9 +58,11 @@ struct row {
     enum core_quant quant;
     int kv_fp8;
     int64_t tp, gpus, ep, max_model_len, block, seqs;
-    double util;   /* gpu_memory_utilization or TensorRT-LLM's fraction; 0 = default */
-    double logged; /* the logged figure the check starts from (available GiB, blocks) */
-    double expect; /* the logged result when it is not the CSV's measured_value (0: it is) */
+    int64_t tokens; /* max_num_batched_tokens (TensorRT-LLM: the engine's max_num_tokens); 0 = the
+                       engine's default */
+    double util;    /* gpu_memory_utilization or TensorRT-LLM's fraction; 0 = default */
+    double logged;  /* the logged figure the check starts from (available GiB, blocks) */
+    double expect;  /* the logged result when it is not the CSV's measured_value (0: it is) */
     bool eager;
     const char *note;
 };
@@ -192,12 +196,25 @@ static const struct row rows[] = {
         .gpu = "a100-sxm-80gb", .dtype = FP16, .quant = CORE_QUANT_AWQ, .tp = 2, .gpus = 2,
         .max_model_len = 32768, .util = 0.5, .eager = true, .expect = 6487.0 * 16,
         .note = "vLLM 0.2.7, 2 A100 80GB, Mixtral AWQ, eager"),
+    /* K06 (June 2024: distributed_gpu_executor.py, vLLM 0.4.3-0.5.x): max_model_len left unset,
+     * so vllm/config.py (_get_and_verify_max_len) derives it as max_position_embeddings x the
+     * linear rope_scaling factor of the model's config.json: 16,384 x 4 = 65,536; chunked
+     * prefill was not yet turned on by default above 32k in that release, so SchedulerConfig's
+     * max_num_batched_tokens = max(max_model_len, 2048) = 65,536 tokens: the profile runs 256
+     * dummy sequences of 256 tokens. (8,112 tokens hold no 65,536-token request, so that start
+     * would stop at the worker's raise_if_cache_size_invalid; the block count is logged first.) */
     ROW(.id = "K06", .check = END_TO_END, .shape = DS_CODER_67B, .engine = V0, .gpu = "t4",
-        .dtype = FP16, .tp = 2, .gpus = 2, .max_model_len = 16384, .util = 0.9,
-        .expect = 507.0 * 16, .note = "vLLM V0, 2 T4, deepseek-coder-6.7b"),
+        .dtype = FP16, .tp = 2, .gpus = 2, .max_model_len = 65536, .tokens = 65536, .util = 0.9,
+        .expect = 507.0 * 16, .note = "vLLM V0 (mid 2024), 2 T4, deepseek-coder-6.7b at 65,536"),
+    /* K14's engine, as its log's flags build it with examples/llama/build.py of that release
+     * (TensorRT-LLM late 2023): --tokens_per_block 16 (the row's), --max_batch_size 25,
+     * --max_input_len left at its default 2048, --max_num_tokens left at None, so the engine's
+     * token profile (generation_mixin/prepare_inputs, remove_input_padding) reaches
+     * max(max_input_len x max_batch_size, beam x batch) = 2048 x 25 = 51,200 tokens: the engine's
+     * activation memory is sized for that pass. */
     ROW(.id = "K14", .check = END_TO_END, .preset = "llama2-7b", .engine = TRT, .gpu = "a10",
-        .dtype = FP16, .max_model_len = 4096, .seqs = 25, .util = 0.95,
-        .note = "TensorRT-LLM (Oct 2023), A10, Llama 2 7B"),
+        .dtype = FP16, .max_model_len = 4096, .block = 16, .seqs = 25, .tokens = 2048 * 25,
+        .util = 0.95, .note = "TensorRT-LLM (Oct 2023), A10, Llama 2 7B: 51,200-token engine"),
 };
 /* clang-format on */
 #define N_ROWS  (sizeof rows / sizeof rows[0])
@@ -218,7 +235,8 @@ static const struct {
     {"K16", "the model is undisclosed"},
     {"K19", "the model is not named"},
     {"K32", "the checkpoint is not named"},
-    {"K33", "hybrid Gated-DeltaNet model: its linear-attention state pages are not modelled"},
+    {"K33", "hybrid Gated-DeltaNet model, config not read: the GDN layers' heads and dims (the "
+            "state page) are not in the row, and no available memory is logged"},
     {"K34", "Gemma 4 sliding-window model, config not read, max_model_len not stated"},
     {"K35", "Gemma 4 E2B (shared KV across layers), config not read"},
     {"K42", "TensorRT-LLM's doc log: the model is not named (only its fraction arithmetic, 0.9 x "
@@ -304,6 +322,7 @@ static void setup(const struct row *r, struct core_serve_input *in)
     in->max_model_len = r->max_model_len;
     in->block_size = r->block; /* 0: the engine's (16 for vLLM) */
     in->max_num_seqs = r->seqs;
+    in->max_num_batched_tokens = r->tokens;
     in->enforce_eager = r->eager;
     if (r->util > 0 && r->engine == CORE_ENGINE_TRTLLM)
         in->kv_cache_free_gpu_mem_fraction = r->util;
@@ -565,15 +584,54 @@ START_TEST(end_to_end_kv_pool)
     printf("end-to-end KV pool MAPE: %.1f %% over the 5 fully specified rows\n", 100 * mape);
     fflush(stdout);
     ck_assert_msg(mape < END_TO_END_MAPE_GUARD, "MAPE %.3f", mape);
-    /* The two rows of current engines (vLLM V1, 2025): each within 5 %. */
+    /* The two rows of current engines (vLLM V1, 2025): each within 5 %; TensorRT-LLM's K14
+     * (-6.5 %: the engine's activations are memwall's profile of a 51,200-token pass, not
+     * TensorRT's own memory plan) within 7 %. */
     for (size_t i = 0; i < N_ROWS; i++) {
         struct outcome o;
+        double tol = rows[i].engine == CORE_ENGINE_TRTLLM ? 0.07 : 0.05;
 
-        if (rows[i].check != END_TO_END || rows[i].engine != CORE_ENGINE_VLLM)
+        if (rows[i].check != END_TO_END || rows[i].engine == CORE_ENGINE_VLLM_V0)
             continue;
         o = evaluate(&rows[i]);
-        ck_assert_msg(fabs(o.error) < 0.05, "%s: %.0f vs %.0f tokens", rows[i].id, o.predicted,
+        ck_assert_msg(fabs(o.error) < tol, "%s: %.0f vs %.0f tokens", rows[i].id, o.predicted,
                       o.measured);
+    }
+}
+END_TEST
+
+/* core/serve_validation.c's KV pool figures are what the end-to-end rows give, per engine: the
+ * mean absolute error over the rows that set no constant (K22 set the CUDA context: tuning). */
+START_TEST(kv_expected_error_table_matches_the_data)
+{
+    for (int e = 0; e < CORE_ENGINE_COUNT; e++) {
+        const struct core_validation *v = &core_serve_kv_validation[e];
+        double sum = 0;
+        int unseen = 0, tuning = 0;
+
+        for (size_t i = 0; i < N_ROWS; i++) {
+            if (rows[i].check != END_TO_END || (int)rows[i].engine != e)
+                continue;
+            if (strcmp(rows[i].id, "K22") == 0) {
+                tuning++;
+                continue;
+            }
+            sum += fabs(evaluate(&rows[i]).error);
+            unseen++;
+        }
+        if (getenv("MEMWALL_VALIDATION_TABLE") != NULL && unseen + tuning > 0)
+            printf("kv_pool expected_error | %s | %d unseen | %d tuning | %.3f |\n",
+                   core_engine_names[e], unseen, tuning, sum / unseen);
+        if (unseen == 0) {
+            ck_assert_msg(v->expected_error < 0, "%s: a figure but no unseen row",
+                          core_engine_names[e]);
+            continue;
+        }
+        ck_assert_msg(fabs(v->expected_error - sum / unseen) < 0.0005 && v->unseen_runs == unseen &&
+                          v->tuning_runs == tuning,
+                      "%s: table %.3f over %d (+%d tuning), data %.3f over %d (+%d)",
+                      core_engine_names[e], v->expected_error, v->unseen_runs, v->tuning_runs,
+                      sum / unseen, unseen, tuning);
     }
 }
 END_TEST
@@ -590,6 +648,7 @@ static Suite *suite(void)
     tcase_add_test(t, sglang_fraction_near_k38);
     tcase_add_test(t, weights_as_loaded);
     tcase_add_test(t, end_to_end_kv_pool);
+    tcase_add_test(t, kv_expected_error_table_matches_the_data);
     suite_add_tcase(s, t);
     return s;
 }

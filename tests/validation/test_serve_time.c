@@ -13,7 +13,8 @@
  * efficiency) on all sources but one and reports the error on the one left out, i.e. what
  * tuning on these rows would buy on a source it never saw.
  *
- * Run with --table to print the comparison and exit.
+ * Run with --table to print the comparison and exit; --cv prints the expected error per engine and
+ * GPU generation over the rows that informed no term (core/serve_validation.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "check_main.h"
 #include "csv.h"
 #include "serve_time.h"
+#include "serve_validation.h"
 #include "serve_timing.h"
 
 #ifndef MEMWALL_SERVING_CSV
@@ -401,6 +403,7 @@ static double loso(int left_out, double *hbm_best, double *gemm_best)
 
 struct hold {
     char id[8];
+    enum core_gpu_generation gen;
     bool newer; /* release 0.20 (PyTorch backend, CUDA graphs), else 0.14 (TensorRT engines) */
     double measured, predicted;
     struct core_serve_time_input in;
@@ -449,6 +452,7 @@ static void load_holdout(void)
         sp.fmt = strcmp(f[4], "fp8") == 0 ? FMT_FP8 : FMT_16;
         sp.fp8_kv = sp.fmt == FMT_FP8;
         sp.device_gib = device_gib(f[3]);
+        h->gen = core_gpus[core_gpu_find(f[3])].generation;
         memset(&h->in, 0, sizeof h->in);
         h->in.arch = core_presets[p].arch;
         h->in.tp = csv_whole(f[5], 1);
@@ -630,6 +634,112 @@ START_TEST(end_to_end_within_limit)
 }
 END_TEST
 
+/* ---- Expected error per engine and generation (core/serve_validation.c) -------------------------
+ * The unseen rows: every scored row but the five that shaped a term (the half-step arrival wait
+ * was added looking at the TTFT rows D19, D23, D25, D29; the per-expert GEMM size at D17), and
+ * every hold-out row. FasterTransformer (D51-D54) is no engine memwall models: in no cell. */
+static const char *const tuning_ids[] = {"D17", "D19", "D23", "D25", "D29"};
+
+static bool tuning_row(const struct row *r)
+{
+    for (size_t i = 0; i < sizeof tuning_ids / sizeof tuning_ids[0]; i++)
+        if (strcmp(r->spec->id, tuning_ids[i]) == 0)
+            return true;
+    return false;
+}
+
+static int engine_of(enum src s)
+{
+    return s == SRC_TRT17 || s == SRC_TRT14 ? CORE_ENGINE_TRTLLM
+           : s == SRC_VLLM                  ? CORE_ENGINE_VLLM
+                                            : -1;
+}
+
+struct cell_error {
+    double mape;
+    int unseen, tuning;
+};
+
+static struct cell_error cell_error(int engine, int gen)
+{
+    struct cell_error c = {0};
+    double sum = 0;
+
+    (void)holdout_mape(2); /* fills holds[].predicted */
+    for (int i = 0; i < row_count; i++) {
+        const struct row *r = &rows[i];
+        if (engine_of(r->spec->src) != engine ||
+            (int)core_gpus[core_gpu_find(r->spec->gpu)].generation != gen)
+            continue;
+        if (tuning_row(r)) {
+            c.tuning++;
+            continue;
+        }
+        sum += fabs(predict(r, NULL) / r->measured - 1.0);
+        c.unseen++;
+    }
+    for (int i = 0; engine == CORE_ENGINE_TRTLLM && i < hold_count; i++)
+        if ((int)holds[i].gen == gen) {
+            sum += fabs(holds[i].predicted / holds[i].measured - 1.0);
+            c.unseen++;
+        }
+    c.mape = c.unseen > 0 ? sum / c.unseen : -1;
+    return c;
+}
+
+static void print_cv(void)
+{
+    printf("| engine | generation | unseen rows | tuning rows | expected_error |\n");
+    for (int e = 0; e < CORE_ENGINE_COUNT; e++)
+        for (int g = 0; g < CORE_GEN_COUNT; g++) {
+            struct cell_error c = cell_error(e, g);
+            if (c.unseen + c.tuning == 0)
+                continue;
+            printf("| %s | %s | %d | %d | %.3f |\n", core_engine_names[e], core_generation_names[g],
+                   c.unseen, c.tuning, c.mape);
+        }
+    printf("TensorRT-LLM hold-out by generation and release (rows, MAPE):\n");
+    for (int g = 0; g < CORE_GEN_COUNT; g++)
+        for (int newer = 0; newer < 2; newer++) {
+            double sum = 0;
+            int n = 0;
+            for (int i = 0; i < hold_count; i++)
+                if ((int)holds[i].gen == g && (int)holds[i].newer == newer) {
+                    sum += fabs(holds[i].predicted / holds[i].measured - 1.0);
+                    n++;
+                }
+            if (n > 0)
+                printf("  %s %s: %d, %.3f\n", core_generation_names[g], newer ? "0.20" : "0.14", n,
+                       sum / n);
+        }
+}
+
+/* core/serve_validation.c's cells are what the data give: a cell exactly where unseen rows
+ * exist, its figure to the table's 3 decimals, its row counts. */
+START_TEST(expected_error_table_matches_the_data)
+{
+    load_rows();
+    for (int e = 0; e < CORE_ENGINE_COUNT; e++)
+        for (int g = 0; g < CORE_GEN_COUNT; g++) {
+            struct cell_error c = cell_error(e, g);
+            const struct core_validation *v =
+                core_serve_time_validation((enum core_engine)e, (enum core_gpu_generation)g);
+            if (c.unseen == 0) {
+                ck_assert_msg(v == NULL, "%s on %s: a figure but no unseen row",
+                              core_engine_names[e], core_generation_names[g]);
+                continue;
+            }
+            ck_assert_msg(v != NULL, "%s on %s: %d unseen rows (%.3f) but no cell",
+                          core_engine_names[e], core_generation_names[g], c.unseen, c.mape);
+            ck_assert_msg(fabs(v->expected_error - c.mape) < 0.0005 && v->unseen_runs == c.unseen &&
+                              v->tuning_runs == c.tuning,
+                          "%s on %s: table %.3f over %d (+%d tuning), data %.3f over %d (+%d)",
+                          core_engine_names[e], core_generation_names[g], v->expected_error,
+                          v->unseen_runs, v->tuning_runs, c.mape, c.unseen, c.tuning);
+        }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("serve_time_validation");
@@ -641,6 +751,7 @@ static Suite *suite(void)
     tcase_add_test(tc, leave_one_source_out);
     tcase_add_test(tc, holdout_within_limit);
     tcase_add_test(tc, end_to_end_within_limit);
+    tcase_add_test(tc, expected_error_table_matches_the_data);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -649,6 +760,11 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--table") == 0) {
         print_table();
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--cv") == 0) {
+        load_rows();
+        print_cv();
         return 0;
     }
     return check_main_run(suite());

@@ -263,8 +263,18 @@ static void check_even(const struct core_resolved *r, struct core_problems *p)
     int64_t pp = r->pp, v = r->virtual_stages;
     const char *what = units == r->shape.arch.layers ? "layers" : "layers (embedding/loss counted)";
 
-    if (units % pp != 0)
-        core_problem_add(p, "pp", "pp = %lld does not divide the %lld %s (Megatron-LM)",
+    if (units % pp != 0 && !r->embedding_in_split && !r->loss_in_split && (units + 2) % pp == 0 &&
+        ((units + 2) / pp) % v == 0)
+        core_problem_add(p, "pp",
+                         "pp = %lld does not divide the %lld layers (Megatron-LM); counting "
+                         "embedding and loss (account_for_embedding_in_pipeline_split, "
+                         "account_for_loss_in_pipeline_split) gives %lld, which it does",
+                         (long long)pp, (long long)units, (long long)(units + 2));
+    else if (units % pp != 0)
+        core_problem_add(p, "pp",
+                         "pp = %lld does not divide the %lld %s; uneven stages: "
+                         "decoder_first_pipeline_num_layers, decoder_last_pipeline_num_layers or "
+                         "pipeline_model_parallel_layout",
                          (long long)pp, (long long)units, what);
     else if ((units / pp) % v != 0)
         core_problem_add(p, "virtual_stages",
@@ -370,7 +380,13 @@ static void check_experts(const struct core_resolved *r, struct core_problems *p
             core_problem_add(p, "ep", "ep = %lld does not divide dp*cp*tp = %lld (torchtitan)",
                              (long long)r->ep, (long long)(r->dp * r->cp * r->tp));
     }
-    if ((r->ep > 1 || r->etp > 0) && r->gpus % ways != 0) /* else the dense grid's check */
+    if (r->ep > 1 && r->etp == 0 && etp > 1 && r->gpus % ways != 0 &&
+        r->gpus % (r->ep * r->pp) == 0) /* the default etp = tp is what breaks it */
+        core_problem_add(p, "ep",
+                         "gpus = %lld is not divisible by etp*ep*pp = %lld (the experts' grid; "
+                         "etp defaults to tp = %lld, and etp = 1 divides it)",
+                         (long long)r->gpus, (long long)ways, (long long)etp);
+    else if ((r->ep > 1 || r->etp > 0) && r->gpus % ways != 0) /* else the dense grid's check */
         core_problem_add(p, r->etp > 0 ? "etp" : "ep",
                          "gpus = %lld is not divisible by etp*ep*pp = %lld (the experts' grid)",
                          (long long)r->gpus, (long long)ways);

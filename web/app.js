@@ -713,6 +713,20 @@
         return pts;
     }
 
+    /* Why a reply has no time member (docs/serving.md, "Time"): the replica must start and hold
+     * one request of input_len + output_len tokens within max_model_len. */
+    function untimed(r) {
+        var t = r.inputs;
+        if (r.time)
+            return '';
+        if (!r.inference.fits)
+            return 'Not timed: this replica does not start (see the notes above).';
+        if (t.input_len + t.output_len > t.max_model_len)
+            return 'Not timed: input_len + output_len = ' + (t.input_len + t.output_len) +
+                ' tokens exceed max_model_len = ' + t.max_model_len + '; the engine refuses the requests.';
+        return 'Not timed: the KV pool holds no request of input_len + output_len tokens.';
+    }
+
     function serveUpdate(q, cfg, signal) {
         var item = itemOf(q, cfg);
         return postServe([item], signal).then(function (r) {
@@ -741,7 +755,8 @@
                     return isReply(x) ? { len: n, conc: x.inference.kv_cache.max_concurrency,
                         fits: x.inference.kv_cache.max_model_len_fits } : null;
                 }).filter(Boolean) };
-                lastTime = { knee: main.time ? main.time.knee_batch : 0, rows: concs.map(function (c, j) {
+                lastTime = { knee: main.time ? main.time.knee_batch : 0, why: untimed(main),
+                    rows: concs.map(function (c, j) {
                     var x = rs[lens.length + j];
                     return isReply(x) && x.time ? { conc: x.time.concurrency,
                         tps: x.time.output_tokens_per_second, tpot: x.time.tpot_seconds } : null;
@@ -764,8 +779,10 @@
             seg.dataset.bytes = per ? String(per[k].bytes) : '';
             $('sv-lg-' + k).textContent = per ? per[k].gib.toFixed(2) + ' GiB' : '—';
         });
+        setKpi('serve-capacity', ok ? r.inference.memory.per_gpu.capacity.gib.toFixed(2) + ' GiB' : '—',
+            ok ? r.inference.memory.per_gpu.capacity.bytes : undefined);
         if (!ok) {
-            ['serves', 'kv-tokens', 'concurrency', 'longest', 'ttft', 'tpot', 'serve-tps',
+            ['serves', 'kv-tokens', 'serve-concurrency', 'longest', 'ttft', 'tpot', 'serve-tps',
                 'serve-bottleneck'].forEach(function (t) { setKpi(t, '—'); });
             $('serve-time-chart').textContent = '';
             /* A serving knob's problem goes under its field; the others are the compute routes'
@@ -798,7 +815,7 @@
         $('serve-meter').classList.toggle('over', !inf.fits);
         setKpi('serves', inf.fits ? 'yes' : 'no', inf.fits);
         setKpi('kv-tokens', kv.tokens.toLocaleString('en-US') + trust(kv.expected_error), kv.tokens);
-        setKpi('concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
+        setKpi('serve-concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
         setKpi('longest', kv.max_model_len_supported.toLocaleString('en-US') + ' tokens',
             kv.max_model_len_supported);
         inf.advice.concat(inf.warnings).forEach(function (n) {
@@ -825,7 +842,7 @@
         if (!lastServe || !lastServe.rows.length)
             return;
         var rows = lastServe.rows;
-        var W = Math.max(280, box.clientWidth), H = 220, m = { l: 52, r: 12, t: 14, b: 38 };
+        var W = Math.max(280, box.clientWidth), H = 220, m = { l: 52, r: 20, t: 14, b: 38 };
         var lx = function (n) { return Math.log(n) / Math.LN2; };
         var x0 = lx(rows[0].len), x1 = Math.max(lx(rows[rows.length - 1].len), x0 + 1);
         var ymax = Math.max.apply(null, rows.map(function (r) { return r.conc; }).concat([1]));
@@ -848,16 +865,43 @@
                 s.appendChild(svg('circle', { 'class': 'sv-dot' + (cur ? ' current' : ''),
                     cx: X(r.len), cy: Y(r.conc), r: cur ? 5 : 3, 'data-len': r.len,
                     'data-concurrency': r.conc }));
-            s.appendChild(svg('text', { 'class': 'tick', x: X(r.len) - 12, y: H - m.b + 14 },
-                r.len >= 1024 ? Math.round(r.len / 1024) + 'k' : String(r.len)));
         });
+        xTicks(s, rows.map(function (r) {
+            return { x: X(r.len), text: r.len >= 1024 ? Math.round(r.len / 1024) + 'k' : String(r.len) };
+        }), H - m.b + 14);
         box.appendChild(s);
+    }
+
+    /* The x-axis labels of a chart, centred under their points; a label closer than TICK_GAP px
+     * to the one before is left out (the last one is always drawn, its neighbour giving way), so
+     * labels of points that crowd together (512 beside a pool's 572) never print over each other. */
+    var TICK_GAP = 34;
+    function xTicks(s, ticks, y) {
+        var kept = [];
+        ticks.forEach(function (t, i) {
+            while (kept.length && t.x - kept[kept.length - 1].x < TICK_GAP) {
+                if (i < ticks.length - 1)
+                    return;
+                kept.pop();
+            }
+            kept.push(t);
+        });
+        kept.forEach(function (t) {
+            s.appendChild(svg('text', { 'class': 'tick', x: t.x.toFixed(1), y: y, 'text-anchor': 'middle' }, t.text));
+        });
     }
 
     /* Throughput (left axis) and TPOT (right axis) against concurrency, the knee marked. */
     function drawTimeChart() {
         var box = $('serve-time-chart');
         box.textContent = '';
+        if (lastTime && lastTime.why) {
+            var why = document.createElement('p');
+            why.className = 'chart-note';
+            why.dataset.testid = 'serve-untimed';
+            why.textContent = lastTime.why;
+            box.appendChild(why);
+        }
         if (!lastTime || !lastTime.rows.length)
             return;
         var rows = lastTime.rows;
@@ -887,9 +931,8 @@
         rows.forEach(function (r) {
             s.appendChild(svg('circle', { 'class': 'sv-dot', cx: X(r.conc), cy: Y(r.tps, tmax), r: 3,
                 'data-concurrency': r.conc, 'data-tps': r.tps, 'data-tpot': r.tpot }));
-            s.appendChild(svg('text', { 'class': 'tick', x: X(r.conc) - 8, y: H - m.b + 14 },
-                String(r.conc)));
         });
+        xTicks(s, rows.map(function (r) { return { x: X(r.conc), text: String(r.conc) }; }), H - m.b + 14);
         box.appendChild(s);
     }
 

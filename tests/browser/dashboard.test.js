@@ -793,6 +793,26 @@ test('readable at 375 px: one column, no sideways scrolling', async () => {
  * Will it serve: the serving panel (POST /inference)
  * ------------------------------------------------------------------------------------------- */
 
+/* The x-axis labels of both serving charts: each starts right of where the one before ends,
+ * and the last ends inside the chart. */
+async function assertXTicksApart(page) {
+    for (const chart of ['serve-chart', 'serve-time-chart']) {
+        const boxes = await page.locator(`[data-testid="${chart}"] svg`).evaluate((s) => {
+            const ticks = [...s.querySelectorAll('text.tick')];
+            const axisY = Math.max(...ticks.map((t) => Number(t.getAttribute('y'))));
+            return { width: s.viewBox.baseVal.width, ticks: ticks
+                .filter((t) => Number(t.getAttribute('y')) === axisY)
+                .map((t) => { const b = t.getBBox(); return { x: b.x, end: b.x + b.width, text: t.textContent }; })
+                .sort((a, b) => a.x - b.x) };
+        });
+        assert.ok(boxes.ticks.length >= 2, `${chart}: x-axis labels`);
+        for (let i = 1; i < boxes.ticks.length; i++)
+            assert.ok(boxes.ticks[i].x >= boxes.ticks[i - 1].end,
+                `${chart}: "${boxes.ticks[i].text}" overlaps "${boxes.ticks[i - 1].text}"`);
+        assert.ok(boxes.ticks[boxes.ticks.length - 1].end <= boxes.width, `${chart}: last label clipped`);
+    }
+}
+
 test('the serving panel: the meter is the reply, the chart its concurrency, a bad knob is named', async () => {
     const page = await newPage(1440, 1000, { httpErrors: true });
     await open(page, '?model=llama3-8b');
@@ -835,10 +855,45 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     for (let i = 1; i < tps.length; i++)
         if (tps[i].c <= reply.time.knee_batch)
             assert.ok(tps[i].t >= tps[i - 1].t, `throughput at ${tps[i].c} below ${tps[i - 1].c}`);
+    /* "Concurrency at max_model_len" is the engine's formula: the pool's tokens over 4096 per
+     * request (vLLM's `blocks x block_size / max_model_len`). Its testid must not collide with the
+     * `concurrency` input's (querySelector takes the first match, and the KPI stayed a dash). */
+    const kvr = reply.inference.kv_cache;
+    assert.equal(Number(await page.locator('[data-testid="serve-concurrency"]').getAttribute('data-value')),
+        kvr.max_concurrency);
+    assert.equal(await text(page, 'serve-concurrency'), (kvr.tokens / 4096).toFixed(2) + '×');
+    /* The meter's scale is the GPU as the driver reports it: an 80 GB H100 shows 79.1-79.3 GiB
+     * (vLLM's total_gpu_memory in the issue's logs), printed beside the segments. */
+    const cap = reply.inference.memory.per_gpu.capacity;
+    assert.ok(cap.gib >= 79.1 && cap.gib <= 79.3, `H100 capacity ${cap.gib} GiB`);
+    assert.equal(await text(page, 'serve-capacity'), cap.gib.toFixed(2) + ' GiB');
+    const dup = await page.evaluate(() => {
+        const seen = new Set(), twice = [];
+        document.querySelectorAll('[data-testid]').forEach((e) => {
+            if (seen.has(e.dataset.testid))
+                twice.push(e.dataset.testid);
+            seen.add(e.dataset.testid);
+        });
+        return twice;
+    });
+    assert.deepEqual(dup, [], 'every data-testid names one element');
+    await assertXTicksApart(page);
     /* The address carries the serving knob too, and a reload restores it. */
     assert.equal(new URL(page.url()).searchParams.get('max_model_len'), '4096');
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */
     await set(page, 'max_model_len', '9000');
     assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);
+    /* No reply: every serving KPI goes back to a dash, the concurrency one included. */
+    assert.equal(await text(page, 'serve-concurrency'), '—');
+    /* Llama 3.1 70B in FP8 over 4 H100s at its 128k context: the length axis ends at 128k, and
+     * the pool's last concurrency (about 570) falls beside 512; no label may print over another. */
+    await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4');
+    await assertXTicksApart(page);
+    /* Llama 3.1 8B in AWQ on an RTX 4090 at its 131,072-token context: 16 GiB of KV for one
+     * request (131072 x 128 KiB) against a ~15 GiB pool, so the replica does not start and the
+     * time chart says so instead of standing empty. */
+    await open(page, '?model=llama3.1-8b&quantization=awq&gpu=rtx-4090');
+    assert.equal(await text(page, 'serves'), 'no');
+    assert.match(await text(page, 'serve-untimed'), /does not start/);
     await page.close();
 });

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <string.h>
 
 #include "check_main.h"
 #include "core_test_util.h"
@@ -134,6 +135,70 @@ START_TEST(layout_contradictions_are_422)
 }
 END_TEST
 
+/* The message of the first problem naming `field` that contains `needle`, or NULL. */
+static const char *problem_with(const struct core_input *in, const char *field, const char *needle)
+{
+    static struct core_problems probs;
+    struct core_result out;
+
+    memset(&probs, 0, sizeof probs);
+    if (core_evaluate(in, &out, &probs) == CORE_OK)
+        return NULL;
+    for (int i = 0; i < probs.count && i < CORE_MAX_PROBLEMS; i++)
+        if (probs.items[i].field != NULL && strcmp(probs.items[i].field, field) == 0 &&
+            strstr(probs.items[i].message, needle) != NULL)
+            return probs.items[i].message;
+    return NULL;
+}
+
+/* Megatron-Bridge's Qwen3-235B-A22B run (MB-2511-Q235-H100: 256 H100, tp 2, pp 8, v 4, ep 32)
+ * as a user first types it: both 422s name the input that makes Megatron accept it. */
+START_TEST(layout_422_names_the_input_that_fixes_it)
+{
+    struct core_input in;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-235b-a22b");
+    in.framework = CORE_FW_MEGATRON;
+    in.flash_attention = true;
+    in.seq_len = 4096;
+    in.gpus = 256;
+    in.tp = 2;
+    in.pp = 8;
+    in.virtual_stages = 4;
+    in.ep = 32;
+    /* 94 layers: 94 mod 8 = 6, refused; 94 + 2 (embedding and loss counted) = 96 = 8 x 12 and
+     * 12 mod v 4 = 0, so the two account_for_* flags make the split even. */
+    ck_assert_ptr_nonnull(problem_with(&in, "pp", "account_for_loss_in_pipeline_split) gives 96"));
+    /* etp defaults to tp = 2: the experts' grid 2 x 32 x 8 = 512 does not divide 256 GPUs;
+     * etp 1 gives 32 x 8 = 256, which does (the row ran with etp 1). */
+    ck_assert_ptr_nonnull(
+        problem_with(&in, "ep", "etp defaults to tp = 2, and etp = 1 divides it"));
+    /* With both: dp = 256 / (2 x 8) = 16; global batch 2048 of b 1 is m = 2048 / 16 = 128
+     * micro-batches, a multiple of pp 8 (the interleaved schedule's rule): accepted. */
+    in.etp = 1;
+    in.embedding_in_split = true;
+    in.loss_in_split = true;
+    in.global_batch = 2048;
+    {
+        struct core_result r;
+        EVAL_OK(in, r);
+        ck_assert_int_eq(r.resolved.virtual_stages, 4);
+    }
+    /* DeepSeek-V3's 61 layers over pp 8 (MB-2511-DSV3-GB200): 61 and 61 + 2 = 63 are both odd,
+     * so no flag helps; the message points to the uneven-stage inputs. */
+    core_input_init(&in);
+    in.preset = core_preset_find("deepseek-v3");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 256;
+    in.pp = 8;
+    in.ep = 32;
+    ck_assert_ptr_nonnull(problem_with(
+        &in, "pp", "decoder_last_pipeline_num_layers or pipeline_model_parallel_layout"));
+    ck_assert_ptr_null(problem_with(&in, "pp", "gives 63"));
+}
+END_TEST
+
 START_TEST(global_batch_sets_steps_and_micro_batches)
 {
     struct core_input in;
@@ -175,6 +240,7 @@ static Suite *layout_suite(void)
     tcase_add_test(t, context_parallel_halves_activations_and_widens_zero);
     tcase_add_test(t, context_parallel_scores_span_every_key);
     tcase_add_test(t, layout_contradictions_are_422);
+    tcase_add_test(t, layout_422_names_the_input_that_fixes_it);
     tcase_add_test(t, global_batch_sets_steps_and_micro_batches);
     tcase_add_test(t, runtime_warns_when_the_layout_does_not_fit);
     suite_add_tcase(s, t);

@@ -9,6 +9,7 @@
 #include "core_test_util.h"
 #include "check_main.h"
 #include "serve.h"
+#include "serve_timing.h"
 
 static const struct core_arch *preset_arch(const char *id)
 {
@@ -356,6 +357,84 @@ END_TEST
  * bytes; the remaining 20,914,757,184 - 19,110,297,600 = 1,804,459,584 weights (attention,
  * embedding, head, norms, routers, biases; V 201,088 is already a multiple of 64) x 2 =
  * 3,608,919,168. Total 13,761,264,768 bytes (12.8 GiB; the released checkpoint is 13.8 GB). */
+/* A request longer than max_model_len (issue 19; QA note "Open" 1). Llama 3.1 8B in bf16: 128 KiB
+ * per token, 2 MiB per 16-token block. kv_cache_memory 2 GiB = 1,024 blocks = 16,384 tokens, so
+ * max_model_len 8,192 fits. input 8,000 + output 500 = 8,500 > 8,192: vLLM rejects the request,
+ * time is null, and the warning says so. Raising max_model_len to 8,500 needs ceil(8500/16) = 532
+ * blocks
+ * <= 1,024 and is within the model's 131,072 positions: the first advice; shortening the prompt to
+ * 8,192 - 500 = 7,692 the second. With a 1 GiB pool (512 blocks = 8,192 tokens) 532 blocks do not
+ * fit, so only the shorter prompt is advised. */
+START_TEST(request_longer_than_max_model_len)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    const struct core_note *n;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.max_model_len = 8192;
+    in.kv_cache_memory = INT64_C(2147483648);
+    in.input_len = 8000;
+    in.output_len = 500;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    ck_assert(!core_serve_time_possible(&r));
+    n = find_note(r.warnings, r.warning_count, "time_request_exceeds_max_model_len");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_nonnull(strstr(n->message, "8500"));
+    ck_assert_int_eq(r.advice_count, 2);
+    ck_assert_str_eq(r.advice[0].code, "raise_max_model_len");
+    ck_assert_str_eq(r.advice[0].changes[0].input, "max_model_len");
+    ASSERT_I64(r.advice[0].changes[0].int_value, 8500);
+    ck_assert_str_eq(r.advice[1].code, "shorten_input_len");
+    ck_assert_str_eq(r.advice[1].changes[0].input, "input_len");
+    ASSERT_I64(r.advice[1].changes[0].int_value, 7692);
+    in.kv_cache_memory = INT64_C(1073741824);
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    ck_assert_int_eq(r.advice_count, 1);
+    ck_assert_str_eq(r.advice[0].code, "shorten_input_len");
+    in.input_len = 7692; /* 8,192 exactly: no warning */
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert_ptr_null(
+        find_note(r.warnings, r.warning_count, "time_request_exceeds_max_model_len"));
+    ck_assert_int_eq(r.advice_count, 0);
+}
+END_TEST
+
+/* A concurrency above the pool (QA note "Open" 2): the same 16,384-token pool holds
+ * 16,384 / (1,000 + 1,000) = 8 requests (max_num_seqs 256 does not bind); 64 asked run as 8 and
+ * the warning says so; 8 asked warn nothing. */
+START_TEST(concurrency_above_pool_warns)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    struct core_serve_time_input t;
+    const struct core_note *n;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.max_model_len = 8192;
+    in.kv_cache_memory = INT64_C(2147483648);
+    in.input_len = 1000;
+    in.output_len = 1000;
+    in.concurrency = 64;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.tokens, 16384);
+    n = find_note(r.warnings, r.warning_count, "concurrency_capped");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_nonnull(strstr(n->message, "64 requests asked, 8 in flight"));
+    core_serve_time_input_of(&r, &t);
+    ASSERT_I64(t.concurrency, 8);
+    in.concurrency = 8;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert_ptr_null(find_note(r.warnings, r.warning_count, "concurrency_capped"));
+}
+END_TEST
+
 START_TEST(mxfp4_experts_only)
 {
     ASSERT_I64(core_serve_weight_bytes(preset_arch("gpt-oss-20b"), CORE_QUANT_MXFP4, 0, 2, 1, 1, 1),
@@ -380,6 +459,8 @@ static Suite *suite(void)
     tcase_add_test(t, hybrid_sliding_window_pool);
     tcase_add_test(t, sglang_hybrid_swa_pool);
     tcase_add_test(t, mxfp4_experts_only);
+    tcase_add_test(t, request_longer_than_max_model_len);
+    tcase_add_test(t, concurrency_above_pool_warns);
     suite_add_tcase(s, t);
     return s;
 }

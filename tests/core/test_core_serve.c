@@ -435,6 +435,33 @@ START_TEST(concurrency_above_pool_warns)
 }
 END_TEST
 
+/* vLLM's block sizes (vllm/config/cache.py: BlockSize = Literal[1, 8, 16, 32, 64, 128]): 7 and 256
+ * are 422s naming block_size under vllm and vllm_v0; 32 is taken; SGLang's page_size is free. */
+START_TEST(vllm_block_sizes)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.block_size = 7;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "block_size");
+    in.engine = CORE_ENGINE_VLLM_V0;
+    in.block_size = 256;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "block_size");
+    in.engine = CORE_ENGINE_VLLM;
+    in.block_size = 32;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.block_size, 32);
+    in.engine = CORE_ENGINE_SGLANG;
+    in.block_size = 7;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+}
+END_TEST
+
 START_TEST(mxfp4_experts_only)
 {
     ASSERT_I64(core_serve_weight_bytes(preset_arch("gpt-oss-20b"), CORE_QUANT_MXFP4, 0, 2, 1, 1, 1),
@@ -461,6 +488,7 @@ static Suite *suite(void)
     tcase_add_test(t, mxfp4_experts_only);
     tcase_add_test(t, request_longer_than_max_model_len);
     tcase_add_test(t, concurrency_above_pool_warns);
+    tcase_add_test(t, vllm_block_sizes);
     suite_add_tcase(s, t);
     return s;
 }

@@ -419,7 +419,8 @@ const struct core_input_spec core_serve_inputs[] = {
           "tokens per KV cache block (page)"),
     {"enforce_eager", CORE_KIND_BOOL, CORE_STORE_BOOL, SAT(enforce_eager), 0, 0, false, 0, false,
      false, false, false, NO_CHOICES, "", NULL, "no CUDA graphs (vLLM --enforce-eager)", NO_ECHO},
-    {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), 0, CORE_SERVE_TBPS_MAX, true,
+    {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), CORE_SERVE_TBPS_MIN,
+     CORE_SERVE_TBPS_MAX, false,
      0, true, true, false, false, NO_CHOICES, "TB/s", "the catalog value of gpu",
      "memory bandwidth per GPU, for parts not in the catalog", NO_ECHO},
     /* The workload of the time model (serve_timing.h; docs/serving.md, "Time"). */

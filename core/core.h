@@ -695,7 +695,7 @@ extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 #define CORE_MAX_NOTES   12
 #define CORE_MAX_CHANGES 3
 
-enum core_value_kind { CORE_VALUE_INT, CORE_VALUE_STRING, CORE_VALUE_BOOL };
+enum core_value_kind { CORE_VALUE_INT, CORE_VALUE_STRING, CORE_VALUE_BOOL, CORE_VALUE_REAL };
 
 /* One suggested input change: {"gpus": 2}, {"checkpointing": "full"}. */
 struct core_change {
@@ -704,6 +704,7 @@ struct core_change {
     int64_t int_value;
     const char *string_value; /* static */
     bool bool_value;
+    double real_value;
 };
 
 struct core_note {

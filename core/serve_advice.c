@@ -108,6 +108,42 @@ static void advise_tp(const struct core_arch *a, const struct core_serve_input *
     }
 }
 
+/* vLLM captures its CUDA graphs after the pool, in the 1 - gpu_memory_utilization headroom
+ * (cuda_graphs_exceed_headroom). When that alone fails, two changes keep the model and the GPU,
+ * cheapest first: the highest utilization (in steps of 0.01, down to 0.5) that leaves the graphs
+ * room, which costs only pool tokens; then enforce_eager, which costs the graphs' per-step saving
+ * on every decode step (the re-size takes the eager profile). */
+static void advise_headroom(const struct core_arch *a, const struct core_serve_input *in,
+                            const struct core_serve_result *r, struct core_serve_result *res)
+{
+    struct core_serve_resolved s = r->resolved;
+    struct core_note *note;
+
+    if ((s.engine != CORE_ENGINE_VLLM && s.engine != CORE_ENGINE_VLLM_V0) ||
+        r->per_gpu.cuda_graphs <= 0 || !r->kv.max_model_len_fits || r->kv.available <= 0 ||
+        r->per_gpu.total <= r->per_gpu.capacity)
+        return;
+    for (int pct = (int)(s.gpu_memory_utilization * 100 + 0.5) - 1;
+         pct >= 50 && s.kv_cache_memory <= 0; pct--) {
+        s.gpu_memory_utilization = pct / 100.0;
+        if (serves_with(a, in, r, &s, r->model.gpu)) {
+            note = ADVISE(res, "lower_gpu_memory_utilization",
+                          "gpu_memory_utilization %.2f leaves the CUDA graphs room (a smaller KV "
+                          "pool)",
+                          pct / 100.0);
+            core_note_change_real(note, "gpu_memory_utilization", pct / 100.0);
+            break;
+        }
+    }
+    s = r->resolved;
+    s.enforce_eager = true;
+    if (serves_with(a, in, r, &s, r->model.gpu)) {
+        note = ADVISE(res, "enforce_eager",
+                      "without CUDA graphs (enforce_eager) it fits; each decode step is slower");
+        core_note_change_bool(note, "enforce_eager", true);
+    }
+}
+
 void core_serve_advise(const struct core_arch *a, const struct core_serve_input *in,
                        const struct core_serve_result *r, struct core_serve_result *res)
 {
@@ -116,6 +152,7 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
     struct core_note *note;
 
     advise_model_len(r, res);
+    advise_headroom(a, in, r, res);
     if (s.kv_bytes > 1 && s.engine != CORE_ENGINE_LLAMACPP) {
         s.kv_bytes = 1;
         if (serves_with(a, in, r, &s, r->model.gpu)) {

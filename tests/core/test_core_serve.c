@@ -462,6 +462,57 @@ START_TEST(vllm_block_sizes)
 }
 END_TEST
 
+/* Only the CUDA-graph headroom fails (QA note "Open" 5). vLLM captures the graphs after the pool,
+ * inside (1 - gpu_memory_utilization) x capacity, beside the non-torch reserve: at utilization 1
+ * that is 0 bytes, so Llama 3.1 8B on an H100 does not start. The first advice is the highest
+ * utilization u (steps of 0.01) with (1 - u) x capacity >= non_torch + cuda_graphs: re-asked at u
+ * it serves and the headroom holds both; at u + 0.01 it does not serve. Eager alone leaves the
+ * non-torch reserve in a zero headroom, so it is not advised there. Llama 3.1 70B AWQ on four RTX
+ * 4090s at the default 0.9: both changes serve, the utilization first (it costs only pool
+ * tokens), then enforce_eager, then a larger GPU. */
+START_TEST(cuda_graph_headroom_advice)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    double u;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.gpu_memory_utilization = 1.0;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+    ck_assert_int_eq(r.advice_count, 1);
+    ck_assert_str_eq(r.advice[0].code, "lower_gpu_memory_utilization");
+    ck_assert_str_eq(r.advice[0].changes[0].input, "gpu_memory_utilization");
+    u = r.advice[0].changes[0].real_value;
+    ck_assert(u < 1.0 && u >= 0.5);
+    in.gpu_memory_utilization = u;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    ck_assert((1 - u) * (double)r.per_gpu.capacity >=
+              (double)(r.per_gpu.non_torch + r.per_gpu.cuda_graphs));
+    in.gpu_memory_utilization = u + 0.01;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-70b");
+    in.quantization = CORE_QUANT_AWQ;
+    in.base.gpu = core_gpu_find("rtx-4090");
+    in.base.tp = 4;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+    ck_assert_int_ge(r.advice_count, 2);
+    ck_assert_str_eq(r.advice[0].code, "lower_gpu_memory_utilization");
+    ck_assert_str_eq(r.advice[1].code, "enforce_eager");
+    ck_assert(r.advice[1].changes[0].bool_value);
+    in.enforce_eager = true;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+}
+END_TEST
+
 START_TEST(mxfp4_experts_only)
 {
     ASSERT_I64(core_serve_weight_bytes(preset_arch("gpt-oss-20b"), CORE_QUANT_MXFP4, 0, 2, 1, 1, 1),
@@ -489,6 +540,7 @@ static Suite *suite(void)
     tcase_add_test(t, request_longer_than_max_model_len);
     tcase_add_test(t, concurrency_above_pool_warns);
     tcase_add_test(t, vllm_block_sizes);
+    tcase_add_test(t, cuda_graph_headroom_advice);
     suite_add_tcase(s, t);
     return s;
 }

@@ -513,6 +513,43 @@ START_TEST(cuda_graph_headroom_advice)
 }
 END_TEST
 
+/* 4-bit weights at batch 1 (QA note "Open" 3). AWQ g128 stores b = 4/8 + (16 + 4)/(8 x 128) =
+ * 0.5195 bytes per linear weight and multiplies in 16 bits. A small-M GEMM's time is
+ * F (M + half) / R, half = 96 on Hopper measured on 2-byte tiles; with b-byte tiles the fixed part
+ * is half x b / 2 = 24.9. Llama 3.1 70B at tp 4 on H100 SXM: R = 989.4e12 x 0.65 = 643e12,
+ * hbm = 3.35e12 x 0.80 = 2.68e12; per GPU the linears are ~68.5e9 / 4 weights at b and the lm_head
+ * 128,256 x 8,192 / 4 at 2 bytes, so the weight bytes per GEMM FLOP are (17.1e9 x 0.5195 +
+ * 0.263e9 x 2) / (2 x 17.4e9) = 0.27 and the knee is 0.27 x R / hbm - 24.9 = 0.27 x 240 - 24.9
+ * ~ 40 (Marlin stays memory-bound to batch ~16-32 and more). At batch 1 the weight read
+ * (9.4e9 / 2.68e12 = 3.5 ms) beats the GEMMs (17.4e9 x 2 x 25.9 / 643e12 = 1.4 ms): hbm-bound.
+ * Before the fix half stayed 96 (3.5 ms < 17.4e9 x 2 x 97 / 643e12 = 5.2 ms): compute, knee 1. */
+START_TEST(awq_decode_memory_bound)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    struct core_serve_time_input t;
+    struct core_serve_time tm;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-70b");
+    in.base.gpu = core_gpu_find("h100-sxm");
+    in.base.tp = 4;
+    in.quantization = CORE_QUANT_AWQ;
+    in.max_model_len = 2200;
+    in.input_len = 2000;
+    in.output_len = 200;
+    in.concurrency = 1;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(core_serve_time_possible(&r));
+    core_serve_time_input_of(&r, &t);
+    core_serve_time_compute(&t, NULL, &tm);
+    ck_assert_int_eq(tm.bottleneck, CORE_SERVE_HBM);
+    ck_assert(tm.decode.weights_hbm > 0);
+    ck_assert(tm.knee_batch > 30 && tm.knee_batch < 50);
+}
+END_TEST
+
 START_TEST(mxfp4_experts_only)
 {
     ASSERT_I64(core_serve_weight_bytes(preset_arch("gpt-oss-20b"), CORE_QUANT_MXFP4, 0, 2, 1, 1, 1),
@@ -541,6 +578,7 @@ static Suite *suite(void)
     tcase_add_test(t, concurrency_above_pool_warns);
     tcase_add_test(t, vllm_block_sizes);
     tcase_add_test(t, cuda_graph_headroom_advice);
+    tcase_add_test(t, awq_decode_memory_bound);
     suite_add_tcase(s, t);
     return s;
 }

@@ -248,6 +248,7 @@ START_TEST(plan_keeps_a_given_global_batch)
         ck_assert_int_ne(live_int_at(p, "zero_stage"), 2);
         close_to(live_num_at(p, "global_batch"), 512, 0);
     }
+    assert_plans_reproduce(b);
     json_decref(b);
     /* The layout QA was offered, asked explicitly: 24 GPUs at b 8 give b dp = 192 and
      * 512 mod 192 = 128, so /runtime refuses it naming global_batch. */

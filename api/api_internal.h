@@ -64,6 +64,14 @@ void api_reply_json(struct api_response *resp, unsigned status, const char *cont
 
 /* Fill resp from a writer: its buffer becomes the body (moved; w is left empty). A failed or
  * empty writer makes the reply a bodiless 500, as api_reply_json does. */
+/* Answers one item of a batch into w and returns its status (ctx: the route's own state). */
+typedef unsigned (*api_batch_answer)(const void *ctx, const json_t *item, struct api_jsonw *w);
+
+/* A batch body: each item of `items` answered in order by `answer` into one 200 array (a 400
+ * problem when it holds more than API_BATCH_MAX); items borrowed (batch.c). */
+void api_reply_batch(const json_t *items, struct api_response *resp, api_batch_answer answer,
+                     const void *ctx);
+
 void api_reply_writer(struct api_response *resp, unsigned status, const char *content_type,
                       struct api_jsonw *w);
 /* Dump body (stolen) with API_DUMP_FLAGS into w as one value; NULL or a failed dump fails w. */

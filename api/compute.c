@@ -107,31 +107,10 @@ static unsigned object_answer(const struct compute_route *route, const json_t *i
     return status;
 }
 
-/* A batch: each item answered on its own, in order; a bad item is its problem object in
- * place (carrying its own status) and the batch as a whole is 200. */
-static void batch_reply(const struct compute_route *route, const json_t *items,
-                        struct api_response *resp)
+/* One batch item (api_reply_batch's answer): ctx is the route. */
+static unsigned batch_item(const void *ctx, const json_t *item, struct api_jsonw *w)
 {
-    struct api_jsonw w;
-    json_t *item;
-    size_t i;
-    char detail[120];
-
-    if (json_array_size(items) > API_BATCH_MAX) {
-        snprintf(detail, sizeof detail, "A batch holds at most %d items; this one has %zu.",
-                 API_BATCH_MAX, json_array_size(items));
-        api_reply_problem(resp, API_E_INVALID_INPUT, detail, NULL);
-        return;
-    }
-    api_jsonw_init(&w);
-    api_jsonw_open_array(&w);
-    json_array_foreach (items, i, item) {
-        if (w.failed)
-            break;
-        object_answer(route, item, &w); /* an item's own status is inside its problem body */
-    }
-    api_jsonw_close_array(&w);
-    api_reply_writer(resp, 200, API_CT_JSON, &w);
+    return object_answer(ctx, item, w);
 }
 
 static void compute(const struct compute_route *route, const struct api_request *req,
@@ -161,7 +140,7 @@ static void compute(const struct compute_route *route, const struct api_request 
     }
     body = api_read_body(req, &w, &status);
     if (body != NULL && json_is_array(body))
-        batch_reply(route, body, resp);
+        api_reply_batch(body, resp, batch_item, route);
     else {
         if (body != NULL)
             status = object_answer(route, body, &w);

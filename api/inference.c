@@ -81,28 +81,11 @@ static unsigned object_answer(const json_t *item, struct api_jsonw *w)
     return status;
 }
 
-static void batch_reply(const json_t *items, struct api_response *resp)
+/* One batch item (api_reply_batch's answer; inference has no per-route context). */
+static unsigned batch_item(const void *ctx, const json_t *item, struct api_jsonw *w)
 {
-    struct api_jsonw w;
-    json_t *item;
-    size_t i;
-    char detail[120];
-
-    if (json_array_size(items) > API_BATCH_MAX) {
-        snprintf(detail, sizeof detail, "A batch holds at most %d items; this one has %zu.",
-                 API_BATCH_MAX, json_array_size(items));
-        api_reply_problem(resp, API_E_INVALID_INPUT, detail, NULL);
-        return;
-    }
-    api_jsonw_init(&w);
-    api_jsonw_open_array(&w);
-    json_array_foreach (items, i, item) {
-        if (w.failed)
-            break;
-        object_answer(item, &w); /* an item's own status is inside its problem body */
-    }
-    api_jsonw_close_array(&w);
-    api_reply_writer(resp, 200, API_CT_JSON, &w);
+    (void)ctx;
+    return object_answer(item, w);
 }
 
 void api_handle_inference(const struct api_request *req, struct api_response *resp, void *ctx)
@@ -132,7 +115,7 @@ void api_handle_inference(const struct api_request *req, struct api_response *re
     }
     body = api_read_body(req, &w, &status);
     if (body != NULL && json_is_array(body))
-        batch_reply(body, resp);
+        api_reply_batch(body, resp, batch_item, NULL);
     else {
         if (body != NULL)
             status = object_answer(body, &w);

@@ -136,13 +136,14 @@ enum core_framework {
 
 /* How the loss holds the logits (bytes per logit: docs/frameworks.md, "Loss"). */
 enum core_loss {
-    CORE_LOSS_FP32_LOGITS,    /* one fp32 copy (the generic ledger) */
-    CORE_LOSS_VOCAB_PARALLEL, /* Megatron's fused vocab-parallel cross-entropy */
-    CORE_LOSS_UNFUSED_FP32,   /* eager cross_entropy(logits.float()) */
-    CORE_LOSS_COMPILED,       /* torch.compile'd cross-entropy: bf16 in, bf16 gradient out */
-    CORE_LOSS_CHUNKED,        /* output projection and loss in chunks (torchtune) */
+    CORE_LOSS_FP32_LOGITS,     /* one fp32 copy (the generic ledger) */
+    CORE_LOSS_VOCAB_PARALLEL,  /* Megatron's fused vocab-parallel cross-entropy */
+    CORE_LOSS_UNFUSED_FP32,    /* eager cross_entropy(logits.float()) */
+    CORE_LOSS_COMPILED,        /* torch.compile'd cross-entropy: bf16 in, bf16 gradient out */
+    CORE_LOSS_CHUNKED,         /* output projection and loss in chunks (torchtune) */
+    CORE_LOSS_UNFUSED_SHIFTED, /* transformers 4.46-4.48: bf16 kept, fp32 and shifted copies */
 };
-#define CORE_LOSS_COUNT 5
+#define CORE_LOSS_COUNT 6
 
 /* What the peak is measured as. */
 enum core_memory_metric {

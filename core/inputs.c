@@ -294,7 +294,7 @@ const struct core_input_spec core_inputs[] = {
                "generic = the ledger", ECHO(framework)),
     CHOICE_ROW("loss", loss, core_loss_names, -1, true, "the framework profile's",
                "how the loss holds the logits: fp32_logits, vocab_parallel_fused, unfused_fp32, "
-               "compiled, chunked", ECHO(loss)),
+               "compiled, chunked, unfused_fp32_shifted", ECHO(loss)),
     {"compile", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(compile), 0, 0, false, 0, false, false, false,
      false, NO_CHOICES, "", NULL,
      "Transformer blocks compiled (torch.compile): no eager fp32 norm and RoPE copies saved",

@@ -113,6 +113,8 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
                 if (micro > s->gbt || !ck_add(state, L->act[ck][bi], &total) ||
                     total > L->g->capacity)
                     break;
+                if (plan_skip_candidate(s, micro, zero))
+                    continue;
                 s->out->fitting++;
                 c.batch = b;
                 c.zero_stage = zero;
@@ -298,9 +300,9 @@ static enum core_status resolve_base(const struct core_plan_input *in, int gpu, 
         s->gpu_flops[ck] = core_flops_counted(&f, s->r.count);
     }
     s->r.checkpointing = CORE_CKPT_NONE;
-    s->gbt = in->base.global_batch_tokens > 0 || in->base.global_batch > 0
-                 ? s->r.global_batch_tokens
-                 : fmax((double)CORE_PLAN_GLOBAL_BATCH, (double)s->r.seq_len);
+    s->exact_batch = in->base.global_batch_tokens > 0 || in->base.global_batch > 0;
+    s->gbt = s->exact_batch ? s->r.global_batch_tokens
+                            : fmax((double)CORE_PLAN_GLOBAL_BATCH, (double)s->r.seq_len);
     s->r.global_batch_tokens = s->gbt;
     s->r.global_batch = s->gbt / (double)s->r.seq_len;
     return CORE_OK;
@@ -336,6 +338,14 @@ static void explain(const struct search *s)
     if (out->plan_count > 0)
         return;
     if (out->fitting == 0) {
+        if (s->batch_indivisible > 0) {
+            /* Megatron-LM asserts global_batch % (micro_batch * dp) == 0 */
+            reason(out, in->base.global_batch > 0 ? "global_batch" : "global_batch_tokens",
+                   "no layout that fits splits the global batch of %.15g sequences into whole "
+                   "micro-batches: Megatron-LM needs it divisible by batch*dp",
+                   s->gbt / (double)s->r.seq_len);
+            return;
+        }
         if (s->batch_blocked > 0)
             reason(out, "global_batch_tokens",
                    "a layout fits only where one sequence per data-parallel rank exceeds the "

@@ -32,11 +32,13 @@ struct search {
     int plans_max, pareto_max;
     struct core_plan_summary *out;
     /* For the reasons when nothing qualifies. */
-    int64_t min_need;        /* smallest per-GPU bytes seen (b = 1) */
-    int64_t batch_blocked;   /* fitting layouts whose b = 1 step exceeds the global batch */
-    double min_days_fit;     /* fastest fitting configuration */
-    double min_cost_fit;     /* cheapest fitting configuration (cost or GPU-hours) */
-    double min_cost_in_time; /* cheapest fitting configuration that meets the deadline */
+    int64_t min_need;          /* smallest per-GPU bytes seen (b = 1) */
+    int64_t batch_blocked;     /* fitting layouts whose b = 1 step exceeds the global batch */
+    bool exact_batch;          /* global batch given: keep only m * b * dp equal to it */
+    int64_t batch_indivisible; /* fitting candidates skipped: b * dp does not divide it */
+    double min_days_fit;       /* fastest fitting configuration */
+    double min_cost_fit;       /* cheapest fitting configuration (cost or GPU-hours) */
+    double min_cost_in_time;   /* cheapest fitting configuration that meets the deadline */
 };
 
 /* One sharding's cached ledger pieces: the model-parallel state per (tp, pp), activations per
@@ -57,6 +59,12 @@ struct layout {
 int plan_expert_choices(int64_t experts, int64_t tp, int64_t ep[], int64_t etp[]);
 /* Does G GPUs hold the experts' grid etp x ep x pp as well (parallel_state.py)? */
 bool plan_expert_grid_ok(const struct layout *L, int64_t gpus);
+
+/* plan_rank.c: should this candidate of micro-batch `micro` tokens (b * seq * dp) and ZeRO stage
+ * `zero` be skipped? A given global batch must be m * b * dp exactly (Megatron-LM's
+ * num_microbatches_calculator.py asserts it divides); Megatron-LM's distributed optimizer has
+ * no stage 2 (its gradients stay in one full buffer, so stage 2 is stage 1 there). */
+bool plan_skip_candidate(struct search *s, double micro, int zero);
 
 /* plan_rank.c: the order of plans, the bounded heap of the best and the Pareto front. */
 double plan_rank_value(const struct search *s, const struct core_plan *p);

@@ -173,6 +173,8 @@ static void search_layout(struct search *s, const struct layout *L, const struct
                 }
                 if (zeros[zi] == 2 && fit1)
                     continue; /* same time as stage 1, which fits: the tie goes to stage 1 */
+                if (plan_skip_candidate(s, micro, zeros[zi]))
+                    continue;
                 fit1 = fit1 || zeros[zi] == 1;
                 s->out->fitting++;
                 c.batch = b;

@@ -5,6 +5,7 @@
  * the root, replaced when a better one arrives) and a front kept sorted by days with strictly
  * falling cost, so a dominated candidate is rejected by one binary search.
  */
+#include <math.h>
 #include <string.h>
 
 #include "plan_internal.h"
@@ -198,4 +199,15 @@ void plan_offer_layout_best(struct search *s, const struct core_plan *best, stru
         *group = *best;
         *have_group = true;
     }
+}
+
+bool plan_skip_candidate(struct search *s, double micro, int zero)
+{
+    if (zero == 2 && s->r.framework == CORE_FW_MEGATRON)
+        return true;
+    if (s->exact_batch && fmod(s->gbt, micro) != 0) {
+        s->batch_indivisible++;
+        return true;
+    }
+    return false;
 }

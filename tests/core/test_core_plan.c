@@ -47,6 +47,8 @@ static void config_of(const struct core_plan_input *in, const struct core_plan *
     c->tp = p->tp;
     c->pp = p->pp;
     c->cp = p->cp;
+    c->ep = p->ep;
+    c->etp = p->etp;
     c->virtual_stages = p->virtual_stages;
     c->global_batch = p->global_batch;
     c->zero_stage = p->zero_stage;
@@ -349,6 +351,114 @@ END_TEST
 /* The default mfu is "predicted": every plan's seconds are steps * the step-time model's step
  * on its own configuration, its memory is the ledger's, and the model's own claims the search
  * leans on hold for it (ZeRO 1 and 2 take the same time, ZeRO 0 is never faster). */
+/* b * dp of one plan, and whether it divides the given global batch of gb sequences. */
+static void assert_whole_micro_batches(const struct core_plan *p, double gb)
+{
+    double per_step = (double)(p->batch * p->dp);
+
+    ASSERT_REL(p->global_batch, gb, 0);
+    ck_assert(fmod(gb, per_step) == 0);
+    ASSERT_REL((double)p->micro_batches, gb / per_step, 0);
+}
+
+/* A given global batch is a hyper-parameter: Megatron-LM asserts global_batch_size %
+ * (micro_batch_size * data_parallel_size) == 0 (megatron/core/num_microbatches_calculator.py,
+ * ConstantNumMicroBatchesCalculator), and the planner keeps it exactly. QA's case: qwen3-30b-a3b,
+ * T 4096, global_batch 512 = 2^9, before this ranked first a plan of 384 = 24 * 8 * 2. 512 is a
+ * power of two, so b * dp must be one: dp in {1, 2, 4, 8, 16, 32, 64} and never 24 or 12. */
+START_TEST(given_global_batch_is_kept)
+{
+    struct core_plan_input in;
+    struct core_plan_summary out;
+
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("qwen3-30b-a3b");
+    in.base.seq_len = 4096;
+    in.base.global_batch = 512;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 64;
+    /* Under framework=megatron: no ZeRO-2 and the batch kept. (Its /fit judges the profile's
+     * peak against the device's usable bytes, not the ledger's capacity, so the byte-exact
+     * re-ask below runs on the generic ledger.) */
+    in.base.framework = CORE_FW_MEGATRON;
+    search_ok(&in, &out);
+    ck_assert_int_gt(out.plan_count, 0);
+    for (int i = 0; i < out.plan_count; i++) {
+        assert_whole_micro_batches(&plans[i], 512);
+        ck_assert_int_ne(plans[i].dp, 24);
+        ck_assert_int_ne(plans[i].zero_stage, 2); /* no stage 2 under Megatron-LM */
+    }
+    for (int i = 0; i < out.pareto_count; i++) {
+        assert_whole_micro_batches(&pareto[i], 512);
+        ck_assert_int_ne(pareto[i].zero_stage, 2);
+    }
+    in.base.framework = CORE_FW_GENERIC;
+    search_ok(&in, &out);
+    ck_assert_int_gt(out.plan_count, 0);
+    for (int i = 0; i < out.plan_count; i++) {
+        const struct core_plan *p = &plans[i];
+
+        assert_whole_micro_batches(p, 512);
+        ck_assert_int_eq(p->dp & (p->dp - 1), 0); /* a power of two */
+        ck_assert_int_ne(p->dp, 24);
+        assert_reproduces(&in, p);
+    }
+    for (int i = 0; i < out.pareto_count; i++) {
+        assert_whole_micro_batches(&pareto[i], 512);
+        assert_reproduces(&in, &pareto[i]);
+    }
+
+    /* 6 = 2 * 3 sequences: b * dp in {1, 2, 3, 6}, so b <= 2 and dp in {1, 2, 3, 6}. */
+    in.base.global_batch = 6;
+    search_ok(&in, &out);
+    ck_assert_int_gt(out.plan_count, 0);
+    for (int i = 0; i < out.plan_count; i++) {
+        assert_whole_micro_batches(&plans[i], 6);
+        ck_assert_int_le(plans[i].batch, 2);
+        ck_assert(plans[i].dp == 1 || plans[i].dp == 2 || plans[i].dp == 3 || plans[i].dp == 6);
+        assert_reproduces(&in, &plans[i]);
+    }
+
+    /* The assumed-MFU search keeps it too: 96 = 2^5 * 3 sequences. */
+    in.base.mfu = 0.4;
+    in.base.global_batch = 96;
+    search_ok(&in, &out);
+    ck_assert_int_gt(out.plan_count, 0);
+    for (int i = 0; i < out.plan_count; i++) {
+        assert_whole_micro_batches(&plans[i], 96);
+        assert_reproduces(&in, &plans[i]);
+    }
+}
+END_TEST
+
+/* 6000 tokens at T 4096 is 1.46484375 sequences: no whole m * b * dp equals it, so nothing is
+ * planned and the reason names the input. Without a global batch the default (2^22 tokens) is
+ * met flexibly and plans come back. */
+START_TEST(indivisible_global_batch_reason)
+{
+    struct core_plan_input in;
+    struct core_plan_summary out;
+
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.base.seq_len = 4096;
+    in.base.global_batch_tokens = 6000;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 16;
+    search_ok(&in, &out);
+    ck_assert_int_eq(out.plan_count, 0);
+    ck_assert_int_ge(out.reason_count, 1);
+    ck_assert_str_eq(out.reasons[0].field, "global_batch_tokens");
+    ck_assert_msg(strstr(out.reasons[0].message, "1.46484375") != NULL, "%s",
+                  out.reasons[0].message);
+    in.base.global_batch_tokens = 0;
+    search_ok(&in, &out);
+    ck_assert_int_gt(out.plan_count, 0);
+}
+END_TEST
+
 START_TEST(predicted_plans_reproduce)
 {
     struct core_plan_input in;
@@ -511,6 +621,8 @@ static Suite *plan_suite(void)
     tcase_add_test(t, gpu_choice);
     tcase_add_test(t, small_arrays);
     tcase_add_test(t, predicted_plans_reproduce);
+    tcase_add_test(t, given_global_batch_is_kept);
+    tcase_add_test(t, indivisible_global_batch_reason);
     tcase_add_test(t, llama3_70b_front);
     tcase_add_test(t, tp_inside_a_node_first);
     suite_add_tcase(s, t);

@@ -214,6 +214,61 @@ START_TEST(plan_predicted_by_default)
 }
 END_TEST
 
+START_TEST(plan_keeps_a_given_global_batch)
+{
+    /* QA's case (qwen3-30b-a3b, T 4096, global_batch 512 = 2^9): every plan keeps 512 exactly,
+     * so b * dp is a power of two (Megatron-LM asserts global_batch_size % (micro_batch_size *
+     * data_parallel_size) == 0, megatron/core/num_microbatches_calculator.py), m = 512 / (b dp),
+     * and /fit and /runtime of each config give the same bytes and step time. */
+    json_t *b = post_json("/plan",
+                          "{\"model\":\"qwen3-30b-a3b\",\"gpu\":\"h100-sxm\",\"global_batch\":512,"
+                          "\"seq_len\":4096,\"gpus_max\":64}",
+                          200);
+    size_t i;
+    json_t *p;
+
+    json_array_foreach (json_object_get(b, "plans"), i, p) {
+        int64_t per_step = live_int_at(p, "batch") * live_int_at(p, "dp");
+
+        close_to(live_num_at(p, "global_batch"), 512, 0);
+        close_to(live_num_at(p, "config.global_batch"), 512, 0);
+        ck_assert_int_eq(per_step & (per_step - 1), 0);
+        ck_assert_int_eq(live_int_at(p, "micro_batches"), 512 / per_step);
+    }
+    assert_plans_reproduce(b);
+    json_decref(b);
+    /* Under framework=megatron no plan is ZeRO-2: Megatron-LM's distributed optimizer keeps
+     * the gradients in one full buffer, which the profile prices (docs/planner.md). */
+    b = post_json("/plan",
+                  "{\"model\":\"qwen3-30b-a3b\",\"gpu\":\"h100-sxm\",\"global_batch\":512,"
+                  "\"seq_len\":4096,\"gpus_max\":64,\"framework\":\"megatron\"}",
+                  200);
+    ck_assert_uint_gt(json_array_size(json_object_get(b, "plans")), 0);
+    json_array_foreach (json_object_get(b, "plans"), i, p) {
+        ck_assert_int_ne(live_int_at(p, "zero_stage"), 2);
+        close_to(live_num_at(p, "global_batch"), 512, 0);
+    }
+    assert_plans_reproduce(b);
+    json_decref(b);
+    /* The layout QA was offered, asked explicitly: 24 GPUs at b 8 give b dp = 192 and
+     * 512 mod 192 = 128, so /runtime refuses it naming global_batch. */
+    b = post_json("/runtime",
+                  "{\"model\":\"qwen3-30b-a3b\",\"gpu\":\"h100-sxm\",\"global_batch\":512,"
+                  "\"seq_len\":4096,\"gpus\":24,\"batch\":8,\"ep\":8}",
+                  422);
+    ck_assert(names_field(b, "global_batch"));
+    json_decref(b);
+    /* 6000 tokens at T 4096 is 1.46484375 sequences: nothing plans, and the reason says so. */
+    b = post_json("/plan",
+                  "{\"model\":\"llama3-8b\",\"gpu\":\"h100-sxm\",\"global_batch_tokens\":6000,"
+                  "\"seq_len\":4096,\"gpus_max\":16}",
+                  200);
+    ck_assert_uint_eq(json_array_size(json_object_get(b, "plans")), 0);
+    ck_assert_str_eq(str_at(b, "reasons.0.field"), "global_batch_tokens");
+    json_decref(b);
+}
+END_TEST
+
 START_TEST(plan_prices_by_gpu)
 {
     /* Prices for two GPUs: only those two are searched, and costs rank the plans. */
@@ -500,6 +555,7 @@ static Suite *plan_suite(void)
     tcase_add_test(t, plan_seven_b_by_hand);
     tcase_add_test(t, plan_every_config_fits_back);
     tcase_add_test(t, plan_predicted_by_default);
+    tcase_add_test(t, plan_keeps_a_given_global_batch);
     tcase_add_test(t, plan_prices_by_gpu);
     tcase_add_test(t, plan_impossible_is_200_with_reasons);
     tcase_add_test(t, plan_errors);

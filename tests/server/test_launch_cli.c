@@ -17,9 +17,11 @@
 
 static const char *memwall, *dir;
 
-/* Run memwall with args; stdout into *out (malloc'd), stderr into *err; the exit status. */
+/* Run memwall with args; stdout into *out, stderr into *err (buffers owned here, reused by the
+ * next call: a test reads them before it runs again); the exit status. */
 static int run(const char *args, char **out, char **err)
 {
+    static char *obuf, *ebuf;
     char cmd[2048], errpath[] = "/tmp/memwall-launch-XXXXXX";
     FILE *p, *e;
     size_t n = 0, cap = 1 << 20;
@@ -29,12 +31,17 @@ static int run(const char *args, char **out, char **err)
     snprintf(cmd, sizeof cmd, "%s %s 2>%s", memwall, args, errpath);
     p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
-    *out = malloc(cap);
+    if (obuf == NULL)
+        obuf = malloc(cap);
+    if (ebuf == NULL)
+        ebuf = malloc(4096);
+    ck_assert(obuf != NULL && ebuf != NULL);
+    *out = obuf;
     n = fread(*out, 1, cap - 1, p);
     (*out)[n] = '\0';
     status = pclose(p);
     e = fdopen(fd, "r");
-    *err = malloc(4096);
+    *err = ebuf;
     n = fread(*err, 1, 4095, e);
     (*err)[n] = '\0';
     fclose(e);
@@ -42,9 +49,11 @@ static int run(const char *args, char **out, char **err)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* The reply body api_dispatch() gives POST /fit with body, and a newline (what --json prints). */
+/* The reply body api_dispatch() gives POST /fit with body (stolen), and a newline (what --json
+ * prints); the text is owned here and replaced by the next call. */
 static char *http_body(json_t *body)
 {
+    static char *last;
     struct api_request req;
     struct api_response resp;
     char *text = json_dumps(body, JSON_COMPACT), *out;
@@ -57,7 +66,9 @@ static char *http_body(json_t *body)
     req.content_type = "application/json";
     memset(&resp, 0, sizeof resp);
     ck_assert(api_dispatch(&req, &resp));
-    out = malloc(resp.body_len + 2);
+    free(last);
+    out = last = malloc(resp.body_len + 2);
+    ck_assert_ptr_nonnull(out);
     memcpy(out, resp.body, resp.body_len);
     out[resp.body_len] = '\n';
     out[resp.body_len + 1] = '\0';

@@ -90,7 +90,7 @@ void plan_offer_layout_best(struct search *s, const struct core_plan *best, stru
  * reserve_gb). */
 bool plan_judge(const struct search *s, struct core_plan *c, int64_t ledger_total);
 
-/* plan_predict.c: the resolved inputs of plan p's configuration, as core_evaluate() would
+/* plan_judge.c: the resolved inputs of plan p's configuration, as core_evaluate() would
  * resolve them. */
 void plan_resolve(const struct search *s, const struct core_plan *p, struct core_resolved *r);
 

@@ -39,31 +39,6 @@ static int64_t next_dp(int64_t dp)
     return dp + quarter;
 }
 
-/* The resolved inputs of plan p's configuration, as core_evaluate() would resolve them: the
- * base, the layout, and the GPU's hardware and overlap defaults through the very function
- * core_evaluate() uses (core_resolve_hardware). The batch fields are the plan's. */
-void plan_resolve(const struct search *s, const struct core_plan *p, struct core_resolved *r)
-{
-    *r = s->r;
-    r->gpu = p->gpu;
-    r->gpus = p->gpus;
-    r->tp = p->tp;
-    r->pp = p->pp;
-    r->cp = p->cp;
-    r->dp = p->dp;
-    r->ep = p->ep;
-    r->etp = p->etp;
-    r->virtual_stages = p->virtual_stages;
-    r->sequence_parallel = p->sequence_parallel;
-    core_resolve_hardware(&s->in->base, p->gpu, r);
-    r->batch = p->batch;
-    r->zero_stage = p->zero_stage;
-    r->checkpointing = p->checkpointing;
-    r->global_batch = p->global_batch;
-    r->global_batch_tokens = p->global_batch_tokens;
-    r->micro_batches = (double)p->micro_batches;
-}
-
 void plan_performance(const struct search *s, struct core_plan *p)
 {
     struct core_resolved r;

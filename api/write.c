@@ -42,6 +42,9 @@ void api_write_notes(struct api_jsonw *w, const char *key, size_t klen,
                 case CORE_VALUE_BOOL:
                     api_jsonw_bool(w, c->bool_value);
                     break;
+                case CORE_VALUE_REAL:
+                    api_jsonw_double(w, c->real_value);
+                    break;
                 }
             }
             api_jsonw_close_object(w);

@@ -34,8 +34,9 @@ const char *const core_shape_source_names[5] = {"preset", "architecture", "neare
                                                 "aspect_ratio", "config"};
 const char *const core_framework_names[CORE_FW_COUNT] = {"generic",   "megatron",  "torchtitan",
                                                          "torchtune", "deepspeed", "hf_trainer"};
-const char *const core_loss_names[CORE_LOSS_COUNT] = {"fp32_logits", "vocab_parallel_fused",
-                                                      "unfused_fp32", "compiled", "chunked"};
+const char *const core_loss_names[CORE_LOSS_COUNT] = {"fp32_logits",  "vocab_parallel_fused",
+                                                      "unfused_fp32", "compiled",
+                                                      "chunked",      "unfused_fp32_shifted"};
 const char *const core_memory_metric_names[CORE_METRIC_COUNT] = {"allocated", "reserved", "active",
                                                                  "device"};
 const char *const core_generation_names[CORE_GEN_COUNT] = {

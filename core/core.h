@@ -136,13 +136,14 @@ enum core_framework {
 
 /* How the loss holds the logits (bytes per logit: docs/frameworks.md, "Loss"). */
 enum core_loss {
-    CORE_LOSS_FP32_LOGITS,    /* one fp32 copy (the generic ledger) */
-    CORE_LOSS_VOCAB_PARALLEL, /* Megatron's fused vocab-parallel cross-entropy */
-    CORE_LOSS_UNFUSED_FP32,   /* eager cross_entropy(logits.float()) */
-    CORE_LOSS_COMPILED,       /* torch.compile'd cross-entropy: bf16 in, bf16 gradient out */
-    CORE_LOSS_CHUNKED,        /* output projection and loss in chunks (torchtune) */
+    CORE_LOSS_FP32_LOGITS,     /* one fp32 copy (the generic ledger) */
+    CORE_LOSS_VOCAB_PARALLEL,  /* Megatron's fused vocab-parallel cross-entropy */
+    CORE_LOSS_UNFUSED_FP32,    /* eager cross_entropy(logits.float()) */
+    CORE_LOSS_COMPILED,        /* torch.compile'd cross-entropy: bf16 in, bf16 gradient out */
+    CORE_LOSS_CHUNKED,         /* output projection and loss in chunks (torchtune) */
+    CORE_LOSS_UNFUSED_SHIFTED, /* transformers 4.46-4.48: bf16 kept, fp32 and shifted copies */
 };
-#define CORE_LOSS_COUNT 5
+#define CORE_LOSS_COUNT 6
 
 /* What the peak is measured as. */
 enum core_memory_metric {
@@ -695,7 +696,7 @@ extern const char *const core_perf_term_names[CORE_PERF_TERMS];
 #define CORE_MAX_NOTES   12
 #define CORE_MAX_CHANGES 3
 
-enum core_value_kind { CORE_VALUE_INT, CORE_VALUE_STRING, CORE_VALUE_BOOL };
+enum core_value_kind { CORE_VALUE_INT, CORE_VALUE_STRING, CORE_VALUE_BOOL, CORE_VALUE_REAL };
 
 /* One suggested input change: {"gpus": 2}, {"checkpointing": "full"}. */
 struct core_change {
@@ -704,6 +705,7 @@ struct core_change {
     int64_t int_value;
     const char *string_value; /* static */
     bool bool_value;
+    double real_value;
 };
 
 struct core_note {

@@ -294,7 +294,7 @@ const struct core_input_spec core_inputs[] = {
                "generic = the ledger", ECHO(framework)),
     CHOICE_ROW("loss", loss, core_loss_names, -1, true, "the framework profile's",
                "how the loss holds the logits: fp32_logits, vocab_parallel_fused, unfused_fp32, "
-               "compiled, chunked", ECHO(loss)),
+               "compiled, chunked, unfused_fp32_shifted", ECHO(loss)),
     {"compile", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(compile), 0, 0, false, 0, false, false, false,
      false, NO_CHOICES, "", NULL,
      "Transformer blocks compiled (torch.compile): no eager fp32 norm and RoPE copies saved",
@@ -419,7 +419,8 @@ const struct core_input_spec core_serve_inputs[] = {
           "tokens per KV cache block (page)"),
     {"enforce_eager", CORE_KIND_BOOL, CORE_STORE_BOOL, SAT(enforce_eager), 0, 0, false, 0, false,
      false, false, false, NO_CHOICES, "", NULL, "no CUDA graphs (vLLM --enforce-eager)", NO_ECHO},
-    {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), 0, CORE_SERVE_TBPS_MAX, true,
+    {"hbm_tbps", CORE_KIND_REAL, CORE_STORE_DOUBLE, SAT(hbm_tbps), CORE_SERVE_TBPS_MIN,
+     CORE_SERVE_TBPS_MAX, false,
      0, true, true, false, false, NO_CHOICES, "TB/s", "the catalog value of gpu",
      "memory bandwidth per GPU, for parts not in the catalog", NO_ECHO},
     /* The workload of the time model (serve_timing.h; docs/serving.md, "Time"). */

@@ -65,6 +65,7 @@ struct core_note *core_note_add(struct core_note *list, int *n, const char *code
 void core_note_change_int(struct core_note *note, const char *input, int64_t value);
 void core_note_change_string(struct core_note *note, const char *input, const char *value);
 void core_note_change_bool(struct core_note *note, const char *input, bool value);
+void core_note_change_real(struct core_note *note, const char *input, double value);
 
 /* ---------------------------------------------------------------------------------------------
  * Steps of core_evaluate()

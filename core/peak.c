@@ -134,6 +134,13 @@ static void loss_bytes(enum core_loss loss, bool compiled, bool loss_parallel, d
                                     log-softmax, its gradient and the input's gradient, all fp32 */
         *fwd = 10, *bwd = 12;
         return;
+    case CORE_LOSS_UNFUSED_SHIFTED: /* transformers 4.46-4.48 ForCausalLMLoss: the model's
+                                       forward keeps its bf16 logits while the loss makes the fp32
+                                       copy, the shifted .contiguous() copy and the log-softmax;
+                                       backward as unfused_fp32 (the slice's fp32 zeros come after
+                                       the log-softmax's buffers are freed) */
+        *fwd = 14, *bwd = 12;
+        return;
     case CORE_LOSS_COMPILED: /* bf16 logits saved, a bf16 gradient written next to them */
         *fwd = 2, *bwd = 4;
         return;
@@ -559,7 +566,7 @@ static void backward_moment(const struct core_peak_options *o, enum core_loss lo
         mo[CORE_MOMENT_BACKWARD] = at[best];
         /* An eager loss frees the bf16 logits just before its fp32 gradients are allocated: the
          * freed block is too small for them, so it stays reserved through the peak. */
-        if (best == 0 && loss == CORE_LOSS_UNFUSED_FP32)
+        if (best == 0 && (loss == CORE_LOSS_UNFUSED_FP32 || loss == CORE_LOSS_UNFUSED_SHIFTED))
             mo[CORE_MOMENT_BACKWARD].stranded = x->logits * 2;
     }
 }

@@ -70,6 +70,16 @@ void core_note_change_bool(struct core_note *note, const char *input, bool value
     }
 }
 
+void core_note_change_real(struct core_note *note, const char *input, double value)
+{
+    struct core_change *c = next_change(note, input);
+
+    if (c != NULL) {
+        c->kind = CORE_VALUE_REAL;
+        c->real_value = value;
+    }
+}
+
 void core_note_change_string(struct core_note *note, const char *input, const char *value)
 {
     struct core_change *c = next_change(note, input);

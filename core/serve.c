@@ -472,6 +472,25 @@ static enum core_status resolve_model(const struct core_serve_input *in, struct 
     return st;
 }
 
+/* vLLM's block sizes on CUDA: vllm/config/cache.py, BlockSize = Literal[1, 8, 16, 32, 64, 128]
+ * (V0 and V1 share the literal). SGLang's page_size and TensorRT-LLM's tokens_per_block are left
+ * free: memwall has not read a rule for them. */
+static void check_block_size(const struct core_serve_input *in, struct core_problems *p)
+{
+    static const int64_t vllm_sizes[] = {1, 8, 16, 32, 64, 128};
+
+    if (in->block_size <= 0 ||
+        (in->engine != CORE_ENGINE_VLLM && in->engine != CORE_ENGINE_VLLM_V0))
+        return;
+    for (size_t i = 0; i < sizeof vllm_sizes / sizeof vllm_sizes[0]; i++)
+        if (in->block_size == vllm_sizes[i])
+            return;
+    core_problem_add(p, "block_size",
+                     "vLLM takes a block_size of 1, 8, 16, 32, 64 or 128 (vllm/config/cache.py "
+                     "BlockSize), not %lld",
+                     (long long)in->block_size);
+}
+
 enum core_status core_serve_resolve(const struct core_serve_input *in,
                                     struct core_serve_result *out, struct core_problems *p)
 {
@@ -492,5 +511,6 @@ enum core_status core_serve_resolve(const struct core_serve_input *in,
     core_serve_engine_defaults(in, out->model.gpu, &out->resolved);
     check_parallel(a, &out->resolved, p);
     check_formats(in, &out->model, p);
+    check_block_size(in, p);
     return p->count > 0 ? CORE_EINVAL : CORE_OK;
 }

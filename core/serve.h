@@ -55,6 +55,7 @@ extern const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT];
 #define CORE_SERVE_BLOCK_MAX  1024      /* block_size, tokens */
 #define CORE_SERVE_GROUP_MAX  1048576   /* quant_group_size, weights */
 #define CORE_SERVE_KV_MEM_MAX 1e15      /* kv_cache_memory, bytes */
+#define CORE_SERVE_TBPS_MIN   0.01      /* hbm_tbps, TB/s: 10 GB/s, below any catalog part */
 #define CORE_SERVE_TBPS_MAX   1000      /* hbm_tbps, TB/s */
 
 struct core_serve_input {

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "serve.h"
 #include "serve_internal.h"
+#include "serve_timing.h"
 
 #define GIB 1073741824.0
 
@@ -107,6 +108,42 @@ static void advise_tp(const struct core_arch *a, const struct core_serve_input *
     }
 }
 
+/* vLLM captures its CUDA graphs after the pool, in the 1 - gpu_memory_utilization headroom
+ * (cuda_graphs_exceed_headroom). When that alone fails, two changes keep the model and the GPU,
+ * cheapest first: the highest utilization (in steps of 0.01, down to 0.5) that leaves the graphs
+ * room, which costs only pool tokens; then enforce_eager, which costs the graphs' per-step saving
+ * on every decode step (the re-size takes the eager profile). */
+static void advise_headroom(const struct core_arch *a, const struct core_serve_input *in,
+                            const struct core_serve_result *r, struct core_serve_result *res)
+{
+    struct core_serve_resolved s = r->resolved;
+    struct core_note *note;
+
+    if ((s.engine != CORE_ENGINE_VLLM && s.engine != CORE_ENGINE_VLLM_V0) ||
+        r->per_gpu.cuda_graphs <= 0 || !r->kv.max_model_len_fits || r->kv.available <= 0 ||
+        r->per_gpu.total <= r->per_gpu.capacity)
+        return;
+    for (int pct = (int)(s.gpu_memory_utilization * 100 + 0.5) - 1;
+         pct >= 50 && s.kv_cache_memory <= 0; pct--) {
+        s.gpu_memory_utilization = pct / 100.0;
+        if (serves_with(a, in, r, &s, r->model.gpu)) {
+            note = ADVISE(res, "lower_gpu_memory_utilization",
+                          "gpu_memory_utilization %.2f leaves the CUDA graphs room (a smaller KV "
+                          "pool)",
+                          pct / 100.0);
+            core_note_change_real(note, "gpu_memory_utilization", pct / 100.0);
+            break;
+        }
+    }
+    s = r->resolved;
+    s.enforce_eager = true;
+    if (serves_with(a, in, r, &s, r->model.gpu)) {
+        note = ADVISE(res, "enforce_eager",
+                      "without CUDA graphs (enforce_eager) it fits; each decode step is slower");
+        core_note_change_bool(note, "enforce_eager", true);
+    }
+}
+
 void core_serve_advise(const struct core_arch *a, const struct core_serve_input *in,
                        const struct core_serve_result *r, struct core_serve_result *res)
 {
@@ -115,6 +152,7 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
     struct core_note *note;
 
     advise_model_len(r, res);
+    advise_headroom(a, in, r, res);
     if (s.kv_bytes > 1 && s.engine != CORE_ENGINE_LLAMACPP) {
         s.kv_bytes = 1;
         if (serves_with(a, in, r, &s, r->model.gpu)) {
@@ -153,4 +191,52 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
                       (double)core_serve_usable_bytes(best) / GIB);
         core_note_change_string(note, "gpu", core_gpus[best].id);
     }
+}
+
+/* The workload's own notes on a replica that serves (docs/serving.md, "Warnings"): a request
+ * longer than max_model_len, which the engine rejects (so time is null), with the changes that
+ * time it; a concurrency above what the pool and max_num_seqs hold, which runs at that many while
+ * the rest queue (the schedulers admit no more). */
+void core_serve_time_notes(const struct core_arch *a, const struct core_serve_input *in,
+                           struct core_serve_result *res)
+{
+    const struct core_serve_resolved *w = &res->resolved;
+    int64_t need = w->input_len + w->output_len, cmax;
+    struct core_note *note;
+
+    if (!res->fits)
+        return;
+    if (need > w->max_model_len) {
+        struct core_serve_resolved s = *w;
+
+        WARN(res, "time_request_exceeds_max_model_len",
+             "one request of input_len %lld + output_len %lld = %lld tokens is longer than "
+             "max_model_len %lld: the engine rejects it, so time is null; raise max_model_len to "
+             "%lld or shorten the request",
+             (long long)w->input_len, (long long)w->output_len, (long long)need,
+             (long long)w->max_model_len, (long long)need);
+        s.max_model_len = need;
+        if ((w->context <= 0 || need <= w->context) &&
+            serves_with(a, in, res, &s, res->model.gpu)) {
+            note = ADVISE(res, "raise_max_model_len",
+                          "raise max_model_len to %lld: the pool holds one such request",
+                          (long long)need);
+            core_note_change_int(note, "max_model_len", need);
+        }
+        if (w->max_model_len > w->output_len) {
+            note =
+                ADVISE(res, "shorten_input_len", "input_len %lld fits max_model_len %lld",
+                       (long long)(w->max_model_len - w->output_len), (long long)w->max_model_len);
+            core_note_change_int(note, "input_len", w->max_model_len - w->output_len);
+        }
+        return;
+    }
+    cmax = core_serve_max_concurrency(res, w->input_len, w->output_len);
+    if (w->concurrency != CORE_SERVE_CONCURRENCY_MAX && cmax > 0 && w->concurrency > cmax)
+        WARN(
+            res, "concurrency_capped",
+            "%lld requests asked, %lld in flight: the KV pool holds %lld tokens = %lld requests of "
+            "%lld and max_num_seqs is %lld; the rest queue",
+            (long long)w->concurrency, (long long)cmax, (long long)res->kv.tokens,
+            (long long)(res->kv.tokens / need), (long long)need, (long long)w->max_num_seqs);
 }

@@ -37,5 +37,8 @@ void core_serve_warnings(const struct core_serve_result *r, bool explicit_seqs,
                          struct core_serve_result *res);
 void core_serve_advise(const struct core_arch *a, const struct core_serve_input *in,
                        const struct core_serve_result *r, struct core_serve_result *res);
+/* serve_advice.c: the workload's warnings and advice on a replica that serves. */
+void core_serve_time_notes(const struct core_arch *a, const struct core_serve_input *in,
+                           struct core_serve_result *res);
 
 #endif

@@ -34,5 +34,7 @@ enum core_status core_serve(const struct core_serve_input *in, struct core_serve
     core_serve_validation_warnings(out);
     if (!out->fits)
         core_serve_advise(a, in, out, out);
+    else
+        core_serve_time_notes(a, in, out);
     return CORE_OK;
 }

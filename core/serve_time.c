@@ -200,6 +200,20 @@ static double gemm_seconds(double m, double flops, double rate, double half)
     return m > 0 ? flops / (rate * m / (m + half)) : 0.0;
 }
 
+/* The M dimension at which a weight GEMM reaches half its large-GEMM rate. half_tokens is
+ * measured on 16-bit GEMMs, where a small-M GEMM's time F (M + half) / R is set by streaming its
+ * 2-byte weight tiles: its fixed part F half / R is a per-weight cost. A weight-only format
+ * multiplied in 16 bits (AWQ / GPTQ through Marlin, FP8 Marlin on Ampere) streams b-byte tiles
+ * through the same 16-bit math, so that part shrinks by b / 2 (at b = 0.53, AWQ g128: half x
+ * 0.27). W8A8 runs at the 8-bit rate with 1-byte tiles: its half stays. */
+static double half_tokens(const struct core_serve_time_input *in, const struct core_serve_gen *k)
+{
+    double b = in->linear_bytes_per_weight;
+
+    return in->math == CORE_SERVE_MATH_16 && b > 0 && b < 2 ? k->half_tokens * b / 2.0
+                                                            : k->half_tokens;
+}
+
 /* Seconds of one all-reduce of `bytes` per rank over tp ranks: ring bandwidth term plus the
  * small-message latency. */
 static double all_reduce(const struct core_serve_time_input *in, const struct core_serve_gen *k,
@@ -237,7 +251,7 @@ void core_serve_step_time(const struct core_serve_time_input *in, const struct c
     double rate = at_least(in->gemm_tflops, 1e-6) * 1e12 * gemm_eff;
     double attn_rate = at_least(in->attention_tflops, 1e-6) * 1e12 * k->flash;
     double tokens, w_bytes, w_flops, kv_layer, kv_bytes, a_flops, t_w, t_wc, t_kv, t_ac, ar, gpu;
-    double host;
+    double host, half = half_tokens(in, k);
 
     decode = at_least(decode, 0);
     prompts = at_least(prompts, 0);
@@ -249,11 +263,10 @@ void core_serve_step_time(const struct core_serve_time_input *in, const struct c
     w_bytes = weight_read(in, tokens, &touched);
     w_flops = tokens * g.gemm_flops;
     t_w = w_bytes / hbm;
-    t_wc = gemm_seconds(tokens, tokens * (g.gemm_flops - g.expert_flops), rate, k->half_tokens);
+    t_wc = gemm_seconds(tokens, tokens * (g.gemm_flops - g.expert_flops), rate, half);
     /* Each touched expert's GEMM sees its share of the routed rows: tokens x k / touched. */
     if (g.experts > 0 && touched > 0)
-        t_wc +=
-            gemm_seconds(tokens * g.topk / touched, tokens * g.expert_flops, rate, k->half_tokens);
+        t_wc += gemm_seconds(tokens * g.topk / touched, tokens * g.expert_flops, rate, half);
     /* Attention: decode reads each sequence's cache (context tokens, at most the window in a
      * sliding layer) and does 4 FLOPs per cached token per head dimension (QK^T and PV); a
      * causal prompt does 4 h_d per query-key pair per head (the masked half skipped) and writes
@@ -318,7 +331,7 @@ static double knee(const struct core_serve_time_input *in, const struct core_ser
     if (g.gemm_flops <= 0)
         return 0.0;
     /* B flops / (rate B / (B + h)) = w / hbm  =>  B + h = w rate / (hbm flops). */
-    return at_least(w * rate / (hbm * g.gemm_flops) - k->half_tokens, 1.0);
+    return at_least(w * rate / (hbm * g.gemm_flops) - half_tokens(in, k), 1.0);
 }
 
 void core_serve_time_compute(const struct core_serve_time_input *in,

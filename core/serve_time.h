@@ -40,7 +40,9 @@ enum core_serve_math { CORE_SERVE_MATH_16, CORE_SERVE_MATH_FP8, CORE_SERVE_MATH_
 struct core_serve_time_input {
     struct core_arch arch; /* the resolved architecture (layers, widths, experts) */
     /* Bytes per GPU of the replica (one tp rank of one pipeline stage), from the memory side. */
-    double weight_bytes;       /* every weight this GPU holds */
+    double weight_bytes; /* every weight this GPU holds */
+    /* Bytes per weight of the quantized linear layers (0: the 16-bit default, no scaling). */
+    double linear_bytes_per_weight;
     double embedding_bytes;    /* of those, the input embedding: a step gathers B rows, no more */
     double expert_bytes;       /* of those, the routed experts: a step reads the ones it touches */
     double kv_bytes_per_token; /* K and V of one token over this GPU's layers */

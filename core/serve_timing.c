@@ -90,6 +90,7 @@ void core_serve_time_input_of(const struct core_serve_result *r, struct core_ser
     if (!core_arch_count(a, &c))
         memset(&c, 0, sizeof c);
     out->weight_bytes = (double)r->per_gpu.weights;
+    out->linear_bytes_per_weight = linear_bytes_per_weight(q, dtype);
     /* The embedding table is split over tp (vocab-parallel) and held by the first stage. */
     out->embedding_bytes = (double)c.embedding * dtype / tp;
     out->expert_bytes = (double)c.experts * linear_bytes_per_weight(q, dtype) / (tp * ep * pp);

@@ -190,6 +190,35 @@ START_TEST(lora_qv_torchtune_inventory)
 }
 END_TEST
 
+/* The hf_trainer profile's loss by transformers era, bytes per logit at the end of the forward,
+ * 512 tokens x 128,256 (Llama 3 8B's vocabulary) = 65,667,072 logits:
+ * - unfused_fp32 (the default; ForCausalLMLoss since PR #35646 pads and shifts the labels):
+ *   the bf16 logits the model still references 2 + the fp32 upcast 4 + the fp32 log-softmax 4
+ *   = 10 -> 656,670,720 bytes;
+ * - unfused_fp32_shifted (transformers 4.46-4.48: logits[..., :-1, :].contiguous() of the fp32
+ *   upcast, 4 more) = 14 -> 919,339,008 bytes. */
+START_TEST(hf_loss_by_transformers_era)
+{
+    struct core_input in;
+    struct core_peak_options o;
+    struct core_peak pk;
+
+    llama3_8b(&in, CORE_FT_LORA);
+    in.framework = CORE_FW_HF_TRAINER;
+    in.flash_attention = true;
+    EVAL_OK(in, res);
+    core_peak_options_resolved(&res.resolved, &o);
+    core_peak_compute(&res.resolved, &o, &pk);
+    ck_assert_int_eq(pk.loss, CORE_LOSS_UNFUSED_FP32);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].logits, 656670720.0, 1e-12);
+    in.loss = CORE_LOSS_UNFUSED_SHIFTED;
+    EVAL_OK(in, res);
+    core_peak_options_resolved(&res.resolved, &o);
+    core_peak_compute(&res.resolved, &o, &pk);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].logits, 919339008.0, 1e-12);
+}
+END_TEST
+
 /* optimizer_state_dtype belongs to full training too: the lesson's 7B with bf16 moments keeps
  * 4 (master) + 4 (m, v in bf16) bytes per parameter in the optimizer: 7e9 x 8 = 56e9 bytes. */
 START_TEST(bf16_states_full_training)
@@ -477,6 +506,7 @@ static Suite *suite(void)
     tcase_add_test(tc, frozen_base_has_no_state);
     tcase_add_test(tc, lora_qv_activations);
     tcase_add_test(tc, lora_qv_torchtune_inventory);
+    tcase_add_test(tc, hf_loss_by_transformers_era);
     tcase_add_test(tc, bf16_states_full_training);
     tcase_add_test(tc, full_ignores_adapter_inputs);
     tcase_add_test(tc, frozen_base_flops);

@@ -9,6 +9,7 @@
 #include "core_test_util.h"
 #include "check_main.h"
 #include "serve.h"
+#include "serve_timing.h"
 
 static const struct core_arch *preset_arch(const char *id)
 {
@@ -356,6 +357,199 @@ END_TEST
  * bytes; the remaining 20,914,757,184 - 19,110,297,600 = 1,804,459,584 weights (attention,
  * embedding, head, norms, routers, biases; V 201,088 is already a multiple of 64) x 2 =
  * 3,608,919,168. Total 13,761,264,768 bytes (12.8 GiB; the released checkpoint is 13.8 GB). */
+/* A request longer than max_model_len (issue 19; QA note "Open" 1). Llama 3.1 8B in bf16: 128 KiB
+ * per token, 2 MiB per 16-token block. kv_cache_memory 2 GiB = 1,024 blocks = 16,384 tokens, so
+ * max_model_len 8,192 fits. input 8,000 + output 500 = 8,500 > 8,192: vLLM rejects the request,
+ * time is null, and the warning says so. Raising max_model_len to 8,500 needs ceil(8500/16) = 532
+ * blocks
+ * <= 1,024 and is within the model's 131,072 positions: the first advice; shortening the prompt to
+ * 8,192 - 500 = 7,692 the second. With a 1 GiB pool (512 blocks = 8,192 tokens) 532 blocks do not
+ * fit, so only the shorter prompt is advised. */
+START_TEST(request_longer_than_max_model_len)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    const struct core_note *n;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.max_model_len = 8192;
+    in.kv_cache_memory = INT64_C(2147483648);
+    in.input_len = 8000;
+    in.output_len = 500;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    ck_assert(!core_serve_time_possible(&r));
+    n = find_note(r.warnings, r.warning_count, "time_request_exceeds_max_model_len");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_nonnull(strstr(n->message, "8500"));
+    ck_assert_int_eq(r.advice_count, 2);
+    ck_assert_str_eq(r.advice[0].code, "raise_max_model_len");
+    ck_assert_str_eq(r.advice[0].changes[0].input, "max_model_len");
+    ASSERT_I64(r.advice[0].changes[0].int_value, 8500);
+    ck_assert_str_eq(r.advice[1].code, "shorten_input_len");
+    ck_assert_str_eq(r.advice[1].changes[0].input, "input_len");
+    ASSERT_I64(r.advice[1].changes[0].int_value, 7692);
+    in.kv_cache_memory = INT64_C(1073741824);
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    ck_assert_int_eq(r.advice_count, 1);
+    ck_assert_str_eq(r.advice[0].code, "shorten_input_len");
+    in.input_len = 7692; /* 8,192 exactly: no warning */
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert_ptr_null(
+        find_note(r.warnings, r.warning_count, "time_request_exceeds_max_model_len"));
+    ck_assert_int_eq(r.advice_count, 0);
+}
+END_TEST
+
+/* A concurrency above the pool (QA note "Open" 2): the same 16,384-token pool holds
+ * 16,384 / (1,000 + 1,000) = 8 requests (max_num_seqs 256 does not bind); 64 asked run as 8 and
+ * the warning says so; 8 asked warn nothing. */
+START_TEST(concurrency_above_pool_warns)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    struct core_serve_time_input t;
+    const struct core_note *n;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.max_model_len = 8192;
+    in.kv_cache_memory = INT64_C(2147483648);
+    in.input_len = 1000;
+    in.output_len = 1000;
+    in.concurrency = 64;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.tokens, 16384);
+    n = find_note(r.warnings, r.warning_count, "concurrency_capped");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_nonnull(strstr(n->message, "64 requests asked, 8 in flight"));
+    core_serve_time_input_of(&r, &t);
+    ASSERT_I64(t.concurrency, 8);
+    in.concurrency = 8;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert_ptr_null(find_note(r.warnings, r.warning_count, "concurrency_capped"));
+}
+END_TEST
+
+/* vLLM's block sizes (vllm/config/cache.py: BlockSize = Literal[1, 8, 16, 32, 64, 128]): 7 and 256
+ * are 422s naming block_size under vllm and vllm_v0; 32 is taken; SGLang's page_size is free. */
+START_TEST(vllm_block_sizes)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.block_size = 7;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "block_size");
+    in.engine = CORE_ENGINE_VLLM_V0;
+    in.block_size = 256;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "block_size");
+    in.engine = CORE_ENGINE_VLLM;
+    in.block_size = 32;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.kv.block_size, 32);
+    in.engine = CORE_ENGINE_SGLANG;
+    in.block_size = 7;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+}
+END_TEST
+
+/* Only the CUDA-graph headroom fails (QA note "Open" 5). vLLM captures the graphs after the pool,
+ * inside (1 - gpu_memory_utilization) x capacity, beside the non-torch reserve: at utilization 1
+ * that is 0 bytes, so Llama 3.1 8B on an H100 does not start. The first advice is the highest
+ * utilization u (steps of 0.01) with (1 - u) x capacity >= non_torch + cuda_graphs: re-asked at u
+ * it serves and the headroom holds both; at u + 0.01 it does not serve. Eager alone leaves the
+ * non-torch reserve in a zero headroom, so it is not advised there. Llama 3.1 70B AWQ on four RTX
+ * 4090s at the default 0.9: both changes serve, the utilization first (it costs only pool
+ * tokens), then enforce_eager, then a larger GPU. */
+START_TEST(cuda_graph_headroom_advice)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    double u;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.gpu_memory_utilization = 1.0;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+    ck_assert_int_eq(r.advice_count, 1);
+    ck_assert_str_eq(r.advice[0].code, "lower_gpu_memory_utilization");
+    ck_assert_str_eq(r.advice[0].changes[0].input, "gpu_memory_utilization");
+    u = r.advice[0].changes[0].real_value;
+    ck_assert(u < 1.0 && u >= 0.5);
+    in.gpu_memory_utilization = u;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    ck_assert((1 - u) * (double)r.per_gpu.capacity >=
+              (double)(r.per_gpu.non_torch + r.per_gpu.cuda_graphs));
+    in.gpu_memory_utilization = u + 0.01;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-70b");
+    in.quantization = CORE_QUANT_AWQ;
+    in.base.gpu = core_gpu_find("rtx-4090");
+    in.base.tp = 4;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+    ck_assert_int_ge(r.advice_count, 2);
+    ck_assert_str_eq(r.advice[0].code, "lower_gpu_memory_utilization");
+    ck_assert_str_eq(r.advice[1].code, "enforce_eager");
+    ck_assert(r.advice[1].changes[0].bool_value);
+    in.enforce_eager = true;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+}
+END_TEST
+
+/* 4-bit weights at batch 1 (QA note "Open" 3). AWQ g128 stores b = 4/8 + (16 + 4)/(8 x 128) =
+ * 0.5195 bytes per linear weight and multiplies in 16 bits. A small-M GEMM's time is
+ * F (M + half) / R, half = 96 on Hopper measured on 2-byte tiles; with b-byte tiles the fixed part
+ * is half x b / 2 = 24.9. Llama 3.1 70B at tp 4 on H100 SXM: R = 989.4e12 x 0.65 = 643e12,
+ * hbm = 3.35e12 x 0.80 = 2.68e12; per GPU the linears are ~68.5e9 / 4 weights at b and the lm_head
+ * 128,256 x 8,192 / 4 at 2 bytes, so the weight bytes per GEMM FLOP are (17.1e9 x 0.5195 +
+ * 0.263e9 x 2) / (2 x 17.4e9) = 0.27 and the knee is 0.27 x R / hbm - 24.9 = 0.27 x 240 - 24.9
+ * ~ 40 (Marlin stays memory-bound to batch ~16-32 and more). At batch 1 the weight read
+ * (9.4e9 / 2.68e12 = 3.5 ms) beats the GEMMs (17.4e9 x 2 x 25.9 / 643e12 = 1.4 ms): hbm-bound.
+ * Before the fix half stayed 96 (3.5 ms < 17.4e9 x 2 x 97 / 643e12 = 5.2 ms): compute, knee 1. */
+START_TEST(awq_decode_memory_bound)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    struct core_serve_time_input t;
+    struct core_serve_time tm;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-70b");
+    in.base.gpu = core_gpu_find("h100-sxm");
+    in.base.tp = 4;
+    in.quantization = CORE_QUANT_AWQ;
+    in.max_model_len = 2200;
+    in.input_len = 2000;
+    in.output_len = 200;
+    in.concurrency = 1;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(core_serve_time_possible(&r));
+    core_serve_time_input_of(&r, &t);
+    core_serve_time_compute(&t, NULL, &tm);
+    ck_assert_int_eq(tm.bottleneck, CORE_SERVE_HBM);
+    ck_assert(tm.decode.weights_hbm > 0);
+    ck_assert(tm.knee_batch > 30 && tm.knee_batch < 50);
+}
+END_TEST
+
 START_TEST(mxfp4_experts_only)
 {
     ASSERT_I64(core_serve_weight_bytes(preset_arch("gpt-oss-20b"), CORE_QUANT_MXFP4, 0, 2, 1, 1, 1),
@@ -380,6 +574,11 @@ static Suite *suite(void)
     tcase_add_test(t, hybrid_sliding_window_pool);
     tcase_add_test(t, sglang_hybrid_swa_pool);
     tcase_add_test(t, mxfp4_experts_only);
+    tcase_add_test(t, request_longer_than_max_model_len);
+    tcase_add_test(t, concurrency_above_pool_warns);
+    tcase_add_test(t, vllm_block_sizes);
+    tcase_add_test(t, cuda_graph_headroom_advice);
+    tcase_add_test(t, awq_decode_memory_bound);
     suite_add_tcase(s, t);
     return s;
 }

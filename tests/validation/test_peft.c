@@ -34,9 +34,12 @@
 #endif
 
 /* The issue's targets are 8 % for peaks and 15 % for throughput. Throughput is gated at the
- * target (8.1 % over all rows, 10.1 % held out: docs/model.md, "Fine-tuning with adapters");
- * the peaks at what the model achieves with a margin of about one point. */
-#define ALLOC_LIMIT  0.10
+ * target (8.1 % over all rows, 10.1 % held out: docs/model.md, "Fine-tuning with adapters").
+ * Allocated peaks are gated at the target (7.7 % over all rows since the FMS rows price
+ * transformers 4.48's shifted loss, unfused_fp32_shifted; those FMS rows are its tuning rows:
+ * 8.3 % over the tuning rows, 2.0 % over the one held-out row); nvidia-smi peaks (8.4 %, not
+ * at the target) at that with a margin of about one point. */
+#define ALLOC_LIMIT  0.08
 #define DEVICE_LIMIT 0.10
 #define TPS_LIMIT    0.15
 
@@ -203,6 +206,12 @@ static void row_settings(char f[FIELDS][FIELD_MAX], struct core_input *in)
         in->offload_optimizer = in->offload_params = CORE_OFFLOAD_CPU;
     if (accum > 1)
         in->global_batch = (double)(in->batch * in->gpus * accum);
+    /* Every FMS row is fms-acceleration's benchmark at 24bdadb, which pins transformers 4.48.1
+     * (PROVENANCE-peft.md): its models call loss_utils.py's ForCausalLMLoss with their bf16
+     * logits still referenced, which upcasts them and makes the shifted .contiguous() copy
+     * (removed in transformers PR #35646, after 4.48): the unfused_fp32_shifted loss. */
+    if (strncmp(f[C_ID], "FMS-", 4) == 0)
+        in->loss = CORE_LOSS_UNFUSED_SHIFTED;
     if (strcmp(f[C_METHOD], "full") == 0) {
         /* Both frameworks' bf16 full fine-tunes keep no fp32 master copy. */
         in->master_weights = CORE_FLAG_NO;

@@ -53,6 +53,25 @@ static json_t *flag_value(enum core_flag f)
     return json_boolean(f == CORE_FLAG_YES);
 }
 
+/* The peak's profile inputs the request gave (a framework other than generic, and its
+ * overrides), so /fit of a plan's config judges it as the planner did (core/plan_judge.c). */
+static json_t *profile_inputs(const struct core_input *in, json_t *c)
+{
+    if (in->framework != CORE_FW_GENERIC)
+        c = with(c, "framework", json_string(core_framework_names[in->framework]));
+    if (in->loss >= 0 && in->loss < CORE_LOSS_COUNT)
+        c = with(c, "loss", json_string(core_loss_names[in->loss]));
+    if (in->compile)
+        c = with(c, "compile", json_true());
+    if (in->optimizer_in_backward)
+        c = with(c, "optimizer_in_backward", json_true());
+    if (in->activation_offload)
+        c = with(c, "activation_offload", json_true());
+    if (in->memory_metric != CORE_METRIC_ALLOCATED)
+        c = with(c, "memory_metric", json_string(core_memory_metric_names[in->memory_metric]));
+    return c;
+}
+
 /* A plan's configuration: the model inputs as the request gave them (so /fit resolves the same
  * shape), the training inputs resolved, the hardware overrides given, and the planner's
  * choices. Valid /fit and /runtime input; /runtime of it gives the plan's days: with mfu
@@ -126,7 +145,7 @@ static json_t *plan_config(const struct core_input *in, const struct core_resolv
         c = with(c, "dp_comm_overlap", flag_value(in->dp_comm_overlap));
     if (p->usd_per_gpu_hour >= 0)
         c = with(c, "usd_per_gpu_hour", json_real(p->usd_per_gpu_hour));
-    return c;
+    return profile_inputs(in, c);
 }
 
 /* The step-time model's figures for the plan's layout (core_perf_predict), written by the one
@@ -173,10 +192,16 @@ static json_t *plan_object(const struct core_input *in, const struct core_resolv
         "mfu", p->mfu, "efficiency", efficiency(p), "memory_per_gpu", "params", bytes(p->params),
         "grads", bytes(p->grads), "optimizer", bytes(p->optimizer), "activations",
         bytes(p->activations), "total", bytes(p->total), "capacity", bytes(p->capacity));
+    json_t *m;
 
     if (r->shape.arch.experts > 0) {
         obj = with(obj, "ep", json_integer((json_int_t)p->ep));
         obj = with(obj, "etp", json_integer((json_int_t)p->etp));
+    }
+    m = json_object_get(obj, "memory_per_gpu");
+    if (m != NULL && r->framework != CORE_FW_GENERIC) { /* as /fit: fit.judged "device_peak" */
+        json_object_set_new(m, "judged", json_string("device_peak"));
+        json_object_set_new(m, "device_peak", bytes(p->judged));
     }
     obj = with(obj, "global_batch", json_real(p->global_batch));
     obj = with(obj, "global_batch_tokens", json_real(p->global_batch_tokens));

@@ -826,6 +826,10 @@ struct core_plan {
     double usd_per_gpu_hour;                                        /* < 0 = no price */
     double cost_usd;                                                /* < 0 = no price */
     int64_t params, grads, optimizer, activations, total, capacity; /* bytes per GPU */
+    /* What the verdict judged against capacity, as /fit judges the config: the ledger total
+     * (generic) or the device peak (a framework profile; capacity is then the driver's usable
+     * bytes less reserve_gb). */
+    int64_t judged;
 };
 
 struct core_plan_reason {

@@ -347,9 +347,9 @@ static enum core_status check_finite(const struct core_result *res, struct core_
  * profile is judged by it. Peaks are doubles; they must fit the int64 bytes the API reports.
  * ------------------------------------------------------------------------------------------- */
 
-static enum core_status peak_in(const struct core_resolved *r, const struct core_memory *ledger,
-                                enum core_memory_metric metric, int64_t *bytes, const char **at,
-                                const char **stage, struct core_problems *p)
+enum core_status core_peak_in(const struct core_resolved *r, const struct core_memory *ledger,
+                              enum core_memory_metric metric, int64_t *bytes, const char **at,
+                              const char **stage, struct core_problems *p)
 {
     struct core_peak_options o;
     struct core_peak pk;
@@ -373,7 +373,8 @@ static enum core_status peak_in(const struct core_resolved *r, const struct core
 static enum core_status memory_peak(const struct core_resolved *r, const struct core_memory *m,
                                     struct core_memory_peak *out, struct core_problems *p)
 {
-    enum core_status st = peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
+    enum core_status st =
+        core_peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
     out->expected_error = core_peak_validation[r->framework].expected_error;
@@ -383,7 +384,8 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
         out->device_stage = out->stage;
         return st;
     }
-    return peak_in(r, m, CORE_METRIC_DEVICE, &out->device, &out->device_at, &out->device_stage, p);
+    return core_peak_in(r, m, CORE_METRIC_DEVICE, &out->device, &out->device_at, &out->device_stage,
+                        p);
 }
 
 /* ---------------------------------------------------------------------------------------------

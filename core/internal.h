@@ -155,6 +155,12 @@ bool core_activation_bytes(const struct core_resolved *r, int64_t batch, int64_t
                            enum core_checkpointing ckpt, int64_t *layers, int64_t *logits);
 enum core_status core_memory_compute(const struct core_resolved *r, struct core_memory *m,
                                      struct core_state *mp, struct core_problems *p);
+/* evaluate.c: the peak of ledger's configuration in `metric` (bytes), where it falls (moment and
+ * stage), as /fit reports it; CORE_ERANGE past int64. The planner judges a framework profile's
+ * candidates with it (plan_judge.c). */
+enum core_status core_peak_in(const struct core_resolved *r, const struct core_memory *ledger,
+                              enum core_memory_metric metric, int64_t *bytes, const char **at,
+                              const char **stage, struct core_problems *p);
 
 /* fit.c */
 int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp, int stage,

@@ -115,13 +115,15 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
                     break;
                 if (plan_skip_candidate(s, micro, zero))
                     continue;
-                s->out->fitting++;
                 c.batch = b;
                 c.zero_stage = zero;
                 c.checkpointing = (enum core_checkpointing)ck;
                 c.micro_batches = (int64_t)floor(s->gbt / micro);
                 c.global_batch_tokens = (double)c.micro_batches * micro;
                 c.global_batch = (double)c.micro_batches * (double)b * (double)L->dp;
+                if (!plan_judge(s, &c, total))
+                    break; /* a framework's device peak grows with b too */
+                s->out->fitting++;
                 c.steps = ceil(s->r.tokens / c.global_batch_tokens);
                 c.recompute_factor = s->recompute[ck];
                 c.bubble_factor = (double)c.micro_batches / (double)(c.micro_batches + L->pp - 1);
@@ -214,6 +216,20 @@ static void check_plan_ranges(const struct core_plan_input *in, struct core_prob
                              CORE_USD_MAX);
 }
 
+/* What /fit judges a config on GPU g against (core_capacity_bytes, fit.c): memory_gb less
+ * reserve_gb for the generic ledger, the driver's usable bytes less reserve_gb under a framework
+ * profile. */
+static int64_t row_capacity(const struct core_input *b, int g)
+{
+    static const struct core_resolved zero;
+    struct core_resolved r = zero;
+
+    core_resolve_hardware(b, g, &r);
+    r.framework = b->framework;
+    r.reserve_gb = b->reserve_gb;
+    return core_capacity_bytes(&r);
+}
+
 /* The GPU rows to search: the listed ones, or every catalog GPU with a peak for the
  * precision. An explicitly listed GPU without one is an error; with prices, unpriced GPUs go. */
 static int gpu_rows(const struct core_plan_input *in, struct gpu_row *rows, bool *priced,
@@ -235,8 +251,7 @@ static int gpu_rows(const struct core_plan_input *in, struct gpu_row *rows, bool
         int g = want[i];
         double peak =
             b->peak_tflops > 0 ? b->peak_tflops : core_catalog_peak_tflops(g, b->precision);
-        double mem = b->memory_gb > 0 ? b->memory_gb : core_gpus[g].memory_gb;
-        int64_t capacity = (int64_t)llround(mem * 1e9) - (int64_t)llround(b->reserve_gb * 1e9);
+        int64_t capacity = row_capacity(b, g);
 
         if (peak <= 0 && in->gpu_count > 0)
             core_problem_add(p, "gpu", "%s does not support %s", core_gpus[g].id,

@@ -83,6 +83,17 @@ void plan_consider(struct search *s, struct core_plan *c, const struct core_stat
 void plan_offer_layout_best(struct search *s, const struct core_plan *best, struct core_plan *group,
                             bool *have_group);
 
+/* plan_judge.c: does candidate c (its layout, batch, ZeRO stage, checkpointing and global batch
+ * set; ledger_total its ledger bytes) fit as /fit would judge its config? Sets c->judged: the
+ * ledger total under the generic profile, the device peak under a framework profile, against
+ * c->capacity (the row's: memory_gb, or the driver's usable bytes under a framework, less
+ * reserve_gb). */
+bool plan_judge(const struct search *s, struct core_plan *c, int64_t ledger_total);
+
+/* plan_judge.c: the resolved inputs of plan p's configuration, as core_evaluate() would
+ * resolve them. */
+void plan_resolve(const struct search *s, const struct core_plan *p, struct core_resolved *r);
+
 /* plan_table.c: activations of every checkpointing mode and micro-batch for s->r's tp, pp and
  * cp. */
 void plan_activation_table(struct search *s, struct layout *L);

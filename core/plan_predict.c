@@ -39,37 +39,12 @@ static int64_t next_dp(int64_t dp)
     return dp + quarter;
 }
 
-/* The resolved inputs of plan p's configuration, as core_evaluate() would resolve them: the
- * base, the layout, and the GPU's hardware and overlap defaults through the very function
- * core_evaluate() uses (core_resolve_hardware). The batch fields are the plan's. */
-static void resolve_plan(const struct search *s, const struct core_plan *p, struct core_resolved *r)
-{
-    *r = s->r;
-    r->gpu = p->gpu;
-    r->gpus = p->gpus;
-    r->tp = p->tp;
-    r->pp = p->pp;
-    r->cp = p->cp;
-    r->dp = p->dp;
-    r->ep = p->ep;
-    r->etp = p->etp;
-    r->virtual_stages = p->virtual_stages;
-    r->sequence_parallel = p->sequence_parallel;
-    core_resolve_hardware(&s->in->base, p->gpu, r);
-    r->batch = p->batch;
-    r->zero_stage = p->zero_stage;
-    r->checkpointing = p->checkpointing;
-    r->global_batch = p->global_batch;
-    r->global_batch_tokens = p->global_batch_tokens;
-    r->micro_batches = (double)p->micro_batches;
-}
-
 void plan_performance(const struct search *s, struct core_plan *p)
 {
     struct core_resolved r;
     struct core_perf_input pi;
 
-    resolve_plan(s, p, &r);
+    plan_resolve(s, p, &r);
     core_perf_input_resolved(&pi, &r);
     core_perf_predict(&pi, &p->performance);
 }
@@ -102,6 +77,23 @@ static void best_virtual(struct search *s, struct core_perf_input *pi, const int
         best = vs[i];
     }
     pi->virtual_stages = best;
+}
+
+/* The memory verdict of candidate c at its virtual stages (plan_judge.c). A framework profile's
+ * device peak holds more micro-batches in flight when interleaved, so a candidate that overflows
+ * at v > 1 is judged, and timed, at v = 1 instead (and that v is kept for its other ZeRO stages).
+ */
+static bool judge_virtual(struct search *s, struct core_plan *c, struct core_perf_input *pi,
+                          struct core_perf *perf, int64_t ledger_total)
+{
+    if (plan_judge(s, c, ledger_total))
+        return true;
+    if (c->virtual_stages == 1)
+        return false;
+    c->virtual_stages = pi->virtual_stages = 1;
+    core_perf_predict(pi, perf);
+    s->out->evaluated++;
+    return plan_judge(s, c, ledger_total);
 }
 
 struct choices {
@@ -144,7 +136,7 @@ static void search_layout(struct search *s, const struct layout *L, const struct
     layout_candidate(L, &c);
     /* Once per layout; a candidate then changes only the fields core_perf_input_resolved
      * copies from the batch, ZeRO, checkpointing and schedule inputs. */
-    resolve_plan(s, &c, &r);
+    plan_resolve(s, &c, &r);
     core_perf_input_resolved(&pi, &r);
     for (int ck = 0; ck < 3; ck++) {
         if (L->act[ck][0] == INT64_MAX)
@@ -175,8 +167,6 @@ static void search_layout(struct search *s, const struct layout *L, const struct
                     continue; /* same time as stage 1, which fits: the tie goes to stage 1 */
                 if (plan_skip_candidate(s, micro, zeros[zi]))
                     continue;
-                fit1 = fit1 || zeros[zi] == 1;
-                s->out->fitting++;
                 c.batch = b;
                 c.zero_stage = zeros[zi];
                 c.checkpointing = (enum core_checkpointing)ck;
@@ -196,6 +186,10 @@ static void search_layout(struct search *s, const struct layout *L, const struct
                     core_perf_predict(&pi, &perf);
                 }
                 c.virtual_stages = pi.virtual_stages;
+                if (!judge_virtual(s, &c, &pi, &perf, total))
+                    continue; /* a framework profile's device peak overflows (plan_judge.c) */
+                fit1 = fit1 || zeros[zi] == 1;
+                s->out->fitting++;
                 c.performance = perf;
                 c.mfu = perf.mfu;
                 price_seconds(&c, c.steps * perf.step_seconds);

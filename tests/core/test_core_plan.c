@@ -78,6 +78,9 @@ static void assert_predicted(const struct core_input *c, const struct core_plan 
     ASSERT_I64(r.memory.activations, p->activations);
     ASSERT_I64(r.memory.total, p->total);
     ASSERT_I64(r.fit.capacity, p->capacity);
+    /* What /fit judged (the ledger total, or the device peak under a framework profile). */
+    ASSERT_I64(r.fit.capacity - r.fit.headroom, p->judged);
+    ck_assert(r.fit.judged_peak == (c->framework != CORE_FW_GENERIC));
     ck_assert(r.fit.fits);
     ck_assert(r.resolved.mfu_predicted);
     ASSERT_REL(r.resolved.global_batch_tokens, p->global_batch_tokens, 0);
@@ -111,6 +114,7 @@ static void assert_reproduces(const struct core_plan_input *in, const struct cor
     ASSERT_I64(r.memory.activations, p->activations);
     ASSERT_I64(r.memory.total, p->total);
     ASSERT_I64(r.fit.capacity, p->capacity);
+    ASSERT_I64(r.fit.capacity - r.fit.headroom, p->judged);
     ck_assert(r.fit.fits);
     /* /runtime of the config gives the plan's time: mfu there is the effective MFU. */
     ASSERT_REL(r.runtime.days, p->days, 1e-12);
@@ -378,9 +382,8 @@ START_TEST(given_global_batch_is_kept)
     in.gpu_count = 1;
     in.gpus[0] = core_gpu_find("h100-sxm");
     in.gpus_max = 64;
-    /* Under framework=megatron: no ZeRO-2 and the batch kept. (Its /fit judges the profile's
-     * peak against the device's usable bytes, not the ledger's capacity, so the byte-exact
-     * re-ask below runs on the generic ledger.) */
+    /* Under framework=megatron: no ZeRO-2 and the batch kept; each plan re-asked as /fit would
+     * under megatron (device peak against the usable bytes) fits at the plan's judged bytes. */
     in.base.framework = CORE_FW_MEGATRON;
     search_ok(&in, &out);
     ck_assert_int_gt(out.plan_count, 0);
@@ -388,10 +391,12 @@ START_TEST(given_global_batch_is_kept)
         assert_whole_micro_batches(&plans[i], 512);
         ck_assert_int_ne(plans[i].dp, 24);
         ck_assert_int_ne(plans[i].zero_stage, 2); /* no stage 2 under Megatron-LM */
+        assert_reproduces(&in, &plans[i]);
     }
     for (int i = 0; i < out.pareto_count; i++) {
         assert_whole_micro_batches(&pareto[i], 512);
         ck_assert_int_ne(pareto[i].zero_stage, 2);
+        assert_reproduces(&in, &pareto[i]);
     }
     in.base.framework = CORE_FW_GENERIC;
     search_ok(&in, &out);
@@ -435,6 +440,70 @@ END_TEST
 /* 6000 tokens at T 4096 is 1.46484375 sequences: no whole m * b * dp equals it, so nothing is
  * planned and the reason names the input. Without a global batch the default (2^22 tokens) is
  * met flexibly and plans come back. */
+static bool same_layout(const struct core_plan *p, const struct core_input *c)
+{
+    return p->gpu == c->gpu && p->gpus == c->gpus && p->tp == c->tp && p->pp == c->pp &&
+           p->cp == c->cp && p->virtual_stages == c->virtual_stages &&
+           p->zero_stage == c->zero_stage && p->checkpointing == c->checkpointing &&
+           p->batch == c->batch;
+}
+
+/* framework=megatron judges a candidate as /fit does under megatron: its device peak against the
+ * H100's usable bytes (79.19 GiB = 85,029,615,043 B, the driver's figure), not the ledger against
+ * 80e9. Llama 3 8B, T 4096, 1024 sequences a step (the planner's 2^22-token default), 8 H100s as
+ * tp 2 x pp 2 x dp 2, interleaved v 2, ZeRO 1, no checkpointing, b 1: the generic ledger accepts
+ * it (its total is at most 80e9) and megatron's device peak rejects it (peak > usable bytes).
+ * Both are inequalities checked here on core_evaluate's two verdicts, not figures derived by
+ * hand. The plan must not offer that layout, and every plan and Pareto point must fit under
+ * megatron at its judged bytes. */
+START_TEST(megatron_plans_judged_by_device_peak)
+{
+    struct core_plan_input in;
+    struct core_plan_summary out;
+    struct core_input c;
+    static struct core_result r;
+
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.base.seq_len = 4096;
+    in.base.tokens = 1e12;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 64;
+    in.base.framework = CORE_FW_MEGATRON;
+
+    c = in.base;
+    c.gpu = in.gpus[0];
+    c.gpus = 8;
+    c.tp = 2;
+    c.pp = 2;
+    c.virtual_stages = 2;
+    c.zero_stage = 1;
+    c.checkpointing = CORE_CKPT_NONE;
+    c.batch = 1;
+    c.global_batch = 1024;
+    c.framework = CORE_FW_GENERIC;
+    EVAL_OK(c, r);
+    ck_assert(r.fit.fits && r.memory.total <= (int64_t)80e9); /* the ledger accepts it */
+    c.framework = CORE_FW_MEGATRON;
+    EVAL_OK(c, r);
+    ASSERT_I64(r.fit.capacity, 85029615043); /* core_gpu_usable_bytes: 79.19 GiB */
+    ck_assert(!r.fit.fits && r.memory.peak.device > r.fit.capacity);
+
+    search_ok(&in, &out);
+    ck_assert_int_gt(out.plan_count, 0);
+    for (int i = 0; i < out.plan_count; i++) {
+        ck_assert(!same_layout(&plans[i], &c));
+        ck_assert(plans[i].capacity == 85029615043 && plans[i].judged <= plans[i].capacity);
+        assert_reproduces(&in, &plans[i]);
+    }
+    for (int i = 0; i < out.pareto_count; i++) {
+        ck_assert(!same_layout(&pareto[i], &c));
+        assert_reproduces(&in, &pareto[i]);
+    }
+}
+END_TEST
+
 START_TEST(indivisible_global_batch_reason)
 {
     struct core_plan_input in;
@@ -623,6 +692,7 @@ static Suite *plan_suite(void)
     tcase_add_test(t, predicted_plans_reproduce);
     tcase_add_test(t, given_global_batch_is_kept);
     tcase_add_test(t, indivisible_global_batch_reason);
+    tcase_add_test(t, megatron_plans_judged_by_device_peak);
     tcase_add_test(t, llama3_70b_front);
     tcase_add_test(t, tp_inside_a_node_first);
     suite_add_tcase(s, t);

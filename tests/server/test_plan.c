@@ -101,6 +101,7 @@ static void assert_plans_reproduce(json_t *reply)
     json_array_foreach (all, i, p) {
         json_t *fit = json_array_get(fits, i), *run = json_array_get(runs, i);
         char want[64], got[64];
+        const char *judged;
 
         ck_assert_msg(json_is_true(live_at(fit, "fit.fits")), "plan %zu does not fit", i);
         for (size_t s = 0; s < sizeof segments / sizeof segments[0]; s++) {
@@ -110,6 +111,14 @@ static void assert_plans_reproduce(json_t *reply)
         }
         ck_assert_int_eq(live_int_at(fit, "fit.capacity.bytes"),
                          live_int_at(p, "memory_per_gpu.capacity.bytes"));
+        /* The bytes /fit judged (capacity - headroom): the device peak under a framework
+         * profile (memory_per_gpu.device_peak), else the ledger total. */
+        judged = json_object_get(json_object_get(p, "memory_per_gpu"), "device_peak") != NULL
+                     ? "memory_per_gpu.device_peak.bytes"
+                     : "memory_per_gpu.total.bytes";
+        ck_assert_int_eq(live_int_at(fit, "fit.capacity.bytes") -
+                             live_int_at(fit, "fit.headroom.bytes"),
+                         live_int_at(p, judged));
         /* mfu in the config is the effective MFU, printed to 15 digits, or "predicted": then
          * /runtime runs the same time model on the same layout and global batch. */
         close_to(live_num_at(run, "runtime.days"), live_num_at(p, "days"), 1e-13);
@@ -265,6 +274,61 @@ START_TEST(plan_keeps_a_given_global_batch)
                   200);
     ck_assert_uint_eq(json_array_size(json_object_get(b, "plans")), 0);
     ck_assert_str_eq(str_at(b, "reasons.0.field"), "global_batch_tokens");
+    json_decref(b);
+}
+END_TEST
+
+/* Is plan p the layout megatron's device peak rejects (plan_megatron_judged_as_fit_judges)? */
+static bool is_rejected_layout(json_t *p)
+{
+    return live_int_at(p, "gpus") == 8 && live_int_at(p, "tp") == 2 && live_int_at(p, "pp") == 2 &&
+           live_int_at(p, "cp") == 1 && live_int_at(p, "virtual_stages") == 2 &&
+           live_int_at(p, "zero_stage") == 1 && live_int_at(p, "batch") == 1 &&
+           strcmp(str_at(p, "checkpointing"), "none") == 0;
+}
+
+/* framework=megatron: each plan is judged as /fit judges its config under megatron (the device
+ * peak against the driver's usable bytes, 85,029,615,043 on an H100), and the config carries
+ * the framework, so /fit and /runtime of it reproduce the verdict, the bytes and the step. The
+ * layout tp 2 x pp 2 x dp 2, v 2, ZeRO 1, b 1 of Llama 3 8B at T 4096 (1024 sequences a step)
+ * fits the generic ledger (total <= 80e9) and overflows megatron's device peak: both
+ * inequalities are checked on /fit's replies, and the megatron plan does not offer it. */
+START_TEST(plan_megatron_judged_as_fit_judges)
+{
+    static const char layout[] =
+        "\"model\":\"llama3-8b\",\"gpu\":\"h100-sxm\",\"seq_len\":4096,\"gpus\":8,\"tp\":2,"
+        "\"pp\":2,\"virtual_stages\":2,\"zero_stage\":1,\"checkpointing\":\"none\",\"batch\":1,"
+        "\"global_batch\":1024";
+    char body[512];
+    json_t *b, *p;
+    size_t i;
+
+    snprintf(body, sizeof body, "{%s}", layout);
+    b = post_json("/fit", body, 200);
+    ck_assert(json_is_true(live_at(b, "fit.fits")));
+    ck_assert_int_le(live_int_at(b, "memory.per_gpu.total.bytes"), 80000000000);
+    json_decref(b);
+    snprintf(body, sizeof body, "{%s,\"framework\":\"megatron\"}", layout);
+    b = post_json("/fit", body, 200);
+    ck_assert(json_is_false(live_at(b, "fit.fits")));
+    ck_assert_str_eq(str_at(b, "fit.judged"), "device_peak");
+    ck_assert_int_eq(live_int_at(b, "fit.capacity.bytes"), 85029615043);
+    ck_assert_int_lt(live_int_at(b, "fit.headroom.bytes"), 0);
+    json_decref(b);
+
+    b = post_json("/plan",
+                  "{\"model\":\"llama3-8b\",\"gpu\":\"h100-sxm\",\"seq_len\":4096,"
+                  "\"tokens\":1e12,\"gpus_max\":64,\"framework\":\"megatron\"}",
+                  200);
+    ck_assert_uint_gt(json_array_size(json_object_get(b, "plans")), 0);
+    json_array_foreach (json_object_get(b, "plans"), i, p) {
+        ck_assert_str_eq(str_at(p, "config.framework"), "megatron");
+        ck_assert_str_eq(str_at(p, "memory_per_gpu.judged"), "device_peak");
+        ck_assert(!is_rejected_layout(p));
+    }
+    json_array_foreach (json_object_get(b, "pareto"), i, p)
+        ck_assert(!is_rejected_layout(p));
+    assert_plans_reproduce(b);
     json_decref(b);
 }
 END_TEST
@@ -556,6 +620,7 @@ static Suite *plan_suite(void)
     tcase_add_test(t, plan_every_config_fits_back);
     tcase_add_test(t, plan_predicted_by_default);
     tcase_add_test(t, plan_keeps_a_given_global_batch);
+    tcase_add_test(t, plan_megatron_judged_as_fit_judges);
     tcase_add_test(t, plan_prices_by_gpu);
     tcase_add_test(t, plan_impossible_is_200_with_reasons);
     tcase_add_test(t, plan_errors);

@@ -64,6 +64,20 @@ void api_reply_json(struct api_response *resp, unsigned status, const char *cont
 
 /* Fill resp from a writer: its buffer becomes the body (moved; w is left empty). A failed or
  * empty writer makes the reply a bodiless 500, as api_reply_json does. */
+struct api_launch; /* launch.h */
+
+/* The front half of answering one body item (batch.c): the item must be an object, and its launch
+ * configuration (vllm_args when inference) is resolved into inputs. Returns the inputs with
+ * *errors a new empty array and *launch filled (the caller frees all three), or NULL with the
+ * problem answered into w and its status in *status (nothing to free). */
+json_t *api_item_inputs(const json_t *item, bool inference, struct api_launch *launch,
+                        json_t **errors, struct api_jsonw *w, unsigned *status);
+
+/* The item's decoding failed: blame the launch flags that set the bad inputs, free inputs and
+ * launch, and answer the 400 (consumes errors, as api_answer_invalid does). */
+unsigned api_item_invalid(json_t *inputs, struct api_launch *launch, json_t *errors,
+                          struct api_jsonw *w);
+
 /* Answers one item of a batch into w and returns its status (ctx: the route's own state). */
 typedef unsigned (*api_batch_answer)(const void *ctx, const json_t *item, struct api_jsonw *w);
 

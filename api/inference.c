@@ -51,29 +51,14 @@ static unsigned object_answer(const json_t *item, struct api_jsonw *w)
     struct core_serve_input in;
     struct api_launch launch;
     json_t *errors, *inputs;
-    bool contradictory;
     unsigned status;
 
-    if (!json_is_object(item))
-        return api_answer_problem(
-            w, API_E_MALFORMED_JSON,
-            "The body must be a JSON object (or, for a batch, an array of them).", NULL);
-    core_serve_input_init(&in);
-    errors = json_array();
-    if (errors == NULL)
-        return api_answer_problem(w, API_E_INTERNAL, "Out of memory.", NULL);
-    inputs = api_launch_resolve(item, true, &launch, errors, &contradictory);
+    inputs = api_item_inputs(item, true, &launch, &errors, w, &status);
     if (inputs == NULL)
-        return contradictory
-                   ? api_answer_problem(w, API_E_IMPOSSIBLE_INPUTS,
-                                        "The launch configuration contradicts itself.", errors)
-                   : api_answer_invalid(w, errors);
-    if (!api_decode_serve_object(inputs, &in, errors)) {
-        api_launch_blame(&launch, errors);
-        json_decref(inputs);
-        api_launch_free(&launch);
-        return api_answer_invalid(w, errors);
-    }
+        return status;
+    core_serve_input_init(&in);
+    if (!api_decode_serve_object(inputs, &in, errors))
+        return api_item_invalid(inputs, &launch, errors, w);
     json_decref(inputs);
     json_decref(errors);
     status = serve_answer(&in, &launch, w);

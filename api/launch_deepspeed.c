@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "launch_internal.h"
+#include "launch_rows.h"
 
 #define CFG  "deepspeed/runtime/config.py"
 #define ZERO "deepspeed/runtime/zero/config.py"
@@ -21,23 +22,6 @@
 #define PREC "deepspeed/runtime/precision_config.py"
 #define ACK  "deepspeed/runtime/activation_checkpointing/config.py"
 #define ENG  "deepspeed/runtime/engine.py"
-
-#define SET(key, v, input, file, note)                                                             \
-    {                                                                                              \
-        key, v, API_LAUNCH_SET, input, file, note                                                  \
-    }
-#define DERIVED(key, v, input, file, note)                                                         \
-    {                                                                                              \
-        key, v, API_LAUNCH_DERIVED, input, file, note                                              \
-    }
-#define IGNORED(key, v, file, why)                                                                 \
-    {                                                                                              \
-        key, v, API_LAUNCH_IGNORED, NULL, file, why                                                \
-    }
-#define WARN(key, v, file, what)                                                                   \
-    {                                                                                              \
-        key, v, API_LAUNCH_WARN, NULL, file, what                                                  \
-    }
 
 #define NO_TIME "no effect on memory or time"
 #define BUCKETS "communication buckets and prefetch limits are not modelled"

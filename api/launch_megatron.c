@@ -20,29 +20,13 @@
 #include "inputs.h"
 #include "value.h"
 #include "launch_internal.h"
+#include "launch_rows.h"
 
 #define ARGS "megatron/training/arguments.py"
 #define TC   "megatron/core/transformer/transformer_config.py"
 #define MPC  "megatron/core/model_parallel_config.py"
 #define DDPC "megatron/core/distributed/distributed_data_parallel_config.py"
 #define TOK  "megatron/core/tokenizers/utils/build_tokenizer.py"
-
-#define SET(flag, v, input, file, note)                                                            \
-    {                                                                                              \
-        flag, v, API_LAUNCH_SET, input, file, note                                                 \
-    }
-#define DERIVED(flag, v, input, file, note)                                                        \
-    {                                                                                              \
-        flag, v, API_LAUNCH_DERIVED, input, file, note                                             \
-    }
-#define IGNORED(flag, v, file, why)                                                                \
-    {                                                                                              \
-        flag, v, API_LAUNCH_IGNORED, NULL, file, why                                               \
-    }
-#define WARN(flag, v, file, what)                                                                  \
-    {                                                                                              \
-        flag, v, API_LAUNCH_WARN, NULL, file, what                                                 \
-    }
 
 #define NO_TIME "no effect on memory or time"
 

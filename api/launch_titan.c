@@ -16,6 +16,7 @@
 
 #include "inputs.h"
 #include "launch_internal.h"
+#include "launch_rows.h"
 #include "toml.h"
 
 #define JC   "torchtitan/config/job_config.py"
@@ -24,23 +25,6 @@
 #define PIPE "torchtitan/models/llama3/infra/pipeline.py"
 #define PAR  "torchtitan/models/llama3/infra/parallelize.py"
 #define FLAV "torchtitan/models/llama3/__init__.py"
-
-#define SET(key, v, input, file, note)                                                             \
-    {                                                                                              \
-        key, v, API_LAUNCH_SET, input, file, note                                                  \
-    }
-#define DERIVED(key, v, input, file, note)                                                         \
-    {                                                                                              \
-        key, v, API_LAUNCH_DERIVED, input, file, note                                              \
-    }
-#define IGNORED(key, v, file, why)                                                                 \
-    {                                                                                              \
-        key, v, API_LAUNCH_IGNORED, NULL, file, why                                                \
-    }
-#define WARN(key, v, file, what)                                                                   \
-    {                                                                                              \
-        key, v, API_LAUNCH_WARN, NULL, file, what                                                  \
-    }
 
 #define NO_TIME "no effect on memory or time"
 

@@ -18,6 +18,7 @@
 #include "argsplit.h"
 #include "inputs.h"
 #include "launch_internal.h"
+#include "launch_rows.h"
 #include "serve.h"
 
 #define ARGU "vllm/engine/arg_utils.py"
@@ -27,23 +28,6 @@
 #define SC   "vllm/config/scheduler.py"
 #define SGL  "python/sglang/srt/server_args.py"
 #define TRT  "tensorrt_llm/commands/serve.py"
-
-#define SET(flag, v, input, file, note)                                                            \
-    {                                                                                              \
-        flag, v, API_LAUNCH_SET, input, file, note                                                 \
-    }
-#define DERIVED(flag, v, input, file, note)                                                        \
-    {                                                                                              \
-        flag, v, API_LAUNCH_DERIVED, input, file, note                                             \
-    }
-#define IGNORED(flag, v, file, why)                                                                \
-    {                                                                                              \
-        flag, v, API_LAUNCH_IGNORED, NULL, file, why                                               \
-    }
-#define WARN(flag, v, file, what)                                                                  \
-    {                                                                                              \
-        flag, v, API_LAUNCH_WARN, NULL, file, what                                                 \
-    }
 
 #define NO_MEM "no effect on start-up memory or time"
 #define HUMAN  "an integer, or vLLM's human_readable_int (25.6k = 25600, 16K = 16384)"

@@ -20,6 +20,7 @@
 #include "csv.h"
 #include "core_test_util.h"
 #include "peak.h"
+#include "cv_check.h"
 #include "validation.h"
 
 #ifndef MEMWALL_MEMORY_CSV
@@ -459,22 +460,10 @@ START_TEST(test_peak_error_is_cross_validated)
 
     cross_validate(NULL, cv);
     for (int fw = 0; fw < CORE_FW_COUNT; fw++) {
-        const struct core_validation *v = &core_peak_validation[fw];
+        struct cv_fold_result r = {cv[fw].unseen, cv[fw].tuning, cv[fw].expected_error,
+                                   cv[fw].unseen_sources};
 
-        ck_assert_msg(v->unseen_runs == cv[fw].unseen && v->tuning_runs == cv[fw].tuning,
-                      "%s: validation.c says %d unseen and %d tuning peaks, the data %d and %d",
-                      core_framework_names[fw], v->unseen_runs, v->tuning_runs, cv[fw].unseen,
-                      cv[fw].tuning);
-        if (cv[fw].unseen == 0) {
-            ck_assert_msg(v->expected_error < 0 && v->borrowed != NULL,
-                          "%s: no unseen peak, so no figure and a note why",
-                          core_framework_names[fw]);
-            continue;
-        }
-        ck_assert_msg(fabs(v->expected_error - cv[fw].expected_error) < 0.0005,
-                      "%s: validation.c says %.3f, script/validate %.4f", core_framework_names[fw],
-                      v->expected_error, cv[fw].expected_error);
-        ck_assert_str_eq(v->unseen, cv[fw].unseen_sources);
+        cv_check_row(core_framework_names[fw], &core_peak_validation[fw], &r);
     }
 }
 END_TEST

@@ -29,6 +29,7 @@
 #include "core_test_util.h"
 #include "perf.h"
 #include "rules.h"
+#include "cv_check.h"
 #include "validation.h"
 
 #ifndef MEMWALL_CALIBRATION_CSV
@@ -442,22 +443,10 @@ START_TEST(test_expected_error_is_cross_validated)
 
     cross_validate(NULL, cv);
     for (int g = 0; g < CORE_GEN_COUNT; g++) {
-        const struct core_validation *v = &core_perf_validation[g];
+        struct cv_fold_result r = {cv[g].unseen, cv[g].tuning, cv[g].expected_error,
+                                   cv[g].unseen_sources};
 
-        ck_assert_msg(v->unseen_runs == cv[g].unseen && v->tuning_runs == cv[g].tuning,
-                      "%s: validation.c says %d unseen and %d tuning runs, the data %d and %d",
-                      core_generation_names[g], v->unseen_runs, v->tuning_runs, cv[g].unseen,
-                      cv[g].tuning);
-        if (cv[g].unseen == 0) {
-            ck_assert_msg(v->expected_error < 0 && v->borrowed != NULL,
-                          "%s: no unseen run, so no figure and a borrowed note",
-                          core_generation_names[g]);
-            continue;
-        }
-        ck_assert_msg(fabs(v->expected_error - cv[g].expected_error) < 0.0005,
-                      "%s: validation.c says %.3f, script/validate %.4f", core_generation_names[g],
-                      v->expected_error, cv[g].expected_error);
-        ck_assert_str_eq(v->unseen, cv[g].unseen_sources);
+        cv_check_row(core_generation_names[g], &core_perf_validation[g], &r);
     }
 }
 END_TEST

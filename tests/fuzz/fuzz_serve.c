@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "core_invariants.h"
@@ -58,8 +59,13 @@ static const char *check(const struct core_serve_input *in)
         return "concurrency not finite";
     if (r.fits && (m->total > m->capacity || !r.kv.max_model_len_fits))
         return "fits but does not";
-    if (r.fits && r.advice_count > 0)
-        return "advice for a replica that serves";
+    /* A replica that serves gets advice only about the workload: a request longer than
+     * max_model_len (core_serve_time_notes), never about the deployment. */
+    for (int i = 0; r.fits && i < r.advice_count; i++)
+        if (r.resolved.input_len + r.resolved.output_len <= r.resolved.max_model_len ||
+            (strcmp(r.advice[i].code, "raise_max_model_len") != 0 &&
+             strcmp(r.advice[i].code, "shorten_input_len") != 0))
+            return "advice for a replica that serves";
     if (r.kv.max_model_len_supported < 0)
         return "negative longest request";
     return NULL;

@@ -82,6 +82,24 @@ START_TEST(nf4_bytes_per_weight)
 }
 END_TEST
 
+/* The layouts are core/quant.c's rows; int8's per-row scale follows the tensor's own rows
+ * (bitsandbytes Int8Params: one fp32 SCB per output row), not quant.c's 4096-wide default:
+ *   Mistral 7B's down_proj, 14,336 in x 4,096 out = 58,720,256 weights: + 4 x 4,096 = 58,736,640
+ *     (a 4096-wide block would give 4 x 14,336 = 57,344: 58,777,600);
+ *   its k_proj, 4,096 in x 1,024 out = 4,194,304 weights: + 4 x 1,024 = 4,198,400.
+ * The NF4 rows match quant.c's test (test_core_quant.c, 8,652,800 and 8,654,848 for 2^24
+ * weights) plus the per-tensor objects: torchao 8,652,800 + 34, bitsandbytes dq 8,654,848 + 4. */
+START_TEST(quant_layouts_shared)
+{
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_INT8, 58720256, 4096), 58736640);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_INT8, 4194304, 1024), 4198400);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_TORCHAO, 16777216, 4096), 8652800 + 34);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_BNB_DQ, 16777216, 4096), 8654848 + 4);
+    ck_assert(core_base_quant_bytes_per_weight(CORE_BASEQ_INT8) == 1.0009765625);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_BNB, INT64_MAX, 1), -1);
+}
+END_TEST
+
 /* The frozen base of QLoRA, whole model:
  * torchtune (torchao NF4 on every decoder linear, the rest bf16): per layer 2 x 8,652,834 (q, o)
  *   + 2 x 2,163,234 (k, v: 2,097,152 + 65,536 + 2 x 256 + 34) + 3 x 30,284,834 (MLP:
@@ -502,6 +520,7 @@ static Suite *suite(void)
     tcase_add_test(tc, eager_modules_step_time);
     tcase_add_test(tc, qlora_transient_weight);
     tcase_add_test(tc, nf4_bytes_per_weight);
+    tcase_add_test(tc, quant_layouts_shared);
     tcase_add_test(tc, qlora_frozen_base);
     tcase_add_test(tc, frozen_base_has_no_state);
     tcase_add_test(tc, lora_qv_activations);

@@ -238,7 +238,8 @@ static const char *row_reason(char f[FIELDS][FIELD_MAX])
     const char *fw = f[C_FRAMEWORK];
 
     if (strstr(f[C_ID], "-ACC-") != NULL)
-        return "fms-acceleration's fused QLoRA kernels and model loading: no memwall profile";
+        return "fms-acceleration's accelerated-peft-bnb: its own k-bit preparation without the "
+               "fp32 casts (framework_plugin_bnb.py); no memwall input prices it";
     if (strcmp(f[C_ID], "TT32-3B-BASE-MEM") == 0 || strcmp(f[C_ID], "TT32-3B-BASE-TPS") == 0)
         return "unpacked: the sequences are the dataset's, shorter than seq_len 4096";
     if (strcmp(fw, "torchtune") != 0 && strncmp(fw, "HF Trainer", 10) != 0)

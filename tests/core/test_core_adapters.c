@@ -208,6 +208,42 @@ START_TEST(lora_qv_torchtune_inventory)
 }
 END_TEST
 
+/* The top layer's backward without the logits' gradient (frozen output layer): the same LoRA
+ * under full checkpointing, 512 tokens. Saved: each layer's input, 2 h = 8,192 bytes per token:
+ * 8,192 x 512 x 32 = 134,217,728; the recomputed layer's working set is the inventory above,
+ * 114,720 x 512 = 58,736,640. Logits 512 x 128,256 = 65,667,072; the compiled chunked loss
+ * holds 2.25 bytes per logit at its backward (bf16 logits + one chunk's bf16 gradient):
+ * 147,750,912. Instants of the backward (weights 16,067,338,240, optimizer 13,631,488):
+ *   the loss's: + 134,217,728 + 147,750,912 = 16,362,938,368;
+ *   the top layer's: + 134,217,728 + 58,736,640 = 16,273,924,096 (with the logits' 2 bytes
+ *     per logit still counted it would be 16,405,258,240 and the peak);
+ *   the end: + adapter gradients 6,815,744 + the first layer's input 4,194,304 + 58,736,640
+ *     = 16,150,716,416.
+ * So the backward moment is the loss's, and it is the peak (the forward's end holds 2 bytes per
+ * logit: 16,346,521,600). */
+START_TEST(lora_top_layer_without_logits_gradient)
+{
+    struct core_input in;
+    struct core_peak_options o;
+    struct core_peak pk;
+
+    llama3_8b(&in, CORE_FT_LORA);
+    in.framework = CORE_FW_TORCHTUNE;
+    in.compile = true;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_FULL;
+    EVAL_OK(in, res);
+    core_peak_options_resolved(&res.resolved, &o);
+    core_peak_compute(&res.resolved, &o, &pk);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].activations, 134217728.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].logits, 147750912.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].total, 16362938368.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].total, 16346521600.0, 1e-12);
+    ck_assert_int_eq((int)pk.at, (int)CORE_MOMENT_BACKWARD);
+    ASSERT_REL(pk.allocated, 16362938368.0, 1e-12);
+}
+END_TEST
+
 /* The hf_trainer profile's loss by transformers era, bytes per logit at the end of the forward,
  * 512 tokens x 128,256 (Llama 3 8B's vocabulary) = 65,667,072 logits:
  * - unfused_fp32 (the default; ForCausalLMLoss since PR #35646 pads and shifts the labels):
@@ -525,6 +561,7 @@ static Suite *suite(void)
     tcase_add_test(tc, frozen_base_has_no_state);
     tcase_add_test(tc, lora_qv_activations);
     tcase_add_test(tc, lora_qv_torchtune_inventory);
+    tcase_add_test(tc, lora_top_layer_without_logits_gradient);
     tcase_add_test(tc, hf_loss_by_transformers_era);
     tcase_add_test(tc, bf16_states_full_training);
     tcase_add_test(tc, full_ignores_adapter_inputs);

@@ -25,6 +25,8 @@
  *    their fp32 copy, probabilities, log-probabilities, and the top-p/top-k sort's fp32 values and
  *    int64 indices, all live together.
  */
+#include <string.h>
+
 #include "internal.h"
 #include "serve_alloc.h"
 #include "serve_internal.h"
@@ -97,7 +99,7 @@ static int linear(struct pass *p, int64_t in, int64_t n)
     if (p->q == CORE_QUANT_AWQ && (p->r->awq_split_k || p->T < AWQ_FP16_MATMUL)) {
         tmp = tensor(p, AWQ_SPLIT_K * p->T, n, p->b);
         out = tensor(p, p->T, n, p->b);
-        if (AWQ_SPLIT_K * p->T * n >= REDUCE_32BIT_MAX)
+        if ((double)AWQ_SPLIT_K * (double)p->T * (double)n >= (double)REDUCE_32BIT_MAX)
             core_alloc_free(&p->al, tensor(p, p->T, n, 4));
         core_alloc_free(&p->al, tmp);
         return out;
@@ -214,16 +216,50 @@ static void sampler(struct pass *p, int64_t seqs, int64_t vocab)
         core_alloc_free(&p->al, h[i]);
 }
 
+/* One decoder layer on `hidden` (freed when replaced): the new hidden state's handle. */
+static int layer(struct pass *p, const struct core_arch *a, int64_t tp, int64_t ep, int64_t i,
+                 int hidden)
+{
+    int o = attention(p, a, tp), m;
+
+    core_alloc_free(&p->al, hidden);
+    hidden = o; /* the post-attention norm works in place */
+    if (moe_layer(a, i))
+        m = moe(p, a, tp, ep, hidden);
+    else
+        m = mlp(p, a, a->ffn_hidden / tp, true);
+    if (m != hidden)
+        core_alloc_free(&p->al, hidden);
+    return m;
+}
+
+/* Field by field (no memcmp: the blocks' padding bytes are unspecified). */
+static bool same_state(const struct core_alloc *x, const struct core_alloc *y)
+{
+    if (x->segments != y->segments || x->reserved != y->reserved || x->live != y->live)
+        return false;
+    for (int i = 0; i < CORE_ALLOC_BLOCKS; i++) {
+        const struct core_alloc_block *b = &x->blocks[i], *c = &y->blocks[i];
+
+        if (b->alive != c->alive || (b->alive && (b->offset != c->offset || b->size != c->size ||
+                                                  b->segment != c->segment || b->used != c->used)))
+            return false;
+    }
+    return true;
+}
+
 int64_t core_serve_profile_reserved(const struct core_arch *a, const struct core_serve_release *r,
                                     enum core_quant q, int64_t tp, int64_t pp, int64_t ep,
                                     int64_t tokens, int64_t seqs, int act_bytes)
 {
-    struct pass p; /* about 8 KiB of blocks, on the stack (core allocates nothing) */
+    struct pass p;            /* about 8 KiB of blocks, on the stack (core allocates nothing) */
+    struct core_alloc before; /* the state after the previous layer */
     int64_t layers = ceil_div(a->layers, pp > 0 ? pp : 1);
     int residual, hidden;
 
     if (a->kv_lora_rank > 0 || tp < 1 || tokens < 1 || a->heads % tp != 0)
         return -1;
+    memset(&p, 0, sizeof p);
     core_alloc_init(&p.al);
     p.r = r;
     p.q = q;
@@ -232,17 +268,13 @@ int64_t core_serve_profile_reserved(const struct core_arch *a, const struct core
     residual = tensor(&p, tokens, a->hidden, act_bytes); /* the embedding's output */
     hidden = tensor(&p, tokens, a->hidden, act_bytes);   /* the first input norm's */
     for (int64_t i = 0; i < layers && !p.al.overflow; i++) {
-        int o = attention(&p, a, tp), m;
-
-        core_alloc_free(&p.al, hidden);
-        hidden = o; /* the post-attention norm works in place */
-        if (moe_layer(a, i))
-            m = moe(&p, a, tp, ep, hidden);
-        else
-            m = mlp(&p, a, a->ffn_hidden / tp, true);
-        if (m != hidden)
-            core_alloc_free(&p.al, hidden);
-        hidden = m;
+        before = p.al;
+        hidden = layer(&p, a, tp, ep, i, hidden);
+        /* A layer that leaves the allocator as it found it (the same blocks, the same peak)
+         * does so again for every following layer of its kind: skip those. */
+        if (i > 0 && same_state(&before, &p.al) && before.peak_reserved == p.al.peak_reserved)
+            while (i + 1 < layers && moe_layer(a, i + 1) == moe_layer(a, i))
+                i++;
     }
     sampler(&p, seqs, a->vocab);
     core_alloc_free(&p.al, hidden);

@@ -194,6 +194,9 @@ static const struct row rows[] = {
         .util = 0.9, .note = "vLLM V1 0.9.1, H100, Llama 3.1 8B + EAGLE"),
     ROW(.id = "K22", .check = END_TO_END, QWEN3_235B_ON_8_L40S, .util = 0.9,
         .note = "vLLM V1, 8 L40S, Qwen3-235B FP8"),
+    /* K05: vLLM 0.2.7 (engine_version vllm_0.2, core/serve_trace.c): peak = total - free after
+     * the eager pass, AWQ's split-K buffers, Mixtral's per-expert loop over all 32,768 profiled
+     * tokens (max(max_model_len, 2048)); about 7 GiB of its profile stay unexplained. */
     ROW(.id = "K05", .check = END_TO_END, .preset = "mixtral-8x7b", .engine = V0,
         .gpu = "a100-sxm-80gb", .dtype = FP16, .quant = CORE_QUANT_AWQ, .tp = 2, .gpus = 2,
         .version = CORE_VERSION_VLLM_0_2, .max_model_len = 32768, .util = 0.5, .eager = true,
@@ -204,7 +207,9 @@ static const struct row rows[] = {
      * prefill was not yet turned on by default above 32k in that release, so SchedulerConfig's
      * max_num_batched_tokens = max(max_model_len, 2048) = 65,536 tokens: the profile runs 256
      * dummy sequences of 256 tokens. (8,112 tokens hold no 65,536-token request, so that start
-     * would stop at the worker's raise_if_cache_size_invalid; the block count is logged first.) */
+     * would stop at the worker's raise_if_cache_size_invalid; the block count is logged first.)
+     * Its release (engine_version vllm_0.4) takes the peak as init_gpu_memory - free: the
+     * caching allocator's reserved segments, replayed (4,192 MiB against 3,600 live). */
     ROW(.id = "K06", .check = END_TO_END, .shape = DS_CODER_67B, .engine = V0,
         .version = CORE_VERSION_VLLM_0_4, .gpu = "t4",
         .dtype = FP16, .tp = 2, .gpus = 2, .max_model_len = 65536, .tokens = 65536, .util = 0.9,

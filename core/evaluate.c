@@ -273,6 +273,15 @@ static void check_training(const struct core_input *in, const struct core_resolv
         r->shape.arch.experts == 0)
         core_problem_add(p, "cuda_graph_modules",
                          "moe_router and moe_preprocess need a mixture-of-experts model");
+    /* transformer_config.py: "full recompute is only supported with full iteration CUDA
+     * graph"; "moe recompute is not supported with moe_router CUDA graph" (transformer_engine). */
+    if (r->cuda_graph_modules != 0 && r->checkpointing == CORE_CKPT_FULL)
+        core_problem_add(p, "cuda_graph_modules",
+                         "per-layer CUDA graphs do not run with full recompute");
+    if ((r->cuda_graph_modules & CORE_CG_MOE_ROUTER) && r->checkpointing == CORE_CKPT_SELECTIVE &&
+        (r->recompute_modules & CORE_RC_MOE))
+        core_problem_add(p, "cuda_graph_modules",
+                         "moe_router graphs do not run with recompute_modules moe");
     if (r->precision == CORE_PREC_FP32 && in->master_weights == CORE_FLAG_YES)
         core_problem_add(p, "master_weights", "fp32 training has no separate master copy");
     /* An architecture can imply more parameters than params itself may be given as. */

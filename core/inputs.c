@@ -29,6 +29,7 @@ _Static_assert(CORE_MOE_EXPERTS_MAX == CORE_EXPERTS_MAX, "one bound on experts")
 _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
 _Static_assert(offsetof(struct core_serve_input, base) == 0, "serve rows share offsets");
 _Static_assert(sizeof(enum core_engine) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_engine_version) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_quant) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_kv_dtype) == sizeof(int), "enum size");
 
@@ -192,6 +193,12 @@ const struct core_input_spec core_inputs[] = {
      "what checkpointing selective recomputes (Megatron-LM's --recompute-modules): core_attn, "
      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, separated by commas",
      ECHO(recompute_text)},
+    {"cuda_graph_modules", CORE_KIND_TEXT, CORE_STORE_TEXT, AT(cuda_graph_modules), 0, 0, false, 0,
+     true, true, false, false, NO_CHOICES, "", "none (Megatron-Core's --cuda-graph-impl none)",
+     "what each layer replays from a CUDA graph (Megatron-Core's --cuda-graph-impl "
+     "transformer_engine --cuda-graph-modules): attn, moe_router, moe_preprocess, separated by "
+     "commas; takes the captured modules' launch time out of moe_host",
+     ECHO(cuda_graph_text)},
     {"flash_attention", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(flash_attention), 0, 0, false, 0,
      false, false, false, false, NO_CHOICES, "", NULL,
      "attention scores not materialized (drops the 5*a*s^2*b activation term)",
@@ -386,6 +393,10 @@ const struct core_input_spec core_serve_inputs[] = {
     S_CHOICE("engine", engine, core_engine_names, NULL,
              "serving engine whose start-up sizing is modelled: vllm (V1), vllm_v0, sglang, "
              "trtllm, llama.cpp"),
+    S_CHOICE("engine_version", engine_version, core_engine_version_names, NULL,
+             "release of the engine's sizing code: current (its current code); vllm_0.4 (vLLM V0 "
+             "of mid 2024 to 0.6.3: the profile counts the allocator's reserved memory); "
+             "vllm_0.2 (vLLM v0.2.x: also the CUDA context, AWQ split-K buffers, per-expert MoE)"),
     S_CHOICE("quantization", quantization, core_quant_names, NULL,
              "weight format: none (precision), fp8, int8 (W8A8), awq, gptq (4-bit), bnb_nf4, "
              "bnb_nf4_dq, torchao_nf4, gguf_q8_0, gguf_q4_0, gguf_q4_k_m, gguf_q5_k_m, mxfp4 (experts)"),
@@ -548,6 +559,8 @@ const char *core_input_text_check(const struct core_input_spec *spec, const char
         return core_layout_text_check(s, len);
     if (strcmp(spec->name, "recompute_modules") == 0)
         return core_recompute_text_check(s, len);
+    if (strcmp(spec->name, "cuda_graph_modules") == 0)
+        return core_cuda_graph_text_check(s, len);
     return NULL;
 }
 

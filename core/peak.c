@@ -13,8 +13,10 @@
  */
 #include <math.h>
 
+#include "adapters.h"
 #include "internal.h"
 #include "peak.h"
+#include "peak_replay.h"
 
 const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "backward",
                                                                "optimizer_step"};
@@ -747,6 +749,45 @@ static bool generic_stage(const struct core_resolved *r, const struct core_peak_
     add_total(&mo[CORE_MOMENT_OPTIMIZER]);
     mo[CORE_MOMENT_BACKWARD] = mo[CORE_MOMENT_FORWARD_END];
     return true;
+}
+
+/* peak.h: the replayed step of a frozen base under Hugging Face's Trainer (peak_replay.h). */
+bool core_peak_replay(const struct core_resolved *r, const struct core_peak_options *o,
+                      struct core_step_replay *out)
+{
+    enum core_loss loss = o->loss >= 0 && o->loss < CORE_LOSS_COUNT
+                              ? (enum core_loss)o->loss
+                              : profiles[CORE_FW_HF_TRAINER].loss;
+    const struct core_arch *a = &r->shape.arch;
+    struct stage_shape sh;
+    struct core_adapter_peak ap;
+    bool stream = core_adapters_fp32_stream(r);
+    int e = r->precision == CORE_PREC_FP32 ? 4 : 2;
+    double tokens = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch;
+
+    if (o->framework != CORE_FW_HF_TRAINER || r->adapters.finetune == CORE_FT_FULL ||
+        r->checkpointing != CORE_CKPT_FULL || r->pp != 1 || o->compile || o->activation_offload ||
+        !r->flash_attention || !a->gated_mlp || a->experts > 0 || r->sequence_parallel ||
+        !core_adapters_peak_state(r, &ap) || !(tokens < 1e12))
+        return false;
+    stage_shape(r, 0, &sh);
+    struct core_step_shape s = {
+        .tokens = (int64_t)tokens,
+        .layers = (int64_t)sh.layers,
+        .hidden = a->hidden,
+        .q = a->heads * a->head_dim / r->tp,
+        .kv = a->kv_heads * a->head_dim / r->tp,
+        .ffn = a->ffn_hidden / r->tp,
+        .vocab = a->vocab / r->tp,
+        .stream = stream ? 4 : e,
+        .norm_out = stream ? 4 : e,
+        .compute = e,
+        .dequant = r->adapters.base_quant == CORE_BASEQ_NF4_BNB ||
+                   r->adapters.base_quant == CORE_BASEQ_NF4_BNB_DQ,
+        .gather = r->zero_stage >= 3 && r->dp * r->cp > 1 ? (int64_t)(sh.layer * ap.stored_bpp) : 0,
+        .loss = loss,
+    };
+    return core_step_replay(&s, out);
 }
 
 /* The statistic asked for. Reserved adds the caching allocator's slack, capped where the

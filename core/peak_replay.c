@@ -1,0 +1,377 @@
+/*
+ * peak_replay.c - a training step's tensors through the caching allocator model (peak_replay.h
+ * states what is replayed; serve_alloc.h the allocator's rules).
+ *
+ * The layer is the Hugging Face Llama/Mistral decoder layer (transformers 4.45-4.48,
+ * modeling_llama.py / modeling_mistral.py: LlamaRMSNorm, flash_attention_2, LlamaMLP) with the
+ * frozen base's linears, op by op in call order. Each op allocates its output; without autograd
+ * (the checkpointed forward) a tensor is freed after its last consumer ran; with autograd (the
+ * recompute) the tensors a backward node saves stay until that node has run. The backward walks
+ * the ops in reverse: every op allocates its inputs' gradients (the residual add passes its
+ * gradient on, no copy; a second gradient into the same tensor is added in place, autograd's
+ * InputBuffer), then releases its output's gradient and the tensors it saved.
+ */
+#include "peak_replay.h"
+
+#include <string.h>
+
+#include "serve_alloc.h"
+
+enum width { W_H, W_Q, W_KV, W_F };
+enum dtype { D_F32, D_COMPUTE, D_STREAM, D_NORM };
+enum kind { K_OP, K_ADD, K_UPCAST, K_LINEAR };
+
+struct op {
+    enum width w;
+    enum dtype d;
+    enum kind k;
+    int in[3];      /* inputs (op indices); -1: none */
+    int dies;       /* without autograd: freed right after this op ran (-1: never, the output) */
+    bool saved;     /* with autograd: kept until its first consumer's backward ran */
+    int64_t fan_in; /* K_LINEAR: in_features of its weight (0: hidden; 1: query width; 2: ffn) */
+};
+
+#define NO                                                                                         \
+    {                                                                                              \
+        -1, -1, -1                                                                                 \
+    }
+#define IN1(a)                                                                                     \
+    {                                                                                              \
+        a, -1, -1                                                                                  \
+    }
+#define IN2(a, b)                                                                                  \
+    {                                                                                              \
+        a, b, -1                                                                                   \
+    }
+#define FAN_HIDDEN 0
+#define FAN_QUERY  1
+#define FAN_FFN    2
+#define LAYER_OPS  25
+#define OUT_OP     (LAYER_OPS - 1)
+
+/* The decoder layer. An RMSNorm is x.to(fp32), pow(2).mean, x * rsqrt(var + eps) (saves x and the
+ * small rsqrt), .to(bf16), weight * (the weight is frozen: only it is saved); the upcast is a no-op
+ * when the stream is already fp32. Frozen linears without an adapter save nothing; the LoRA on
+ * q, k, v, o (the adapters' inputs) keeps the attention's inputs: the first norm's output and the
+ * attention output. Flash attention saves q, k, v after RoPE and its output; SiLU saves its
+ * input, the product both factors. */
+/* clang-format off */
+static const struct op layer_ops[LAYER_OPS] = {
+    [0]  = {.w = W_H,  .d = D_STREAM,  .k = K_OP,     .in = NO,          .dies = -1}, /* x */
+    [1]  = {.w = W_H,  .d = D_F32,     .k = K_UPCAST, .in = IN1(0),      .dies = 3,  .saved = true},
+    [2]  = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(1),      .dies = 2},  /* pow */
+    [3]  = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(1),      .dies = 4},  /* * rsqrt */
+    [4]  = {.w = W_H,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(3),      .dies = 5},  /* .to */
+    [5]  = {.w = W_H,  .d = D_NORM,    .k = K_OP,     .in = IN1(4),      .dies = 8,  .saved = true},
+    [6]  = {.w = W_Q,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(5),      .dies = 9,  .fan_in = FAN_HIDDEN},
+    [7]  = {.w = W_KV, .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(5),      .dies = 10, .fan_in = FAN_HIDDEN},
+    [8]  = {.w = W_KV, .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(5),      .dies = 11, .saved = true,
+            .fan_in = FAN_HIDDEN},
+    [9]  = {.w = W_Q,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(6),      .dies = 11, .saved = true},
+    [10] = {.w = W_KV, .d = D_COMPUTE, .k = K_OP,     .in = IN1(7),      .dies = 11, .saved = true},
+    [11] = {.w = W_Q,  .d = D_COMPUTE, .k = K_OP,     .in = {9, 10, 8},  .dies = 12, .saved = true},
+    [12] = {.w = W_H,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(11),     .dies = 13, .fan_in = FAN_QUERY},
+    [13] = {.w = W_H,  .d = D_STREAM,  .k = K_ADD,    .in = IN2(0, 12),  .dies = 24},
+    [14] = {.w = W_H,  .d = D_F32,     .k = K_UPCAST, .in = IN1(13),     .dies = 16, .saved = true},
+    [15] = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(14),     .dies = 15},
+    [16] = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(14),     .dies = 17},
+    [17] = {.w = W_H,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(16),     .dies = 18},
+    [18] = {.w = W_H,  .d = D_NORM,    .k = K_OP,     .in = IN1(17),     .dies = 21},
+    [19] = {.w = W_F,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(18),     .dies = 20, .saved = true,
+            .fan_in = FAN_HIDDEN},                                                     /* gate */
+    [20] = {.w = W_F,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(19),     .dies = 22, .saved = true},
+    [21] = {.w = W_F,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(18),     .dies = 22, .saved = true,
+            .fan_in = FAN_HIDDEN},                                                     /* up */
+    [22] = {.w = W_F,  .d = D_COMPUTE, .k = K_OP,     .in = IN2(20, 21), .dies = 23},
+    [23] = {.w = W_H,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(22),     .dies = 24, .fan_in = FAN_FFN},
+    [24] = {.w = W_H,  .d = D_STREAM,  .k = K_ADD,    .in = IN2(13, 23), .dies = -1}, /* out */
+};
+/* clang-format on */
+
+#define GRADS 64
+
+struct replay {
+    struct core_alloc al;
+    const struct core_step_shape *s;
+    int gh[GRADS]; /* gradient tensors: allocator handle */
+    int refs[GRADS];
+};
+
+/* bytes of a*b*c, or -1 (the allocator then refuses it and marks the overflow). */
+static int64_t product(int64_t a, int64_t b, int64_t c)
+{
+    if (a <= 0 || b <= 0 || c <= 0 || a > ((int64_t)1 << 40) / b)
+        return -1;
+    a *= b;
+    return a > ((int64_t)1 << 56) / c ? -1 : a * c;
+}
+
+static int64_t op_bytes(const struct core_step_shape *s, const struct op *o)
+{
+    int64_t w = o->w == W_H ? s->hidden : o->w == W_Q ? s->q : o->w == W_KV ? s->kv : s->ffn;
+    int d = o->d == D_F32       ? 4
+            : o->d == D_COMPUTE ? s->compute
+            : o->d == D_STREAM  ? s->stream
+                                : s->norm_out;
+    return product(s->tokens, w, d);
+}
+
+static int tensor(struct replay *p, int64_t bytes)
+{
+    if (bytes < 0) {
+        p->al.overflow = true;
+        return -1;
+    }
+    return core_alloc_malloc(&p->al, bytes);
+}
+
+/* A linear's dequantized weight around its matmul (bitsandbytes' MatMul4Bit, forward and
+ * backward): dequantize_4bit's compute-dtype weight; under PEFT's fp32 stream its .to(A.dtype)
+ * fp32 copy (the first freed) and autocast's cast back to the compute dtype while the fp32 one
+ * lives (core_adapters_transient's 4 + e bytes per weight); backward's .to(grad_output.dtype) is
+ * a no-op on the compute-dtype weight. d[0..1]: the handles to free after. */
+static void dequant(struct replay *p, const struct op *o, bool backward, int d[2])
+{
+    const struct core_step_shape *s = p->s;
+    int64_t fan = o->fan_in == FAN_HIDDEN ? s->hidden : o->fan_in == FAN_QUERY ? s->q : s->ffn;
+    int64_t w = o->w == W_H ? s->hidden : o->w == W_Q ? s->q : o->w == W_KV ? s->kv : s->ffn;
+
+    d[0] = d[1] = -1;
+    if (o->k != K_LINEAR || s->dequant <= 0)
+        return;
+    d[0] = tensor(p, product(fan, w, s->compute));
+    if (!backward && s->stream >= 4 && s->compute < 4) {
+        d[1] = tensor(p, product(fan, w, 4));
+        core_alloc_free(&p->al, d[0]);
+        d[0] = tensor(p, product(fan, w, s->compute));
+    }
+}
+
+static void dequant_free(struct replay *p, const int d[2])
+{
+    core_alloc_free(&p->al, d[0]);
+    core_alloc_free(&p->al, d[1]);
+}
+
+static bool aliased(const struct core_step_shape *s, int i)
+{
+    return layer_ops[i].k == K_UPCAST && s->stream >= 4;
+}
+
+/* The op whose tensor stands for op i (an upcast of an fp32 stream is its input). */
+static int root(const struct core_step_shape *s, int i)
+{
+    while (i > 0 && aliased(s, i))
+        i = layer_ops[i].in[0];
+    return i;
+}
+
+/* The earliest consumer of op j's output (the node whose backward releases it last). */
+static int first_consumer(int j)
+{
+    for (int i = j + 1; i < LAYER_OPS; i++)
+        for (int k = 0; k < 3; k++)
+            if (layer_ops[i].in[k] == j)
+                return i;
+    return -1;
+}
+
+/* One layer's forward on input handle h[0]; with autograd, saved tensors are kept in h. */
+static void layer_forward(struct replay *p, int *h, bool grad)
+{
+    const struct core_step_shape *s = p->s;
+
+    for (int i = 1; i < LAYER_OPS; i++) {
+        const struct op *o = &layer_ops[i];
+        if (aliased(s, i)) {
+            h[i] = -1;
+            continue;
+        }
+        int d[2];
+        dequant(p, o, false, d);
+        h[i] = tensor(p, op_bytes(s, o));
+        dequant_free(p, d);
+        for (int j = 1; j < i + 1; j++)
+            if (layer_ops[j].dies == i && h[j] >= 0 && !(grad && layer_ops[j].saved)) {
+                core_alloc_free(&p->al, h[j]);
+                h[j] = -1;
+            }
+    }
+}
+
+static int grad_new(struct replay *p, int64_t bytes)
+{
+    for (int g = 0; g < GRADS; g++)
+        if (p->refs[g] == 0) {
+            p->gh[g] = tensor(p, bytes);
+            p->refs[g] = 1;
+            return g;
+        }
+    p->al.overflow = true;
+    return -1;
+}
+
+static void grad_release(struct replay *p, int g)
+{
+    if (g >= 0 && --p->refs[g] == 0)
+        core_alloc_free(&p->al, p->gh[g]);
+}
+
+/* The gradient flowing into op k's tensor: a new one, or added in place into the one there. */
+static void grad_into(struct replay *p, int *gr, int k, int pass)
+{
+    const struct core_step_shape *s = p->s;
+    k = root(s, k);
+    if (pass >= 0) { /* the residual add hands its gradient on */
+        if (gr[k] < 0) {
+            gr[k] = pass;
+            p->refs[pass]++;
+        } else {
+            core_alloc_free(&p->al, tensor(p, op_bytes(s, &layer_ops[k])));
+        }
+        return;
+    }
+    if (gr[k] < 0)
+        gr[k] = grad_new(p, op_bytes(s, &layer_ops[k]));
+    else
+        core_alloc_free(&p->al, tensor(p, op_bytes(s, &layer_ops[k])));
+}
+
+/* The layer's backward after its recompute (h from layer_forward with autograd); g_out is the
+ * gradient of its output. Returns the gradient of its input. */
+static int layer_backward(struct replay *p, int *h, int g_out)
+{
+    const struct core_step_shape *s = p->s;
+    int gr[LAYER_OPS];
+
+    for (int i = 0; i < LAYER_OPS; i++)
+        gr[i] = -1;
+    gr[OUT_OP] = g_out;
+    for (int i = OUT_OP; i >= 1; i--) {
+        const struct op *o = &layer_ops[i];
+        if (aliased(s, i))
+            continue;
+        int d[2];
+        dequant(p, o, true, d);
+        for (int k = 0; k < 3 && o->in[k] >= 0; k++)
+            grad_into(p, gr, o->in[k], o->k == K_ADD ? gr[i] : -1);
+        dequant_free(p, d);
+        grad_release(p, gr[i]);
+        gr[i] = -1;
+        if (i != OUT_OP) /* the saved tensors this node held */
+            for (int j = 1; j < i; j++)
+                if (h[j] >= 0 && first_consumer(j) == i) {
+                    core_alloc_free(&p->al, h[j]);
+                    h[j] = -1;
+                }
+    }
+    if (h[OUT_OP] >= 0)
+        core_alloc_free(&p->al, h[OUT_OP]);
+    return gr[0];
+}
+
+/* The loss's tensors, bytes per logit, in allocation order, and the order they are freed in.
+ * transformers 4.46-4.48 ForCausalLMLoss (unfused_fp32_shifted): the model's bf16 logits, the
+ * loss's .float() copy, the shifted .contiguous() copy, cross_entropy's log-softmax; the two
+ * copies die when the loss function returns, the bf16 logits when the trainer's compute_loss
+ * does. Its backward: nll_loss's gradient (zeros, scattered), log_softmax_backward's output, then
+ * the slice's fp32 zeros, the cast to bf16. The unshifted fp32 loss (cross_entropy(logits.float()))
+ * lacks the shifted copy and the slice's gradient. */
+static void loss_replay(struct replay *p, int64_t logits, int final_out)
+{
+    bool shifted = p->s->loss == CORE_LOSS_UNFUSED_SHIFTED;
+    int bf16 = tensor(p, product(logits, 2, 1));
+    int f32 = tensor(p, product(logits, 4, 1));
+    int shift = shifted ? tensor(p, product(logits, 4, 1)) : -1;
+    int lsm = tensor(p, product(logits, 4, 1));
+    int g1, g2, g3 = -1, g4;
+
+    core_alloc_free(&p->al, f32);
+    core_alloc_free(&p->al, shift);
+    core_alloc_free(&p->al, final_out);
+    core_alloc_free(&p->al, bf16);
+    g1 = tensor(p, product(logits, 4, 1));
+    g2 = tensor(p, product(logits, 4, 1));
+    core_alloc_free(&p->al, g1);
+    core_alloc_free(&p->al, lsm);
+    if (shifted) {
+        g3 = tensor(p, product(logits, 4, 1));
+        core_alloc_free(&p->al, g2);
+        g2 = g3;
+    }
+    g4 = tensor(p, product(logits, 2, 1));
+    core_alloc_free(&p->al, g2);
+    core_alloc_free(&p->al, g4); /* after the output layer's input gradient (step_replay) */
+}
+
+/* FSDP's gathered layer: the next one is gathered before the current one is freed (prefetch). */
+static int gather_next(struct replay *p, int current)
+{
+    int next = p->s->gather > 0 ? tensor(p, p->s->gather) : -1;
+
+    core_alloc_free(&p->al, current);
+    return next;
+}
+
+#define MAX_LAYERS 160
+
+static void step_replay(struct replay *p)
+{
+    const struct core_step_shape *s = p->s;
+    int ck[MAX_LAYERS + 1], h[LAYER_OPS], g, gat = -1;
+    int64_t hb = product(s->tokens, s->hidden, s->stream);
+
+    ck[0] = tensor(p, hb); /* the embedding's output */
+    for (int64_t l = 0; l < s->layers; l++) {
+        gat = gather_next(p, gat);
+        h[0] = ck[l];
+        layer_forward(p, h, false);
+        ck[l + 1] = h[OUT_OP];
+    }
+    /* The final norm (with autograd: its fp32 input kept) and the output layer. */
+    int fin32 = s->stream >= 4 ? -1 : tensor(p, product(s->tokens, s->hidden, 4));
+    int fin = tensor(p, product(s->tokens, s->hidden, s->norm_out));
+    loss_replay(p, product(s->tokens, s->vocab, 1), fin);
+    g = grad_new(p, product(s->tokens, s->hidden, s->norm_out)); /* the output layer's dX */
+    int gx = grad_new(p, hb);                                    /* the final norm's */
+    grad_release(p, g);
+    core_alloc_free(&p->al, fin32);
+    core_alloc_free(&p->al, ck[s->layers]);
+    g = gx;
+    for (int64_t l = s->layers - 1; l >= 0; l--) {
+        gat = gather_next(p, gat);
+        h[0] = ck[l];
+        layer_forward(p, h, true);
+        int gin = layer_backward(p, h, g);
+        core_alloc_free(&p->al, ck[l]); /* the checkpoint's saved input */
+        g = gin;
+    }
+    grad_release(p, g);
+    core_alloc_free(&p->al, gat);
+}
+
+bool core_step_replay(const struct core_step_shape *s, struct core_step_replay *out)
+{
+    struct replay p; /* about 11 KB: the allocator model's fixed arrays */
+    int64_t last = -1;
+
+    memset(out, 0, sizeof *out);
+    if (s->layers < 1 || s->layers > MAX_LAYERS ||
+        (s->loss != CORE_LOSS_UNFUSED_SHIFTED && s->loss != CORE_LOSS_UNFUSED_FP32))
+        return false;
+    memset(&p, 0, sizeof p);
+    core_alloc_init(&p.al);
+    p.s = s;
+    for (int k = 0; k < CORE_REPLAY_STEPS; k++) {
+        step_replay(&p);
+        out->steps = k + 1;
+        if (p.al.overflow)
+            return false;
+        if (p.al.peak_reserved == last)
+            break;
+        last = p.al.peak_reserved;
+    }
+    out->peak_reserved = p.al.peak_reserved;
+    out->peak_live = p.al.peak_live;
+    return true;
+}

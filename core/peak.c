@@ -786,7 +786,13 @@ bool core_peak_replay(const struct core_resolved *r, const struct core_peak_opti
                    r->adapters.base_quant == CORE_BASEQ_NF4_BNB_DQ,
         .gather = r->zero_stage >= 3 && r->dp * r->cp > 1 ? (int64_t)(sh.layer * ap.stored_bpp) : 0,
         .loss = loss,
+        .rank = r->adapters.rank,
+        .wrapped = r->adapters.targets,
     };
+    struct core_adapter_dtypes dt;
+    core_adapters_dtypes(r, &dt);
+    s.a = dt.a, s.res = dt.res, s.sum = dt.sum;
+    s.cast_in = dt.cast_in, s.cast_back = dt.cast_back, s.clone = dt.clone;
     return core_step_replay(&s, out);
 }
 

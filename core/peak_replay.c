@@ -15,10 +15,11 @@
 
 #include <string.h>
 
+#include "adapters.h"
 #include "serve_alloc.h"
 
 enum width { W_H, W_Q, W_KV, W_F };
-enum dtype { D_F32, D_COMPUTE, D_STREAM, D_NORM };
+enum dtype { D_F32, D_COMPUTE, D_STREAM, D_NORM, D_LINOUT };
 enum kind { K_OP, K_ADD, K_UPCAST, K_LINEAR };
 
 struct op {
@@ -29,6 +30,7 @@ struct op {
     int dies;       /* without autograd: freed right after this op ran (-1: never, the output) */
     bool saved;     /* with autograd: kept until its first consumer's backward ran */
     int64_t fan_in; /* K_LINEAR: in_features of its weight (0: hidden; 1: query width; 2: ffn) */
+    enum core_module mod; /* K_LINEAR: which linear (an adapter may wrap it) */
 };
 
 #define NO                                                                                         \
@@ -63,27 +65,27 @@ static const struct op layer_ops[LAYER_OPS] = {
     [3]  = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(1),      .dies = 4},  /* * rsqrt */
     [4]  = {.w = W_H,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(3),      .dies = 5},  /* .to */
     [5]  = {.w = W_H,  .d = D_NORM,    .k = K_OP,     .in = IN1(4),      .dies = 8,  .saved = true},
-    [6]  = {.w = W_Q,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(5),      .dies = 9,  .fan_in = FAN_HIDDEN},
-    [7]  = {.w = W_KV, .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(5),      .dies = 10, .fan_in = FAN_HIDDEN},
-    [8]  = {.w = W_KV, .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(5),      .dies = 11, .saved = true,
-            .fan_in = FAN_HIDDEN},
-    [9]  = {.w = W_Q,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(6),      .dies = 11, .saved = true},
-    [10] = {.w = W_KV, .d = D_COMPUTE, .k = K_OP,     .in = IN1(7),      .dies = 11, .saved = true},
+    [6]  = {.w = W_Q,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(5),      .dies = 9,  .fan_in = FAN_HIDDEN, .mod = CORE_MOD_Q},
+    [7]  = {.w = W_KV, .d = D_LINOUT, .k = K_LINEAR, .in = IN1(5),      .dies = 10, .fan_in = FAN_HIDDEN, .mod = CORE_MOD_K},
+    [8]  = {.w = W_KV, .d = D_LINOUT, .k = K_LINEAR, .in = IN1(5),      .dies = 11, .saved = true,
+            .fan_in = FAN_HIDDEN, .mod = CORE_MOD_V},
+    [9]  = {.w = W_Q,  .d = D_LINOUT, .k = K_OP,     .in = IN1(6),      .dies = 11, .saved = true},
+    [10] = {.w = W_KV, .d = D_LINOUT, .k = K_OP,     .in = IN1(7),      .dies = 11, .saved = true},
     [11] = {.w = W_Q,  .d = D_COMPUTE, .k = K_OP,     .in = {9, 10, 8},  .dies = 12, .saved = true},
-    [12] = {.w = W_H,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(11),     .dies = 13, .fan_in = FAN_QUERY},
+    [12] = {.w = W_H,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(11),     .dies = 13, .fan_in = FAN_QUERY, .mod = CORE_MOD_O},
     [13] = {.w = W_H,  .d = D_STREAM,  .k = K_ADD,    .in = IN2(0, 12),  .dies = 24},
     [14] = {.w = W_H,  .d = D_F32,     .k = K_UPCAST, .in = IN1(13),     .dies = 16, .saved = true},
     [15] = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(14),     .dies = 15},
     [16] = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(14),     .dies = 17},
     [17] = {.w = W_H,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(16),     .dies = 18},
     [18] = {.w = W_H,  .d = D_NORM,    .k = K_OP,     .in = IN1(17),     .dies = 21},
-    [19] = {.w = W_F,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(18),     .dies = 20, .saved = true,
-            .fan_in = FAN_HIDDEN},                                                     /* gate */
-    [20] = {.w = W_F,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(19),     .dies = 22, .saved = true},
-    [21] = {.w = W_F,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(18),     .dies = 22, .saved = true,
-            .fan_in = FAN_HIDDEN},                                                     /* up */
-    [22] = {.w = W_F,  .d = D_COMPUTE, .k = K_OP,     .in = IN2(20, 21), .dies = 23},
-    [23] = {.w = W_H,  .d = D_COMPUTE, .k = K_LINEAR, .in = IN1(22),     .dies = 24, .fan_in = FAN_FFN},
+    [19] = {.w = W_F,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(18),     .dies = 20, .saved = true,
+            .fan_in = FAN_HIDDEN, .mod = CORE_MOD_GATE},                                                     /* gate */
+    [20] = {.w = W_F,  .d = D_LINOUT, .k = K_OP,     .in = IN1(19),     .dies = 22, .saved = true},
+    [21] = {.w = W_F,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(18),     .dies = 22, .saved = true,
+            .fan_in = FAN_HIDDEN, .mod = CORE_MOD_UP},                                                     /* up */
+    [22] = {.w = W_F,  .d = D_LINOUT, .k = K_OP,     .in = IN2(20, 21), .dies = 23},
+    [23] = {.w = W_H,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(22),     .dies = 24, .fan_in = FAN_FFN, .mod = CORE_MOD_DOWN},
     [24] = {.w = W_H,  .d = D_STREAM,  .k = K_ADD,    .in = IN2(13, 23), .dies = -1}, /* out */
 };
 /* clang-format on */
@@ -92,8 +94,10 @@ static const struct op layer_ops[LAYER_OPS] = {
 
 struct replay {
     struct core_alloc al;
+    struct core_alloc gathers; /* FSDP's unshard stream: its blocks serve only that stream */
     const struct core_step_shape *s;
-    int gh[GRADS]; /* gradient tensors: allocator handle */
+    int sv[LAYER_OPS][2]; /* a wrapped linear's saved adapter tensors: lora_A's, lora_B's input */
+    int gh[GRADS];        /* gradient tensors: allocator handle */
     int refs[GRADS];
 };
 
@@ -176,6 +180,71 @@ static int first_consumer(int j)
     return -1;
 }
 
+static bool wrapped(const struct core_step_shape *s, const struct op *o)
+{
+    return o->k == K_LINEAR && s->rank > 0 && (s->wrapped & CORE_MOD_BIT(o->mod)) != 0;
+}
+
+static int64_t fan_width(const struct core_step_shape *s, const struct op *o)
+{
+    return o->fan_in == FAN_HIDDEN ? s->hidden : o->fan_in == FAN_QUERY ? s->q : s->ffn;
+}
+
+static int64_t out_width(const struct core_step_shape *s, const struct op *o)
+{
+    return o->w == W_H ? s->hidden : o->w == W_Q ? s->q : o->w == W_KV ? s->kv : s->ffn;
+}
+
+static int dtype_bytes(const struct core_step_shape *s, enum dtype d)
+{
+    if (d == D_LINOUT)
+        return s->dequant && s->stream >= 4 ? 4 : s->compute;
+    return d == D_F32 ? 4 : d == D_COMPUTE ? s->compute : d == D_STREAM ? s->stream : s->norm_out;
+}
+
+/* The bytes per element of op o's (first) input. */
+static int in_bytes(const struct core_step_shape *s, const struct op *o)
+{
+    return dtype_bytes(s, layer_ops[root(s, o->in[0])].d);
+}
+
+/* A wrapped linear's forward after its base output `res` (PEFT's Linear.forward; bnb.py's
+ * Linear4bit): bnb's defensive clone of the base output, x cast to the adapters' dtype (kept:
+ * lora_A's input), lora_A's rank-wide output (kept: lora_B's input), lora_B's output, its
+ * scaling, the sum, its cast back. Without autograd the kept ones die at once. The output. */
+static int adapter_forward(struct replay *p, int i, int res, bool grad)
+{
+    const struct core_step_shape *s = p->s;
+    const struct op *o = &layer_ops[i];
+    int64_t in = fan_width(s, o), out = out_width(s, o), T = s->tokens;
+    int b, sc, sum;
+
+    if (s->clone) {
+        int c = tensor(p, product(T, out, s->res));
+        core_alloc_free(&p->al, res);
+        res = c;
+    }
+    p->sv[i][0] = s->cast_in || in_bytes(s, o) != s->a ? tensor(p, product(T, in, s->a)) : -1;
+    p->sv[i][1] = tensor(p, product(T, s->rank, s->a));
+    b = tensor(p, product(T, out, s->a));
+    sc = tensor(p, product(T, out, s->a));
+    core_alloc_free(&p->al, b);
+    sum = tensor(p, product(T, out, s->sum));
+    core_alloc_free(&p->al, sc);
+    core_alloc_free(&p->al, res);
+    if (s->cast_back) {
+        int c = tensor(p, product(T, out, s->res));
+        core_alloc_free(&p->al, sum);
+        sum = c;
+    }
+    if (!grad)
+        for (int k = 0; k < 2; k++) {
+            core_alloc_free(&p->al, p->sv[i][k]);
+            p->sv[i][k] = -1;
+        }
+    return sum;
+}
+
 /* One layer's forward on input handle h[0]; with autograd, saved tensors are kept in h. */
 static void layer_forward(struct replay *p, int *h, bool grad)
 {
@@ -187,10 +256,23 @@ static void layer_forward(struct replay *p, int *h, bool grad)
             h[i] = -1;
             continue;
         }
-        int d[2];
+        int d[2], xb = -1, ob = -1;
+        if (o->k == K_LINEAR && s->dequant && s->stream >= 4 && s->compute < 4)
+            xb = tensor(p, product(s->tokens, fan_width(s, o), s->compute));
         dequant(p, o, false, d);
-        h[i] = tensor(p, op_bytes(s, o));
-        dequant_free(p, d);
+        if (xb >= 0) {
+            ob = tensor(p, product(s->tokens, out_width(s, o), s->compute));
+            core_alloc_free(&p->al, xb);
+        }
+        if (wrapped(s, o)) {
+            int res = tensor(p, product(s->tokens, out_width(s, o), s->res));
+            dequant_free(p, d);
+            h[i] = adapter_forward(p, i, res, grad);
+        } else {
+            h[i] = tensor(p, op_bytes(s, o));
+            dequant_free(p, d);
+        }
+        core_alloc_free(&p->al, ob);
         for (int j = 1; j < i + 1; j++)
             if (layer_ops[j].dies == i && h[j] >= 0 && !(grad && layer_ops[j].saved)) {
                 core_alloc_free(&p->al, h[j]);
@@ -217,6 +299,25 @@ static void grad_release(struct replay *p, int g)
         core_alloc_free(&p->al, p->gh[g]);
 }
 
+/* A gradient already allocated (handle) flowing into op k's tensor: it becomes that tensor's
+ * gradient, or is added in place into the one there and freed. */
+static void grad_take(struct replay *p, int *gr, int k, int handle)
+{
+    k = root(p->s, k);
+    if (gr[k] >= 0) {
+        core_alloc_free(&p->al, handle);
+        return;
+    }
+    for (int g = 0; g < GRADS; g++)
+        if (p->refs[g] == 0) {
+            p->gh[g] = handle;
+            p->refs[g] = 1;
+            gr[k] = g;
+            return;
+        }
+    p->al.overflow = true;
+}
+
 /* The gradient flowing into op k's tensor: a new one, or added in place into the one there. */
 static void grad_into(struct replay *p, int *gr, int k, int pass)
 {
@@ -237,6 +338,41 @@ static void grad_into(struct replay *p, int *gr, int k, int pass)
         core_alloc_free(&p->al, tensor(p, op_bytes(s, &layer_ops[k])));
 }
 
+/* A wrapped linear's backward, before its base's (autograd runs the later-created adapter
+ * branch first): the cast back's gradient (in the sum's dtype), the add's gradients to the base
+ * output and to the branch where their dtypes differ from the sum's, the scaling's, lora_B's
+ * input gradient (rank-wide), lora_A's input gradient, the cast's gradient into x's dtype,
+ * added into the input's gradient; the saved adapter tensors are released as their nodes run.
+ * Returns the base branch's gradient (-1: the output's own, handed on). */
+static int adapter_backward(struct replay *p, int *gr, int i)
+{
+    const struct core_step_shape *s = p->s;
+    const struct op *o = &layer_ops[i];
+    int64_t in = fan_width(s, o), out = out_width(s, o), T = s->tokens;
+    int g_sum = s->cast_back ? tensor(p, product(T, out, s->sum)) : -1;
+    int g_res = s->sum != s->res ? tensor(p, product(T, out, s->res)) : -1;
+    int g_sc = s->sum != s->a ? tensor(p, product(T, out, s->a)) : -1;
+    int g_b, g_a, g_x;
+
+    core_alloc_free(&p->al, g_sum);
+    g_b = tensor(p, product(T, out, s->a));
+    core_alloc_free(&p->al, g_sc);
+    g_a = tensor(p, product(T, s->rank, s->a));
+    core_alloc_free(&p->al, g_b);
+    core_alloc_free(&p->al, p->sv[i][1]);
+    g_x = tensor(p, product(T, in, s->a));
+    core_alloc_free(&p->al, g_a);
+    if (p->sv[i][0] >= 0) {
+        int c = tensor(p, product(T, in, in_bytes(s, o)));
+        core_alloc_free(&p->al, g_x);
+        core_alloc_free(&p->al, p->sv[i][0]);
+        g_x = c;
+    }
+    p->sv[i][0] = p->sv[i][1] = -1;
+    grad_take(p, gr, o->in[0], g_x);
+    return g_res;
+}
+
 /* The layer's backward after its recompute (h from layer_forward with autograd); g_out is the
  * gradient of its output. Returns the gradient of its input. */
 static int layer_backward(struct replay *p, int *h, int g_out)
@@ -251,11 +387,13 @@ static int layer_backward(struct replay *p, int *h, int g_out)
         const struct op *o = &layer_ops[i];
         if (aliased(s, i))
             continue;
+        int g_res = wrapped(s, o) ? adapter_backward(p, gr, i) : -1;
         int d[2];
         dequant(p, o, true, d);
         for (int k = 0; k < 3 && o->in[k] >= 0; k++)
             grad_into(p, gr, o->in[k], o->k == K_ADD ? gr[i] : -1);
         dequant_free(p, d);
+        core_alloc_free(&p->al, g_res);
         grad_release(p, gr[i]);
         gr[i] = -1;
         if (i != OUT_OP) /* the saved tensors this node held */
@@ -304,12 +442,16 @@ static void loss_replay(struct replay *p, int64_t logits, int final_out)
     core_alloc_free(&p->al, g4); /* after the output layer's input gradient (step_replay) */
 }
 
-/* FSDP's gathered layer: the next one is gathered before the current one is freed (prefetch). */
+/* FSDP's gathered layer: the next one is gathered before the current one is freed (prefetch).
+ * FSDP1 all-gathers on its unshard stream (torch/distributed/fsdp/_runtime_utils.py, _unshard
+ * under state._unshard_stream), and the caching allocator serves a request only from blocks
+ * of the stream it runs on (get_free_block's key carries the stream): the gathers form a pool
+ * of their own, modelled as a second allocator. */
 static int gather_next(struct replay *p, int current)
 {
-    int next = p->s->gather > 0 ? tensor(p, p->s->gather) : -1;
+    int next = p->s->gather > 0 ? core_alloc_malloc(&p->gathers, p->s->gather) : -1;
 
-    core_alloc_free(&p->al, current);
+    core_alloc_free(&p->gathers, current);
     return next;
 }
 
@@ -361,17 +503,22 @@ bool core_step_replay(const struct core_step_shape *s, struct core_step_replay *
         return false;
     memset(&p, 0, sizeof p);
     core_alloc_init(&p.al);
+    core_alloc_init(&p.gathers);
+    for (int i = 0; i < LAYER_OPS; i++)
+        p.sv[i][0] = p.sv[i][1] = -1;
     p.s = s;
     for (int k = 0; k < CORE_REPLAY_STEPS; k++) {
         step_replay(&p);
         out->steps = k + 1;
-        if (p.al.overflow)
+        if (p.al.overflow || p.gathers.overflow)
             return false;
-        if (p.al.peak_reserved == last)
+        if (p.al.peak_reserved + p.gathers.peak_reserved == last)
             break;
-        last = p.al.peak_reserved;
+        last = p.al.peak_reserved + p.gathers.peak_reserved;
     }
-    out->peak_reserved = p.al.peak_reserved;
-    out->peak_live = p.al.peak_live;
+    /* Segments are never released, so the two pools' high-water marks add; their live peaks
+     * are added too (the gathers' live bytes are two layers throughout). */
+    out->peak_reserved = p.al.peak_reserved + p.gathers.peak_reserved;
+    out->peak_live = p.al.peak_live + p.gathers.peak_live;
     return true;
 }

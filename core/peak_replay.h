@@ -35,6 +35,14 @@ struct core_step_shape {
     bool dequant; /* the base's linears are quantized (bitsandbytes NF4): dequantized per matmul */
     int64_t gather; /* one layer's gathered parameters under FSDP, bytes (0: none) */
     enum core_loss loss;
+    /* The adapters (PEFT's LoRA Linear.forward, tuners/lora/layer.py and bnb.py): rank, the
+     * wrapped linears (mask of enum core_module), their tensors' bytes per element (adapters.c's
+     * dtypes: a the adapter's GEMMs, res the base output, sum after the add) and which casts
+     * and copies they make. */
+    int64_t rank;
+    unsigned wrapped;
+    int a, res, sum;
+    bool cast_in, cast_back, clone;
 };
 
 struct core_step_replay {

@@ -800,11 +800,13 @@ bool core_peak_replay(const struct core_resolved *r, const struct core_peak_opti
  * allocator would free its cache and retry rather than fail (the capacity less the context);
  * device adds the CUDA context and, with more than one GPU, the communicators' buffers. */
 static double metric_bytes(const struct core_resolved *r, const struct profile *pf, bool compiled,
-                           enum core_memory_metric metric, double allocated, double stranded)
+                           enum core_memory_metric metric, double allocated, double stranded,
+                           const double *slack)
 {
     double fixed = CONTEXT_GIB * GIB + (r->gpus > 1 ? COMM_GIB * GIB : 0);
-    double reserved =
-        (allocated + stranded) * (compiled ? pf->reserved_compiled : pf->reserved_eager);
+    double reserved = slack != NULL ? allocated + *slack
+                                    : (allocated + stranded) *
+                                          (compiled ? pf->reserved_compiled : pf->reserved_eager);
     double cap = (double)r->usable_bytes - fixed;
 
     if (reserved > cap)
@@ -861,7 +863,17 @@ void core_peak_compute(const struct core_resolved *r, const struct core_peak_opt
                                                 : "middle";
     out->allocated = best;
     out->held = best + out->stages[out->stage == 0 ? 0 : 1][out->at].stranded;
-    out->bytes = metric_bytes(r, &profiles[fw], o->compile, o->metric, best, out->held - best);
+    /* Where the step can be replayed (core_peak_replay), its slack replaces the profile's
+     * factor: the segments' high-water mark less the live one, never below zero (the small
+     * pool's blocks count live, not reserved). */
+    struct core_step_replay rp;
+    double slack = 0;
+    bool replayed = (o->metric == CORE_METRIC_RESERVED || o->metric == CORE_METRIC_DEVICE) &&
+                    core_peak_replay(r, &opt, &rp);
+    if (replayed)
+        slack = fmax(0, (double)(rp.peak_reserved - rp.peak_live));
+    out->bytes = metric_bytes(r, &profiles[fw], o->compile, o->metric, best, out->held - best,
+                              replayed ? &slack : NULL);
     out->gb = out->bytes / 1e9;
     out->gib = out->bytes / GIB;
 }

@@ -18,9 +18,57 @@
 #include "adapters.h"
 #include "serve_alloc.h"
 
-enum width { W_H, W_Q, W_KV, W_F };
+enum width { W_H, W_Q, W_KV, W_F, W_Q2, W_KV2 }; /* W_Q2, W_KV2: half the width */
 enum dtype { D_F32, D_COMPUTE, D_STREAM, D_NORM, D_LINOUT };
-enum kind { K_OP, K_ADD, K_UPCAST, K_LINEAR };
+/* K_UPCAST: a no-op when the stream is fp32; K_DOWNCAST: a no-op when the linears' outputs are
+ * in the compute dtype already (both then stand for their input). */
+enum kind { K_OP, K_ADD, K_UPCAST, K_DOWNCAST, K_LINEAR };
+/* Whether autograd keeps an op's output: always; when an adapter that reads it directly (no
+ * cast of its own) wraps one of its consumers; when no cast follows it (flash attention then
+ * saves it, else the cast). */
+enum save { S_NO, S_ALWAYS, S_LORA_INPUT, S_UNLESS_CAST };
+
+/* The layer's ops, in call order. */
+enum {
+    X,
+    N1_F32,
+    N1_POW,
+    N1_NORM,
+    N1_CAST,
+    N1_OUT,
+    Q,
+    K,
+    V,
+    Q_COS,
+    Q_NEG,
+    Q_CAT,
+    Q_SIN,
+    Q_ROPE,
+    K_COS,
+    K_NEG,
+    K_CAT,
+    K_SIN,
+    K_ROPE,
+    QC,
+    KC,
+    VC,
+    ATTN,
+    O,
+    H1,
+    N2_F32,
+    N2_POW,
+    N2_NORM,
+    N2_CAST,
+    N2_OUT,
+    GATE,
+    ACT,
+    UP,
+    PROD,
+    DOWN,
+    OUT,
+    LAYER_OPS
+};
+#define OUT_OP OUT
 
 struct op {
     enum width w;
@@ -28,8 +76,9 @@ struct op {
     enum kind k;
     int in[3];      /* inputs (op indices); -1: none */
     int dies;       /* without autograd: freed right after this op ran (-1: never, the output) */
-    bool saved;     /* with autograd: kept until its first consumer's backward ran */
-    int64_t fan_in; /* K_LINEAR: in_features of its weight (0: hidden; 1: query width; 2: ffn) */
+    enum save save; /* with autograd: kept until its first consumer's backward ran */
+    unsigned lora;  /* S_LORA_INPUT: the consumers' modules (mask of enum core_module) */
+    int fan_in;     /* K_LINEAR: in_features of its weight (FAN_*) */
     enum core_module mod; /* K_LINEAR: which linear (an adapter may wrap it) */
 };
 
@@ -48,45 +97,57 @@ struct op {
 #define FAN_HIDDEN 0
 #define FAN_QUERY  1
 #define FAN_FFN    2
-#define LAYER_OPS  25
-#define OUT_OP     (LAYER_OPS - 1)
+#define ATT_MODS   (CORE_MOD_BIT(CORE_MOD_Q) | CORE_MOD_BIT(CORE_MOD_K) | CORE_MOD_BIT(CORE_MOD_V))
+#define MLP_MODS   (CORE_MOD_BIT(CORE_MOD_GATE) | CORE_MOD_BIT(CORE_MOD_UP))
 
-/* The decoder layer. An RMSNorm is x.to(fp32), pow(2).mean, x * rsqrt(var + eps) (saves x and the
- * small rsqrt), .to(bf16), weight * (the weight is frozen: only it is saved); the upcast is a no-op
- * when the stream is already fp32. Frozen linears without an adapter save nothing; the LoRA on
- * q, k, v, o (the adapters' inputs) keeps the attention's inputs: the first norm's output and the
- * attention output. Flash attention saves q, k, v after RoPE and its output; SiLU saves its
- * input, the product both factors. */
+/* The decoder layer (modeling_llama.py 4.48; Mistral's is the same). LlamaRMSNorm: x.to(fp32)
+ * (a no-op on an fp32 stream), pow(2).mean (the square dies at once), x * rsqrt(var + eps) (the
+ * product saves x and the small rsqrt), .to(bf16), weight * that (a frozen weight: only it is
+ * saved); the locals die when the norm returns. The q, k, v projections; apply_rotary_pos_emb:
+ * q * cos, rotate_half (the negated half, its cat with the other), that * sin, the sum (the
+ * multiplications save only cos and sin); q and k die when both are rotated. transformers'
+ * flash_attention_forward casts fp32 q, k, v to the compute dtype; flash attention saves its
+ * inputs and output. The residual adds; the MLP: gate, SiLU (saves its input), up, the product
+ * (saves both), down. Frozen linears save nothing (no weight gradient); an adapter saves its
+ * own input (the wrapped linear's, or its cast copy). */
 /* clang-format off */
 static const struct op layer_ops[LAYER_OPS] = {
-    [0]  = {.w = W_H,  .d = D_STREAM,  .k = K_OP,     .in = NO,          .dies = -1}, /* x */
-    [1]  = {.w = W_H,  .d = D_F32,     .k = K_UPCAST, .in = IN1(0),      .dies = 3,  .saved = true},
-    [2]  = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(1),      .dies = 2},  /* pow */
-    [3]  = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(1),      .dies = 4},  /* * rsqrt */
-    [4]  = {.w = W_H,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(3),      .dies = 5},  /* .to */
-    [5]  = {.w = W_H,  .d = D_NORM,    .k = K_OP,     .in = IN1(4),      .dies = 8,  .saved = true},
-    [6]  = {.w = W_Q,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(5),      .dies = 9,  .fan_in = FAN_HIDDEN, .mod = CORE_MOD_Q},
-    [7]  = {.w = W_KV, .d = D_LINOUT, .k = K_LINEAR, .in = IN1(5),      .dies = 10, .fan_in = FAN_HIDDEN, .mod = CORE_MOD_K},
-    [8]  = {.w = W_KV, .d = D_LINOUT, .k = K_LINEAR, .in = IN1(5),      .dies = 11, .saved = true,
-            .fan_in = FAN_HIDDEN, .mod = CORE_MOD_V},
-    [9]  = {.w = W_Q,  .d = D_LINOUT, .k = K_OP,     .in = IN1(6),      .dies = 11, .saved = true},
-    [10] = {.w = W_KV, .d = D_LINOUT, .k = K_OP,     .in = IN1(7),      .dies = 11, .saved = true},
-    [11] = {.w = W_Q,  .d = D_COMPUTE, .k = K_OP,     .in = {9, 10, 8},  .dies = 12, .saved = true},
-    [12] = {.w = W_H,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(11),     .dies = 13, .fan_in = FAN_QUERY, .mod = CORE_MOD_O},
-    [13] = {.w = W_H,  .d = D_STREAM,  .k = K_ADD,    .in = IN2(0, 12),  .dies = 24},
-    [14] = {.w = W_H,  .d = D_F32,     .k = K_UPCAST, .in = IN1(13),     .dies = 16, .saved = true},
-    [15] = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(14),     .dies = 15},
-    [16] = {.w = W_H,  .d = D_F32,     .k = K_OP,     .in = IN1(14),     .dies = 17},
-    [17] = {.w = W_H,  .d = D_COMPUTE, .k = K_OP,     .in = IN1(16),     .dies = 18},
-    [18] = {.w = W_H,  .d = D_NORM,    .k = K_OP,     .in = IN1(17),     .dies = 21},
-    [19] = {.w = W_F,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(18),     .dies = 20, .saved = true,
-            .fan_in = FAN_HIDDEN, .mod = CORE_MOD_GATE},                                                     /* gate */
-    [20] = {.w = W_F,  .d = D_LINOUT, .k = K_OP,     .in = IN1(19),     .dies = 22, .saved = true},
-    [21] = {.w = W_F,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(18),     .dies = 22, .saved = true,
-            .fan_in = FAN_HIDDEN, .mod = CORE_MOD_UP},                                                     /* up */
-    [22] = {.w = W_F,  .d = D_LINOUT, .k = K_OP,     .in = IN2(20, 21), .dies = 23},
-    [23] = {.w = W_H,  .d = D_LINOUT, .k = K_LINEAR, .in = IN1(22),     .dies = 24, .fan_in = FAN_FFN, .mod = CORE_MOD_DOWN},
-    [24] = {.w = W_H,  .d = D_STREAM,  .k = K_ADD,    .in = IN2(13, 23), .dies = -1}, /* out */
+    [X]      = {.w = W_H,   .d = D_STREAM,  .k = K_OP,       .in = NO,               .dies = -1},
+    [N1_F32] = {.w = W_H,   .d = D_F32,     .k = K_UPCAST,   .in = IN1(X),           .dies = N1_NORM, .save = S_ALWAYS},
+    [N1_POW] = {.w = W_H,   .d = D_F32,     .k = K_OP,       .in = IN1(N1_F32),      .dies = N1_POW},
+    [N1_NORM]= {.w = W_H,   .d = D_F32,     .k = K_OP,       .in = IN1(N1_F32),      .dies = N1_OUT},
+    [N1_CAST]= {.w = W_H,   .d = D_COMPUTE, .k = K_OP,       .in = IN1(N1_NORM),     .dies = N1_OUT},
+    [N1_OUT] = {.w = W_H,   .d = D_NORM,    .k = K_OP,       .in = IN1(N1_CAST),     .dies = V,       .save = S_LORA_INPUT, .lora = ATT_MODS},
+    [Q]      = {.w = W_Q,   .d = D_LINOUT,  .k = K_LINEAR,   .in = IN1(N1_OUT),      .dies = K_ROPE,  .fan_in = FAN_HIDDEN, .mod = CORE_MOD_Q},
+    [K]      = {.w = W_KV,  .d = D_LINOUT,  .k = K_LINEAR,   .in = IN1(N1_OUT),      .dies = K_ROPE,  .fan_in = FAN_HIDDEN, .mod = CORE_MOD_K},
+    [V]      = {.w = W_KV,  .d = D_LINOUT,  .k = K_LINEAR,   .in = IN1(N1_OUT),      .dies = VC,      .save = S_UNLESS_CAST, .fan_in = FAN_HIDDEN, .mod = CORE_MOD_V},
+    [Q_COS]  = {.w = W_Q,   .d = D_LINOUT,  .k = K_OP,       .in = IN1(Q),           .dies = Q_ROPE},
+    [Q_NEG]  = {.w = W_Q2,  .d = D_LINOUT,  .k = K_OP,       .in = IN1(Q),           .dies = Q_CAT},
+    [Q_CAT]  = {.w = W_Q,   .d = D_LINOUT,  .k = K_ADD,      .in = IN2(Q_NEG, Q),    .dies = Q_SIN},
+    [Q_SIN]  = {.w = W_Q,   .d = D_LINOUT,  .k = K_OP,       .in = IN1(Q_CAT),       .dies = Q_ROPE},
+    [Q_ROPE] = {.w = W_Q,   .d = D_LINOUT,  .k = K_ADD,      .in = IN2(Q_COS, Q_SIN),.dies = QC,      .save = S_UNLESS_CAST},
+    [K_COS]  = {.w = W_KV,  .d = D_LINOUT,  .k = K_OP,       .in = IN1(K),           .dies = K_ROPE},
+    [K_NEG]  = {.w = W_KV2, .d = D_LINOUT,  .k = K_OP,       .in = IN1(K),           .dies = K_CAT},
+    [K_CAT]  = {.w = W_KV,  .d = D_LINOUT,  .k = K_ADD,      .in = IN2(K_NEG, K),    .dies = K_SIN},
+    [K_SIN]  = {.w = W_KV,  .d = D_LINOUT,  .k = K_OP,       .in = IN1(K_CAT),       .dies = K_ROPE},
+    [K_ROPE] = {.w = W_KV,  .d = D_LINOUT,  .k = K_ADD,      .in = IN2(K_COS, K_SIN),.dies = KC,      .save = S_UNLESS_CAST},
+    [QC]     = {.w = W_Q,   .d = D_COMPUTE, .k = K_DOWNCAST, .in = IN1(Q_ROPE),      .dies = ATTN,    .save = S_ALWAYS},
+    [KC]     = {.w = W_KV,  .d = D_COMPUTE, .k = K_DOWNCAST, .in = IN1(K_ROPE),      .dies = ATTN,    .save = S_ALWAYS},
+    [VC]     = {.w = W_KV,  .d = D_COMPUTE, .k = K_DOWNCAST, .in = IN1(V),           .dies = ATTN,    .save = S_ALWAYS},
+    [ATTN]   = {.w = W_Q,   .d = D_COMPUTE, .k = K_OP,       .in = {QC, KC, VC},     .dies = O,       .save = S_ALWAYS},
+    [O]      = {.w = W_H,   .d = D_LINOUT,  .k = K_LINEAR,   .in = IN1(ATTN),        .dies = H1,      .fan_in = FAN_QUERY, .mod = CORE_MOD_O},
+    [H1]     = {.w = W_H,   .d = D_STREAM,  .k = K_ADD,      .in = IN2(X, O),        .dies = OUT},
+    [N2_F32] = {.w = W_H,   .d = D_F32,     .k = K_UPCAST,   .in = IN1(H1),          .dies = N2_NORM, .save = S_ALWAYS},
+    [N2_POW] = {.w = W_H,   .d = D_F32,     .k = K_OP,       .in = IN1(N2_F32),      .dies = N2_POW},
+    [N2_NORM]= {.w = W_H,   .d = D_F32,     .k = K_OP,       .in = IN1(N2_F32),      .dies = N2_OUT},
+    [N2_CAST]= {.w = W_H,   .d = D_COMPUTE, .k = K_OP,       .in = IN1(N2_NORM),     .dies = N2_OUT},
+    [N2_OUT] = {.w = W_H,   .d = D_NORM,    .k = K_OP,       .in = IN1(N2_CAST),     .dies = UP,      .save = S_LORA_INPUT, .lora = MLP_MODS},
+    [GATE]   = {.w = W_F,   .d = D_LINOUT,  .k = K_LINEAR,   .in = IN1(N2_OUT),      .dies = ACT,     .save = S_ALWAYS, .fan_in = FAN_HIDDEN, .mod = CORE_MOD_GATE},
+    [ACT]    = {.w = W_F,   .d = D_LINOUT,  .k = K_OP,       .in = IN1(GATE),        .dies = PROD,    .save = S_ALWAYS},
+    [UP]     = {.w = W_F,   .d = D_LINOUT,  .k = K_LINEAR,   .in = IN1(N2_OUT),      .dies = PROD,    .save = S_ALWAYS, .fan_in = FAN_HIDDEN, .mod = CORE_MOD_UP},
+    [PROD]   = {.w = W_F,   .d = D_LINOUT,  .k = K_OP,       .in = IN2(ACT, UP),     .dies = DOWN,    .save = S_LORA_INPUT, .lora = CORE_MOD_BIT(CORE_MOD_DOWN)},
+    [DOWN]   = {.w = W_H,   .d = D_LINOUT,  .k = K_LINEAR,   .in = IN1(PROD),        .dies = OUT,     .fan_in = FAN_FFN, .mod = CORE_MOD_DOWN},
+    [OUT]    = {.w = W_H,   .d = D_STREAM,  .k = K_ADD,      .in = IN2(H1, DOWN),    .dies = -1},
 };
 /* clang-format on */
 
@@ -110,9 +171,30 @@ static int64_t product(int64_t a, int64_t b, int64_t c)
     return a > ((int64_t)1 << 56) / c ? -1 : a * c;
 }
 
+static int64_t width(const struct core_step_shape *s, enum width w)
+{
+    switch (w) {
+    case W_H:
+        return s->hidden;
+    case W_Q:
+        return s->q;
+    case W_KV:
+        return s->kv;
+    case W_F:
+        return s->ffn;
+    case W_Q2:
+        return s->q / 2;
+    case W_KV2:
+        return s->kv / 2;
+    }
+    return s->hidden;
+}
+
+static int dtype_bytes(const struct core_step_shape *s, enum dtype d);
+
 static int64_t op_bytes(const struct core_step_shape *s, const struct op *o)
 {
-    int64_t w = o->w == W_H ? s->hidden : o->w == W_Q ? s->q : o->w == W_KV ? s->kv : s->ffn;
+    int64_t w = width(s, o->w);
     int d = o->d == D_F32       ? 4
             : o->d == D_COMPUTE ? s->compute
             : o->d == D_STREAM  ? s->stream
@@ -138,7 +220,7 @@ static void dequant(struct replay *p, const struct op *o, bool backward, int d[2
 {
     const struct core_step_shape *s = p->s;
     int64_t fan = o->fan_in == FAN_HIDDEN ? s->hidden : o->fan_in == FAN_QUERY ? s->q : s->ffn;
-    int64_t w = o->w == W_H ? s->hidden : o->w == W_Q ? s->q : o->w == W_KV ? s->kv : s->ffn;
+    int64_t w = width(s, o->w);
 
     d[0] = d[1] = -1;
     if (o->k != K_LINEAR || s->dequant <= 0)
@@ -157,9 +239,16 @@ static void dequant_free(struct replay *p, const int d[2])
     core_alloc_free(&p->al, d[1]);
 }
 
+/* bitsandbytes' Linear4bit returns out.to(inp_dtype): fp32 outputs under PEFT's k-bit stream. */
+static bool fp32_linears(const struct core_step_shape *s)
+{
+    return s->dequant && s->stream >= 4 && s->compute < 4;
+}
+
 static bool aliased(const struct core_step_shape *s, int i)
 {
-    return layer_ops[i].k == K_UPCAST && s->stream >= 4;
+    return (layer_ops[i].k == K_UPCAST && s->stream >= 4) ||
+           (layer_ops[i].k == K_DOWNCAST && !fp32_linears(s));
 }
 
 /* The op whose tensor stands for op i (an upcast of an fp32 stream is its input). */
@@ -170,12 +259,13 @@ static int root(const struct core_step_shape *s, int i)
     return i;
 }
 
-/* The earliest consumer of op j's output (the node whose backward releases it last). */
-static int first_consumer(int j)
+/* The earliest consumer of op j's output that runs (the node whose backward releases it last;
+ * a no-op cast's consumers are its input's). */
+static int first_consumer(const struct core_step_shape *s, int j)
 {
     for (int i = j + 1; i < LAYER_OPS; i++)
         for (int k = 0; k < 3; k++)
-            if (layer_ops[i].in[k] == j)
+            if (!aliased(s, i) && layer_ops[i].in[k] >= 0 && root(s, layer_ops[i].in[k]) == j)
                 return i;
     return -1;
 }
@@ -192,7 +282,7 @@ static int64_t fan_width(const struct core_step_shape *s, const struct op *o)
 
 static int64_t out_width(const struct core_step_shape *s, const struct op *o)
 {
-    return o->w == W_H ? s->hidden : o->w == W_Q ? s->q : o->w == W_KV ? s->kv : s->ffn;
+    return width(s, o->w);
 }
 
 static int dtype_bytes(const struct core_step_shape *s, enum dtype d)
@@ -206,6 +296,36 @@ static int dtype_bytes(const struct core_step_shape *s, enum dtype d)
 static int in_bytes(const struct core_step_shape *s, const struct op *o)
 {
     return dtype_bytes(s, layer_ops[root(s, o->in[0])].d);
+}
+
+/* Whether an adapter casts its input (PEFT's _cast_input_dtype, or autocast's cast for lora_A)
+ * and so saves the copy instead of the input. */
+static bool lora_casts(const struct core_step_shape *s, const struct op *o)
+{
+    return s->cast_in || in_bytes(s, o) != s->a;
+}
+
+/* Whether autograd keeps op j's output through the recompute (enum save). */
+static bool is_saved(const struct core_step_shape *s, int j)
+{
+    const struct op *o = &layer_ops[j];
+
+    switch (o->save) {
+    case S_NO:
+        return false;
+    case S_ALWAYS:
+        return true;
+    case S_UNLESS_CAST:
+        return !fp32_linears(s);
+    case S_LORA_INPUT:
+        for (int i = j + 1; i < LAYER_OPS; i++) {
+            const struct op *c = &layer_ops[i];
+            if (c->k == K_LINEAR && c->in[0] == j && wrapped(s, c) && !lora_casts(s, c))
+                return true;
+        }
+        return false;
+    }
+    return false;
 }
 
 /* A wrapped linear's forward after its base output `res` (PEFT's Linear.forward; bnb.py's
@@ -224,7 +344,7 @@ static int adapter_forward(struct replay *p, int i, int res, bool grad)
         core_alloc_free(&p->al, res);
         res = c;
     }
-    p->sv[i][0] = s->cast_in || in_bytes(s, o) != s->a ? tensor(p, product(T, in, s->a)) : -1;
+    p->sv[i][0] = lora_casts(s, o) ? tensor(p, product(T, in, s->a)) : -1;
     p->sv[i][1] = tensor(p, product(T, s->rank, s->a));
     b = tensor(p, product(T, out, s->a));
     sc = tensor(p, product(T, out, s->a));
@@ -245,36 +365,43 @@ static int adapter_forward(struct replay *p, int i, int res, bool grad)
     return sum;
 }
 
+/* Op i's output: bitsandbytes' Linear4bit under the k-bit stream runs its matmul in the compute
+ * dtype (autocast's copy of x, the bf16 output) and returns the fp32 cast; a wrapped linear adds
+ * its adapter's tensors. */
+static int run_op(struct replay *p, int i, bool grad)
+{
+    const struct core_step_shape *s = p->s;
+    const struct op *o = &layer_ops[i];
+    int d[2], xb = -1, ob = -1, out;
+
+    if (o->k == K_LINEAR && fp32_linears(s))
+        xb = tensor(p, product(s->tokens, fan_width(s, o), s->compute));
+    dequant(p, o, false, d);
+    if (xb >= 0) {
+        ob = tensor(p, product(s->tokens, out_width(s, o), s->compute));
+        core_alloc_free(&p->al, xb);
+    }
+    if (wrapped(s, o)) {
+        int res = tensor(p, product(s->tokens, out_width(s, o), s->res));
+        dequant_free(p, d);
+        out = adapter_forward(p, i, res, grad);
+    } else {
+        out = tensor(p, op_bytes(s, o));
+        dequant_free(p, d);
+    }
+    core_alloc_free(&p->al, ob);
+    return out;
+}
+
 /* One layer's forward on input handle h[0]; with autograd, saved tensors are kept in h. */
 static void layer_forward(struct replay *p, int *h, bool grad)
 {
     const struct core_step_shape *s = p->s;
 
     for (int i = 1; i < LAYER_OPS; i++) {
-        const struct op *o = &layer_ops[i];
-        if (aliased(s, i)) {
-            h[i] = -1;
-            continue;
-        }
-        int d[2], xb = -1, ob = -1;
-        if (o->k == K_LINEAR && s->dequant && s->stream >= 4 && s->compute < 4)
-            xb = tensor(p, product(s->tokens, fan_width(s, o), s->compute));
-        dequant(p, o, false, d);
-        if (xb >= 0) {
-            ob = tensor(p, product(s->tokens, out_width(s, o), s->compute));
-            core_alloc_free(&p->al, xb);
-        }
-        if (wrapped(s, o)) {
-            int res = tensor(p, product(s->tokens, out_width(s, o), s->res));
-            dequant_free(p, d);
-            h[i] = adapter_forward(p, i, res, grad);
-        } else {
-            h[i] = tensor(p, op_bytes(s, o));
-            dequant_free(p, d);
-        }
-        core_alloc_free(&p->al, ob);
+        h[i] = aliased(s, i) ? -1 : run_op(p, i, grad);
         for (int j = 1; j < i + 1; j++)
-            if (layer_ops[j].dies == i && h[j] >= 0 && !(grad && layer_ops[j].saved)) {
+            if (layer_ops[j].dies == i && h[j] >= 0 && !(grad && is_saved(s, j))) {
                 core_alloc_free(&p->al, h[j]);
                 h[j] = -1;
             }
@@ -398,7 +525,7 @@ static int layer_backward(struct replay *p, int *h, int g_out)
         gr[i] = -1;
         if (i != OUT_OP) /* the saved tensors this node held */
             for (int j = 1; j < i; j++)
-                if (h[j] >= 0 && first_consumer(j) == i) {
+                if (h[j] >= 0 && first_consumer(s, j) == i) {
                     core_alloc_free(&p->al, h[j]);
                     h[j] = -1;
                 }

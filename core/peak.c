@@ -785,6 +785,8 @@ bool core_peak_replay(const struct core_resolved *r, const struct core_peak_opti
         .dequant = r->adapters.base_quant == CORE_BASEQ_NF4_BNB ||
                    r->adapters.base_quant == CORE_BASEQ_NF4_BNB_DQ,
         .gather = r->zero_stage >= 3 && r->dp * r->cp > 1 ? (int64_t)(sh.layer * ap.stored_bpp) : 0,
+        /* .hold_inputs stays false: the allocated peak does not price FSDP1's end-of-backward
+         * hold yet (PROVENANCE-peft.md, "the FSDP term"), and the replay follows it. */
         .loss = loss,
         .rank = r->adapters.rank,
         .wrapped = r->adapters.targets,

@@ -151,7 +151,8 @@ static const struct op layer_ops[LAYER_OPS] = {
 };
 /* clang-format on */
 
-#define GRADS 64
+#define MAX_LAYERS 160
+#define GRADS      (2 * MAX_LAYERS + 64) /* held layer-input gradients (FSDP1) and a layer's */
 
 struct replay {
     struct core_alloc al;
@@ -445,24 +446,32 @@ static void grad_take(struct replay *p, int *gr, int k, int handle)
     p->al.overflow = true;
 }
 
-/* The gradient flowing into op k's tensor: a new one, or added in place into the one there. */
+/* The gradient flowing into op k's tensor: a new one (or the residual add's own, handed on);
+ * a second one is added into the first, in place when that buffer is not shared, else out of
+ * place into a new buffer (autograd's InputBuffer::accumulate). */
 static void grad_into(struct replay *p, int *gr, int k, int pass)
 {
     const struct core_step_shape *s = p->s;
+    int64_t bytes;
+
     k = root(s, k);
-    if (pass >= 0) { /* the residual add hands its gradient on */
-        if (gr[k] < 0) {
+    bytes = op_bytes(s, &layer_ops[k]);
+    if (gr[k] < 0) {
+        if (pass >= 0) {
             gr[k] = pass;
             p->refs[pass]++;
         } else {
-            core_alloc_free(&p->al, tensor(p, op_bytes(s, &layer_ops[k])));
+            gr[k] = grad_new(p, bytes);
         }
         return;
     }
-    if (gr[k] < 0)
-        gr[k] = grad_new(p, op_bytes(s, &layer_ops[k]));
-    else
-        core_alloc_free(&p->al, tensor(p, op_bytes(s, &layer_ops[k])));
+    int incoming = pass >= 0 ? -1 : tensor(p, bytes); /* the new contribution */
+    if (p->refs[gr[k]] > 1) {
+        int sum = grad_new(p, bytes);
+        grad_release(p, gr[k]);
+        gr[k] = sum;
+    }
+    core_alloc_free(&p->al, incoming);
 }
 
 /* A wrapped linear's backward, before its base's (autograd runs the later-created adapter
@@ -582,12 +591,10 @@ static int gather_next(struct replay *p, int current)
     return next;
 }
 
-#define MAX_LAYERS 160
-
 static void step_replay(struct replay *p)
 {
     const struct core_step_shape *s = p->s;
-    int ck[MAX_LAYERS + 1], h[LAYER_OPS], g, gat = -1;
+    int ck[MAX_LAYERS + 1], held[MAX_LAYERS], h[LAYER_OPS], g, gat = -1;
     int64_t hb = product(s->tokens, s->hidden, s->stream);
 
     ck[0] = tensor(p, hb); /* the embedding's output */
@@ -612,11 +619,20 @@ static void step_replay(struct replay *p)
         h[0] = ck[l];
         layer_forward(p, h, true);
         int gin = layer_backward(p, h, g);
-        core_alloc_free(&p->al, ck[l]); /* the checkpoint's saved input */
+        held[l] = gin;
+        if (s->hold_inputs && gin >= 0)
+            p->refs[gin]++;
+        else
+            core_alloc_free(&p->al, ck[l]); /* the checkpoint's saved input */
         g = gin;
     }
     grad_release(p, g);
-    core_alloc_free(&p->al, gat);
+    if (s->hold_inputs) /* FSDP1's post-backward final callback */
+        for (int64_t l = 0; l < s->layers; l++) {
+            grad_release(p, held[l]);
+            core_alloc_free(&p->al, ck[l]);
+        }
+    core_alloc_free(&p->gathers, gat);
 }
 
 bool core_step_replay(const struct core_step_shape *s, struct core_step_replay *out)

@@ -34,6 +34,10 @@ struct core_step_shape {
     int compute;                /* the compute dtype's bytes */
     bool dequant; /* the base's linears are quantized (bitsandbytes NF4): dequantized per matmul */
     int64_t gather; /* one layer's gathered parameters under FSDP, bytes (0: none) */
+    /* FSDP1's reshard-only hook on a frozen unit holds each checkpointed layer input and the
+     * input gradient accumulated into it until the backward's end (register_multi_grad_hook's
+     * AccumulateGrad node, freed by _finalize_params; PROVENANCE-peft.md). */
+    bool hold_inputs;
     enum core_loss loss;
     /* The adapters (PEFT's LoRA Linear.forward, tuners/lora/layer.py and bnb.py): rank, the
      * wrapped linears (mask of enum core_module), their tensors' bytes per element (adapters.c's

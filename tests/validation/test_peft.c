@@ -43,10 +43,14 @@
  * Allocated peaks are gated at the target (5.8 % over all rows since the FMS rows price
  * transformers 4.48's shifted loss, unfused_fp32_shifted, and a frozen output layer's top-layer
  * backward holds no logits' gradient; the FMS and TT32 rows are those terms' tuning rows: 6.3 %
- * over the tuning rows, 0.9 % over the one held-out row); nvidia-smi peaks (8.5 %, not at the
- * target) at 10 %. */
+ * over the tuning rows, 0.9 % over the one held-out row). nvidia-smi peaks are gated at the
+ * target too: 7.8 % since the reserved bytes come from the replayed step (core/peak_replay.c,
+ * the caching allocator's segments over the Hugging Face step), 8.5 % over the eight FMS 7B
+ * rows, which were watched while the replayed op sequence was completed (tuning rows: no
+ * constant, but the rows informed which of the code's tensors were added), 2.2 % on the held-out
+ * 70B row; it was 8.5 % with the flat 1.08 factor. */
 #define ALLOC_LIMIT  0.08
-#define DEVICE_LIMIT 0.10
+#define DEVICE_LIMIT 0.08
 #define TPS_LIMIT    0.15
 
 #define ROWS_MAX  140

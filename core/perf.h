@@ -75,6 +75,10 @@ struct core_perf_input {
     /* Per-layer CUDA graphs (enum core_cuda_graph_module bits, the API's cuda_graph_modules):
      * the captured modules' host time is replayed from the graph, not launched (perf.c). */
     unsigned cuda_graph_modules;
+    /* Selective recompute's modules (enum core_recompute_module bits, the API's
+     * recompute_modules; Megatron-Core's --recompute-modules): what checkpointing selective
+     * re-runs in the backward (perf.c selective_recompute); 0 = core_attn, the default. */
+    unsigned recompute_modules;
     /* Multi-latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 prices the attention GEMMs as
      * the MLA projections (q down/up, kv down/up, output) instead of Q, K, V and O. */
     int64_t q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;

@@ -110,6 +110,8 @@ static int row_count;
 
 #define CG_ALL (CORE_CG_ATTN | CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS)
 #define CG_MOE (CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS)
+#define RC_OSS (CORE_RC_LAYERNORM | CORE_RC_MOE_ACT)
+#define RC_UP  CORE_RC_MLA_UP_PROJ
 
 struct setting {
     const char *prefix; /* row ids starting with this */
@@ -117,29 +119,32 @@ struct setting {
     bool overlap;
     int64_t etp;     /* 0 = the CSV's, else Megatron's default (tp) */
     unsigned graphs; /* cuda_graph_modules: enum core_cuda_graph_module bits */
+    unsigned rc;     /* recompute_modules (enum core_recompute_module bits); 0 = no recompute */
 };
 
 /* clang-format off */
 static const struct setting settings[] = {
     {.prefix = "MB-26041-DSV3-B200", .dispatcher = CORE_MOE_DEEPEP, .overlap = true, .etp = 1,
-     .graphs = CG_ALL},
-    {.prefix = "MB-26041-OSS", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+     .graphs = CG_ALL, .rc = RC_UP | CORE_RC_MLP},
+    {.prefix = "MB-26041-OSS", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1, .rc = RC_OSS},
     {.prefix = "MB-26041-Q30-H100", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1},
     {.prefix = "MB-26041-Q235-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
     {.prefix = "MB-26041-Q235-B200", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
-    {.prefix = "MB-26041-KIMI", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1},
-    {.prefix = "MB-2511-DSV3-GB200", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1, .graphs = CG_MOE},
-    {.prefix = "MB-2511-DSV3-B200", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+    {.prefix = "MB-26041-KIMI", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1, .rc = RC_UP},
+    {.prefix = "MB-2511-DSV3-GB200", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1, .graphs = CG_MOE,
+     .rc = RC_UP},
+    {.prefix = "MB-2511-DSV3-B200", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1, .rc = RC_UP},
     {.prefix = "MB-2511-Q235-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
     {.prefix = "MB-2511-Q30-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
-    {.prefix = "MB-2511-OSS", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+    {.prefix = "MB-2511-OSS", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1, .rc = RC_OSS},
     {.prefix = "MB-2509-Q235-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
     {.prefix = "MB-", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
-    {.prefix = "MLM-BLOG-DSV3-GB200-base", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+    {.prefix = "MLM-BLOG-DSV3-GB200-base", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1,
+     .rc = CORE_RC_MLP | RC_UP},
     {.prefix = "MLM-BLOG-DSV3-GB200-deepep", .dispatcher = CORE_MOE_DEEPEP, .etp = 1,
-     .graphs = CG_ALL},
+     .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
     {.prefix = "MLM-BLOG-DSV3-GB200-final", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1,
-     .graphs = CG_ALL},
+     .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
     {.prefix = "CI-DSV3proxy", .dispatcher = CORE_MOE_HYBRIDEP},
     {.prefix = "", .dispatcher = CORE_MOE_ALLTOALL},
 };
@@ -314,7 +319,8 @@ static void set_layout(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
     in->moe_load_imbalance = 1.0; /* the tables force-balance the routing */
     in->zero_stage = 1;
     in->flash_attention = true;
-    in->checkpointing = CORE_CKPT_NONE;
+    in->checkpointing = st->rc != 0 ? CORE_CKPT_SELECTIVE : CORE_CKPT_NONE;
+    in->recompute_modules = st->rc;
     in->sequence_parallel = in->tp > 1;
     in->optimizer = CORE_OPT_ADAMW;
     in->master_weights = true;

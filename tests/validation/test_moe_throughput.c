@@ -38,11 +38,11 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 18.5 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 16.7 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
-#define MAPE_LIMIT 0.20
-/* ... and above this over the hold-out rows (no constant was chosen on them). */
-#define HOLDOUT_LIMIT 0.22
+#define MAPE_LIMIT 0.18
+/* ... and above this over the hold-out rows (no constant was chosen on them; 20.0 %). */
+#define HOLDOUT_LIMIT 0.21
 
 #define ROWS_MAX  48
 #define FIELDS    34
@@ -102,10 +102,16 @@ static int row_count;
  *     FP8_CS: no backend (the Qwen3 provider's alltoall), moe_a2a_overlap True, no graphs;
  *   GPT-OSS H100: alltoall, no graphs. At that release apply_flex_dispatcher_backend turns
  *     HybridEP on only for GB200/GB300 (training/flex_dispatcher_backend.py).
- * Every preset there sets expert_tensor_parallel_size=1. The write-up rows name their dispatcher
- * and graphs (baseline: none; the DeepEP step after "CUDA Graphs capture shared expert" and the
- * final: attn moe_router moe_preprocess). Megatron-LM CI rows state theirs in model_config.yaml
- * (alltoall; the DeepSeek-V3 proxy's flex/hybridep) and etp where given (else tp).
+ * Every preset there sets expert_tensor_parallel_size=1. Fine-grained recompute (the presets'
+ * recompute_modules, which overrides.py turns into recompute_granularity "selective"):
+ * DeepSeek-V3 B200 FP8_MX_V2 mla_up_proj mlp; GPT-OSS (both releases) layernorm moe_act;
+ * Kimi-K2 GB300 and every 25.11 DeepSeek-V3 preset mla_up_proj; Qwen3 none (its
+ * _llm_pretrain.py sets recompute_granularity None). The write-up rows name their dispatcher,
+ * graphs and recompute (baseline: none, --recompute-modules mlp up_proj; the DeepEP step after
+ * "CUDA Graphs capture shared expert" and the final: attn moe_router moe_preprocess, and
+ * mlp moe_act since "Remove up_proj recompute"). Megatron-LM CI rows state theirs in
+ * model_config.yaml (alltoall; the DeepSeek-V3 proxy's flex/hybridep) and etp where given (else
+ * tp).
  * ------------------------------------------------------------------------------------------- */
 
 #define CG_ALL (CORE_CG_ATTN | CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS)
@@ -295,10 +301,10 @@ static enum core_precision precision_of(const char *s)
 }
 
 /* The layout and the framework's fixed behaviour: the distributed optimizer (ZeRO 1), fused
- * attention, no full recompute (the recipes recompute at most small modules: mla_up_proj,
- * moe_act, layernorm, mlp), sequence parallelism with tp > 1 (Megatron-Core requires it for MoE),
- * Transformer Engine's TP overlap and the overlapped gradient reduce-scatter / parameter
- * all-gather of the performance recipes. "VP n/a" (empty) = no interleaving. */
+ * attention, no full recompute (the recipes recompute at most small modules, the settings'
+ * recompute_modules under checkpointing selective), sequence parallelism with tp > 1 (Megatron-Core
+ * requires it for MoE), Transformer Engine's TP overlap and the overlapped gradient reduce-scatter
+ * / parameter all-gather of the performance recipes. "VP n/a" (empty) = no interleaving. */
 static void set_layout(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
 {
     const struct setting *st = setting_of(f[0]);

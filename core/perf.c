@@ -320,8 +320,9 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
     /* The pipeline split (layout.c): an uneven one, or MTP layers on the last rank. */
-    in->stage_layers =
-        r->split == CORE_SPLIT_EVEN && r->mtp_layers == 0 ? 0.0 : (double)core_layout_heaviest(r);
+    bool uneven = r->split != CORE_SPLIT_EVEN || r->mtp_layers != 0;
+    in->stage_layers = uneven ? (double)core_layout_heaviest(r) : 0.0;
+    in->last_stage_layers = uneven ? (double)core_layout_last(r) : 0.0;
     in->eager_kernels =
         !r->compile && (r->framework == CORE_FW_HF_TRAINER || r->framework == CORE_FW_TORCHTUNE);
     if (r->adapters.finetune != CORE_FT_FULL)
@@ -609,21 +610,31 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     return in->moe_comm_overlap ? exposed(comm, window, k->overlap) : comm;
 }
 
-/* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
- * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). Multi-token
- * prediction (DeepSeek-V3; Megatron-Core's --mtp-num-layers puts the modules on the last stage):
- * each module's transformer layer is one of stage_layers (layout.c counts it on the last rank);
- * here each adds its pass through the shared output layer and loss (its 2d -> d projection and
- * norms left out). */
+/* Output layer and loss on the last stage: the logits GEMM three times, and ~12 bytes per logit
+ * through HBM (write, fp32 softmax, gradient). Multi-token prediction (DeepSeek-V3;
+ * Megatron-Core's --mtp-num-layers puts the modules on the last stage): each module's
+ * transformer layer is one of the last rank's layers (layout.c); here each adds its pass through
+ * the shared output layer and loss (its 2d -> d projection and norms left out). The pipeline
+ * runs at the pace of its busiest rank (1F1B: every rank takes one micro-batch per slot), so
+ * only what the last rank's work exceeds the heaviest rank's by counts: when a split gives the
+ * last rank fewer layers (Megatron's pipeline_model_parallel_layout, the loss counted in the
+ * split, a last-stage layer count), their time (`slack`, at the per-layer cost of the pieces
+ * already in `u`) absorbs the output layer first. With an even split the last rank is the
+ * heaviest and it all counts. */
 static void last_stage(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
                        struct micro *u)
 {
     double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm, vt = x->V / x->t;
     double logits = gemm(x->rows, vt, x->d, x->rate, k->half_dim);
     double n = 1.0 + (in->mtp_layers > 0 ? (double)in->mtp_layers : 0.0);
+    double c = 3.0 * n * logits, m = n * x->rows * vt * 12.0 / hbm;
+    double last = in->last_stage_layers > 0 ? in->last_stage_layers : x->ls;
+    double per_layer = (u->compute + u->memory + u->recompute + u->tp + u->cp + u->host) / x->ls;
+    double slack = at_least(x->ls - last, 0.0) * per_layer;
+    double share = c + m > 0.0 ? at_least(c + m - slack, 0.0) / (c + m) : 0.0;
 
-    u->compute += 3.0 * n * logits;
-    u->memory += n * x->rows * vt * 12.0 / hbm;
+    u->compute += share * c;
+    u->memory += share * m;
 }
 
 static double clamp_layers(double n, double max)
@@ -811,7 +822,6 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     u->tp = 3.0 * ls * tp_f;
     u->cp = 3.0 * ls * cp_f;
 
-    last_stage(in, k, x, u);
     double dq = 0.0;
     if (in->frozen_base)
         dq = frozen_micro(in, x, gemm_f, att_f, mem_f, hbm, h, u);
@@ -827,6 +837,8 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     default:
         u->recompute = 0.0;
     }
+    if (!in->frozen_base) /* frozen_micro counts its own output layer */
+        last_stage(in, k, x, u);
 }
 
 static void shape_init(const struct core_perf_input *in, const struct gen *k, struct shape *x)

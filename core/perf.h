@@ -92,6 +92,9 @@ struct core_perf_input {
     /* Pipeline split (core/layout.c): the layers of the heaviest pipeline rank, which sets the
      * pipeline's pace; 0 = an even split, layers / pp. */
     double stage_layers;
+    /* ... and the last rank's (its MTP layers included), which also runs the output layer and
+     * the loss; 0 = stage_layers (the last rank is the heaviest, as with an even split). */
+    double last_stage_layers;
     /* Fine-tuning with adapters (core/adapters.c; all 0 for full training): the frozen base's
      * backward computes only input gradients; the adapters on the wrapped linears of a layer
      * (their input widths summing to lora_in, output widths to lora_out, rank lora_rank) add

@@ -1,7 +1,8 @@
 /*
- * test_core_moe_recompute.c - two step-time terms of MoE training (core/perf.c): the gradient
- * reduction of the routed experts over the expert data-parallel group, and selective
- * recompute priced per module (recompute_modules; Megatron-Core's --recompute-modules).
+ * test_core_moe_recompute.c - three step-time terms the MoE recipes exercise (core/perf.c): the
+ * gradient reduction of the routed experts over the expert data-parallel group, selective
+ * recompute priced per module (recompute_modules; Megatron-Core's --recompute-modules), and the
+ * output layer on a last pipeline rank that holds fewer layers than the heaviest.
  *
  * Every figure is derived by hand from perf.c's documented constants: Hopper and Blackwell
  * GEMMs at 0.65 of the 16-bit peak, a GEMM dimension x at x / (x + half_dim) of it (96 on
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "internal.h" /* core_layout_parse, core_layout_heaviest, core_layout_last */
 #include "perf.h"
 
 #define NEAR(got, want, rel)                                                                       \
@@ -257,6 +259,66 @@ START_TEST(test_default_is_core_attn)
 }
 END_TEST
 
+/*
+ * The pipeline runs at its busiest rank's pace. Qwen3-30B on 16 H100 with pp 2 (dp 8: 1024 / 8
+ * = 128 micro-batches), the heaviest rank 24 layers: with the last rank holding 24 too, its
+ * output layer adds, per micro-batch, the logits GEMM (4096, 151936, 2048) three times at
+ * 643.11e12 FLOP/s x sat 4096/4192 x 151936/152032 x 2048/2144 = 0.932759:
+ * 2.54908e12 / (643.11e12 x 0.932759) = 4.249382e-3 s, x 3 = 0.01274815 s, and 12 bytes a logit,
+ * 4096 x 151936 x 12 / 2.68e12 = 2.786552e-3 s. With the last rank holding 21 layers, its three
+ * spare layers (each about 3 ms of GEMMs + 1.3 ms element-wise + 8 x 0.147 x 3 = 3.5 ms host)
+ * exceed those 15.5 ms: the output layer costs the step nothing, 128 x 0.01274815 = 1.631763 s
+ * less compute and 128 x 2.786552e-3 = 0.3566786 s less memory_bound.
+ */
+START_TEST(test_last_rank_slack)
+{
+    struct core_perf_input in;
+
+    qwen3_30b(&in);
+    in.checkpointing = CORE_CKPT_NONE;
+    in.pp = 2;
+    in.dp = 8;
+    in.stage_layers = 24;
+    in.last_stage_layers = 24;
+    struct core_perf full = run(&in);
+    in.last_stage_layers = 0; /* 0 = the last rank is the heaviest */
+    ck_assert_double_eq(run(&in).breakdown.compute, full.breakdown.compute);
+    in.last_stage_layers = 21;
+    struct core_perf spare = run(&in);
+    NEAR(full.breakdown.compute - spare.breakdown.compute, 1.631763, 1e-6);
+    NEAR(full.breakdown.memory_bound - spare.breakdown.memory_bound, 0.3566786, 1e-6);
+}
+END_TEST
+
+/* The last rank's layers under Megatron's pipeline_model_parallel_layout (each `|` ends a virtual
+ * stage; stage g on rank g mod pp). DeepSeek-V3's B200 preset, pp 8, "Et*4|(t*4|)*14tmL": 16
+ * stages, rank 7 holds stage 7 (4 layers) and stage 15 (1 layer, the MTP module, the loss) =
+ * 4 + 1 + 1 = 6, the others 4 + 4 = 8. The write-up's "Et|(tt|)*30L" with pp 8: 32 stages, rank
+ * 7 holds stages 7, 15, 23 (2 each) and 31 (the loss alone) = 6; ranks 1-6 hold 8. */
+START_TEST(test_layout_last_rank)
+{
+    static struct core_resolved r;
+    const char *b200 = "Et*4|(t*4|)*14tmL", *blog = "Et|(tt|)*30L";
+
+    memset(&r, 0, sizeof r);
+    r.shape.arch.layers = 61;
+    r.pp = 8;
+    r.split = CORE_SPLIT_LAYOUT;
+    r.mtp_layers = 1;
+    ck_assert(core_layout_parse(b200, strlen(b200), &r.layout) == NULL);
+    r.virtual_stages = r.layout.stages / r.pp;
+    ck_assert_int_eq(r.virtual_stages, 2);
+    ck_assert_int_eq(core_layout_heaviest(&r), 8);
+    ck_assert_int_eq(core_layout_last(&r), 6);
+    r.mtp_layers = 0;
+    ck_assert(core_layout_parse(blog, strlen(blog), &r.layout) == NULL);
+    r.virtual_stages = r.layout.stages / r.pp;
+    ck_assert_int_eq(r.virtual_stages, 4);
+    ck_assert_int_eq(core_layout_heaviest(&r), 8);
+    ck_assert_int_eq(core_layout_last(&r), 6);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("moe_recompute");
@@ -268,6 +330,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_moe_block_exchange);
     tcase_add_test(tc, test_mla_up_proj);
     tcase_add_test(tc, test_default_is_core_attn);
+    tcase_add_test(tc, test_last_rank_slack);
+    tcase_add_test(tc, test_layout_last_rank);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -113,8 +113,9 @@ static const struct gen gens[CORE_GEN_COUNT] = {
  * it on the per-expert part: the tuning MAPE was 14.9 % at a fixed part of 0, 15.5 % at 0.2 ms,
  * 16.6 % at 0.5 ms (with the per-expert part refitted each time), so the rows do not pin the
  * fixed part down; 0 is the optimum. With the expert data-parallel reduction, the per-module
- * recompute and the last rank's output layer (zero_reduce, selective_recompute, last_stage) the
- * optimum stayed (0 + 0.140 ms: 8.9 %, 0 + 0.147 ms: 9.0 %, 0.3 + 0.13 ms: 10.3 %): not refitted.
+ * recompute, the last rank's output layer (zero_reduce, selective_recompute, last_stage) and
+ * the routing groups (perf_moe.c) the optimum stayed (0 + 0.140 ms and 0 + 0.147 ms: 7.6 %,
+ * 0.1 + 0.13 ms: 7.6 %, 0.1 + 0.147 ms: 8.6 %): not refitted.
  * Per-layer CUDA graphs take the captured modules' share out (CG_* below, measured), never below
  * zero. */
 #define MOE_SYNC_S        0.0
@@ -249,6 +250,33 @@ void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_pre
     in->pcie_gbs = g->pcie_gbs;
 }
 
+/* The mixture-of-experts part of core_perf_input_resolved: the architecture's routing and the
+ * expert layout, dispatcher, overlap, imbalance and graphs as resolved. */
+static void moe_inputs(struct core_perf_input *in, const struct core_resolved *r)
+{
+    const struct core_arch *a = &r->shape.arch;
+
+    if (a->experts > 0) {
+        in->experts = a->experts;
+        in->experts_per_token = a->experts_per_token;
+        in->moe_ffn_hidden = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
+        in->shared_experts = a->shared_experts;
+        in->shared_ffn_hidden =
+            a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : in->moe_ffn_hidden;
+        in->moe_layers = core_arch_moe_layers(a);
+        in->router_groups = a->router_groups;
+        in->router_group_topk = a->router_group_topk;
+    }
+    in->ep = r->ep;
+    in->expert_params = (double)r->expert_params;
+    in->etp = core_etp(r); /* as given, else tp (Megatron-Core's default) */
+    in->mtp_layers = r->mtp_layers;
+    in->moe_dispatcher = r->moe_dispatcher;
+    in->moe_comm_overlap = r->moe_comm_overlap;
+    in->moe_load_imbalance = r->moe_load_imbalance;
+    in->cuda_graph_modules = r->cuda_graph_modules;
+}
+
 void core_perf_input_resolved(struct core_perf_input *in, const struct core_resolved *r)
 {
     const struct core_arch *a = &r->shape.arch;
@@ -296,23 +324,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->inter_node_gbs = r->inter_node_gbs;
     in->tp_comm_overlap = r->tp_comm_overlap;
     in->dp_comm_overlap = r->dp_comm_overlap;
-    if (a->experts > 0) {
-        in->experts = a->experts;
-        in->experts_per_token = a->experts_per_token;
-        in->moe_ffn_hidden = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
-        in->shared_experts = a->shared_experts;
-        in->shared_ffn_hidden =
-            a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : in->moe_ffn_hidden;
-        in->moe_layers = core_arch_moe_layers(a);
-    }
-    in->ep = r->ep;
-    in->expert_params = (double)r->expert_params;
-    in->etp = core_etp(r); /* as given, else tp (Megatron-Core's default) */
-    in->mtp_layers = r->mtp_layers;
-    in->moe_dispatcher = r->moe_dispatcher;
-    in->moe_comm_overlap = r->moe_comm_overlap;
-    in->moe_load_imbalance = r->moe_load_imbalance;
-    in->cuda_graph_modules = r->cuda_graph_modules;
+    moe_inputs(in, r);
     in->recompute_modules = r->recompute_modules;
     in->q_lora_rank = a->q_lora_rank;
     in->kv_lora_rank = a->kv_lora_rank;

@@ -62,6 +62,9 @@ struct core_perf_input {
      * layers, moe_layers route each token to experts_per_token of `experts` experts of width
      * moe_ffn_hidden, split over ep ranks, plus shared_experts of width shared_ffn_hidden. */
     int64_t experts, experts_per_token, moe_ffn_hidden, shared_experts, shared_ffn_hidden;
+    /* Group-limited routing: each token's experts come from router_group_topk of
+     * router_groups equal groups of consecutive experts (0 = no groups; perf_moe.c). */
+    int64_t router_groups, router_group_topk;
     int64_t moe_layers, ep;
     double expert_params; /* the routed experts' weights within params (ep divides them) */
     /* Expert layout and time (docs/model.md, "Mixture of experts"): etp is the experts' own

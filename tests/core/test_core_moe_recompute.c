@@ -1,8 +1,9 @@
 /*
  * test_core_moe_recompute.c - three step-time terms the MoE recipes exercise (core/perf.c): the
  * gradient reduction of the routed experts over the expert data-parallel group, selective
- * recompute priced per module (recompute_modules; Megatron-Core's --recompute-modules), and the
- * output layer on a last pipeline rank that holds fewer layers than the heaviest.
+ * recompute priced per module (recompute_modules; Megatron-Core's --recompute-modules), the
+ * output layer on a last pipeline rank that holds fewer layers than the heaviest, and where a
+ * token's copies go under group-limited routing (moe_router_num_groups / _group_topk).
  *
  * Every figure is derived by hand from perf.c's documented constants: Hopper and Blackwell
  * GEMMs at 0.65 of the 16-bit peak, a GEMM dimension x at x / (x + half_dim) of it (96 on
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "core_test_util.h"
 #include "internal.h" /* core_layout_parse, core_layout_heaviest, core_layout_last */
 #include "perf.h"
 
@@ -319,6 +321,80 @@ START_TEST(test_layout_last_rank)
 }
 END_TEST
 
+/*
+ * DeepSeek-V3's node-limited routing (config.json n_group 8, topk_group 4) under DeepEP on 256
+ * B200, ep 32 (Megatron-Bridge's B200 MXFP8 preset): 4 nodes of 8 EP ranks, 8 experts a rank, 64
+ * a node = 2 of the 8 groups of 32. One micro-batch: 4096 tokens of 7168 bf16 values = 58,720,256
+ * bytes a copy. With force-balanced (random) scores moe_utils.py group_limited_topk picks a
+ * uniform 4 of the 8 groups, about 8 / 4 = 2 experts in each:
+ *   a remote node is reached when one of its 2 groups is picked: 1 - C(6,4)/C(8,4) = 1 - 15/70
+ *     = 55/70, so network = 58,720,256 x 3 nodes x 55/70 = 138,412,032 bytes (without groups
+ *     1 - C(192,8)/C(256,8) = 0.903554: 159,170,692);
+ *   a GPU (8 experts of one group) when its group is picked (4/8) and one of the group's 2 picks
+ *     lands on its 8 of 32: 1 - C(24,2)/C(32,2) = 1 - 276/496, so 1/2 x 220/496 = 0.2217742:
+ *     local = 58,720,256 x 0.2217742 = 13,022,637.4, NVLink (each node's copy forwarded to its 7
+ *     other GPUs, 4 nodes' worth) 58,720,256 x 4 x 7 x 0.2217742 = 364,633,847.7.
+ */
+START_TEST(test_group_limited_routing)
+{
+    struct core_perf_input in;
+    struct core_ep_traffic tr;
+
+    memset(&in, 0, sizeof in);
+    in.precision = CORE_PREC_FP8;
+    core_perf_input_hardware(&in, core_gpu_find("b200"), in.precision);
+    in.hidden = 7168;
+    in.experts = 256;
+    in.experts_per_token = 8;
+    in.micro_batch = 1;
+    in.seq_len = 4096;
+    in.tp = in.cp = in.etp = 1;
+    in.ep = 32;
+    in.moe_dispatcher = CORE_MOE_DEEPEP;
+    core_perf_ep_traffic(&in, &tr);
+    NEAR(tr.network, 159170691.9, 1e-8);
+    in.router_groups = 8;
+    in.router_group_topk = 4;
+    core_perf_ep_traffic(&in, &tr);
+    NEAR(tr.network, 138412032.0, 1e-9);
+    NEAR(tr.local, 13022637.42, 1e-8);
+    NEAR(tr.nvlink, 364633847.7, 1e-8);
+    /* NCCL's all-to-all sends every one of the k copies, grouped or not: 8/32 of them local */
+    in.moe_dispatcher = CORE_MOE_ALLTOALL;
+    core_perf_ep_traffic(&in, &tr);
+    NEAR(tr.local, 58720256.0 * 8.0 / 32.0, 1e-12);
+}
+END_TEST
+
+/* The deepseek-v3 preset carries n_group 8 / topk_group 4; Megatron-Core's rules are 422s
+ * (transformer_config.py: a group top-k needs the groups; group_limited_topk's view needs the
+ * groups to divide E and top-k / group_topk >= 1). */
+START_TEST(test_group_rules)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems probs;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("deepseek-v3");
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    ck_assert_int_eq(r.resolved.shape.arch.router_groups, 8);
+    ck_assert_int_eq(r.resolved.shape.arch.router_group_topk, 4);
+    in.moe_router_num_groups = 7; /* 256 % 7 != 0 */
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_router_num_groups"));
+    in.moe_router_num_groups = 16;
+    in.moe_router_group_topk = 9; /* more than the 8 experts a token uses */
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_router_group_topk"));
+    in.moe_router_num_groups = 0; /* a group top-k without groups */
+    in.moe_router_group_topk = 4;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_router_group_topk"));
+    in.moe_router_group_topk = 0; /* no groups at all: fine */
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("moe_recompute");
@@ -332,6 +408,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_default_is_core_attn);
     tcase_add_test(tc, test_last_rank_slack);
     tcase_add_test(tc, test_layout_last_rank);
+    tcase_add_test(tc, test_group_limited_routing);
+    tcase_add_test(tc, test_group_rules);
     suite_add_tcase(s, tc);
     return s;
 }

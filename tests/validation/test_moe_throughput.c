@@ -38,10 +38,10 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 16.6 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 16.2 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
 #define MAPE_LIMIT 0.18
-/* ... and above this over the hold-out rows (no constant was chosen on them; 21.1 %). */
+/* ... and above this over the hold-out rows (no constant was chosen on them; 21.3 %). */
 #define HOLDOUT_LIMIT 0.22
 
 #define ROWS_MAX  48
@@ -273,6 +273,13 @@ static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in, stru
     in->qk_nope_head_dim = a.qk_nope_head_dim;
     in->qk_rope_head_dim = a.qk_rope_head_dim;
     in->v_head_dim = a.v_head_dim;
+    /* DeepSeek-V3's node-limited routing (its config.json: n_group 8, topk_group 4, which
+     * Megatron-Bridge maps to moe_router_num_groups / moe_router_group_topk); Kimi-K2's config
+     * has n_group 1 (no groups). */
+    if (strncmp(f[3], "DeepSeek-V3", 11) == 0 && a.experts == 256) {
+        in->router_groups = 8;
+        in->router_group_topk = 4;
+    }
     /* GPT-OSS (its config.json, quoted in the row): a 128-token sliding window on every other
      * layer. */
     if (strncmp(f[3], "GPT-OSS", 7) == 0) {

@@ -431,8 +431,9 @@ static double layer_gemms(const struct core_perf_input *in, const struct gen *k,
                gemm(rows, d, x->a * x->hd / t, rate, h) + gemm(rows, f_in / t, d, rate, h) +
                gemm(rows, d, x->f / t, rate, h);
     double dense_mlp = gemm(rows, f_in / t, d, rate, h) + gemm(rows, d, x->f / t, rate, h);
-    return attention_gemms(in, k, x) +
-           ((x->L - moe) * dense_mlp + moe * moe_mlp_gemms(in, k, x)) / x->L;
+    /* a dense MLA model has no expert GEMMs to price (0 x NaN would poison the sum) */
+    double moe_mlp = moe > 0 ? moe * moe_mlp_gemms(in, k, x) : 0.0;
+    return attention_gemms(in, k, x) + ((x->L - moe) * dense_mlp + moe_mlp) / x->L;
 }
 
 /* Element-wise bytes per token (of r) of one MoE layer's MLP, forward, in place of the dense
@@ -1015,6 +1016,39 @@ static void frozen_step(const struct core_perf_input *in, const struct gen *k,
     offload_terms(in, x, local, br);
 }
 
+/* FLOPs per token selective recompute re-runs (HFU; the modules of selective_recompute): the
+ * attention core's att / 3 with core_attn; the up projections of every MLA layer
+ * (2 a (n + v) kv_lora + 2 a (n + r) q_lora); a dense layer's MLP (2 (f_in + f) d); the shared
+ * experts (2 (gated + 1) f_s d each); the whole MoE block (2 k (gated + 1) f_e d + the router's
+ * 2 d E + the shared experts). The element-wise modules add bytes, not FLOPs. */
+static double selective_flops(const struct core_perf_input *in, const struct shape *x, double att)
+{
+    unsigned bits = recompute_bits(in);
+    double moe = in->moe_layers > 0 ? (double)in->moe_layers : 0.0, d = x->d;
+    double gated = in->gated_mlp ? 2.0 : 1.0, f = 0.0;
+    double shared = in->shared_experts > 0 ? (double)in->shared_experts * 2.0 * (gated + 1.0) *
+                                                 (double)in->shared_ffn_hidden * d
+                                           : 0.0;
+
+    if (bits & CORE_RC_CORE_ATTN)
+        f += att / 3.0;
+    if ((bits & CORE_RC_MLA_UP_PROJ) && in->kv_lora_rank > 0) {
+        double a = x->a, n = (double)in->qk_nope_head_dim, r = (double)in->qk_rope_head_dim;
+        double v = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
+        f += x->L * 2.0 *
+             (a * (n + v) * (double)in->kv_lora_rank + a * (n + r) * (double)in->q_lora_rank);
+    }
+    if (bits & CORE_RC_MLP)
+        f += (x->L - moe) * 2.0 * (gated + 1.0) * x->f * d;
+    if (moe > 0 && (bits & CORE_RC_MOE))
+        f += moe * (2.0 * at_least((double)in->experts_per_token, 1) * (gated + 1.0) *
+                        (double)in->moe_ffn_hidden * d +
+                    2.0 * d * (double)in->experts + shared);
+    else if (moe > 0 && (bits & CORE_RC_SHARED_EXPERTS))
+        f += moe * shared;
+    return f;
+}
+
 /* MFU, HFU and throughput of a step of `step` seconds; the expected error of the generation, or
  * of MoE layouts (core/validation.c). */
 static void step_rates(const struct core_perf_input *in, const struct shape *x, double step,
@@ -1028,7 +1062,7 @@ static void step_rates(const struct core_perf_input *in, const struct shape *x, 
     if (in->frozen_base) /* input gradients only, plus the adapters' 6 per parameter */
         model = 4.0 * in->base_params + 6.0 * in->adapter_flops_params + att;
     double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
-                 : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
+                 : in->checkpointing == CORE_CKPT_SELECTIVE ? selective_flops(in, x, att)
                                                             : 0.0;
     out->tokens_per_second_per_gpu = tokens / step / g;
     out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;

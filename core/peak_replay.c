@@ -184,9 +184,9 @@ static int64_t width(const struct core_step_shape *s, enum width w)
     case W_F:
         return s->ffn;
     case W_Q2:
-        return s->q / 2;
+        return (s->q + 1) / 2;
     case W_KV2:
-        return s->kv / 2;
+        return (s->kv + 1) / 2;
     }
     return s->hidden;
 }

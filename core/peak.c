@@ -777,6 +777,7 @@ bool core_peak_replay(const struct core_resolved *r, const struct core_peak_opti
         .hidden = a->hidden,
         .q = a->heads * a->head_dim / r->tp,
         .kv = a->kv_heads * a->head_dim / r->tp,
+        .heads = a->heads / r->tp,
         .ffn = a->ffn_hidden / r->tp,
         .vocab = a->vocab / r->tp,
         .stream = stream ? 4 : e,

@@ -509,6 +509,24 @@ static int adapter_backward(struct replay *p, int *gr, int i)
     return g_res;
 }
 
+/* flash attention's backward (csrc/flash_attn/flash_api.cpp, mha_bwd) after FlashAttnFunc's
+ * empty dq, dk, dv: softmax_d (fp32, one per head and token), dq_accum (fp32, the queries'
+ * width), and under GQA dk_expanded and dv_expanded at the queries' width (summed into dk, dv
+ * afterwards); all freed when it returns. */
+static void flash_scratch(struct replay *p)
+{
+    const struct core_step_shape *s = p->s;
+    int h[4] = {tensor(p, product(s->tokens, s->heads, 4)), tensor(p, product(s->tokens, s->q, 4)),
+                -1, -1};
+
+    if (s->kv != s->q) {
+        h[2] = tensor(p, product(s->tokens, s->q, s->compute));
+        h[3] = tensor(p, product(s->tokens, s->q, s->compute));
+    }
+    for (int k = 0; k < 4; k++)
+        core_alloc_free(&p->al, h[k]);
+}
+
 /* The layer's backward after its recompute (h from layer_forward with autograd); g_out is the
  * gradient of its output. Returns the gradient of its input. */
 static int layer_backward(struct replay *p, int *h, int g_out)
@@ -529,6 +547,8 @@ static int layer_backward(struct replay *p, int *h, int g_out)
         for (int k = 0; k < 3 && o->in[k] >= 0; k++)
             grad_into(p, gr, o->in[k], o->k == K_ADD ? gr[i] : -1);
         dequant_free(p, d);
+        if (i == ATTN)
+            flash_scratch(p);
         core_alloc_free(&p->al, g_res);
         grad_release(p, gr[i]);
         gr[i] = -1;

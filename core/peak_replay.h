@@ -28,6 +28,7 @@ struct core_step_shape {
     int64_t tokens;             /* tokens of one micro-batch */
     int64_t layers;             /* decoder layers */
     int64_t hidden, q, kv, ffn; /* hidden, query width, one of k/v's width, MLP width */
+    int64_t heads;              /* query heads */
     int64_t vocab;              /* the output layer's local vocabulary */
     int stream;                 /* the residual stream's bytes (4 under PEFT's k-bit preparation) */
     int norm_out;               /* an RMSNorm's output (4 when its weight is fp32) */

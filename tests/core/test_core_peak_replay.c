@@ -26,6 +26,7 @@ START_TEST(live_peak_is_the_loss_forward)
                                 .layers = 2,
                                 .hidden = 1024,
                                 .q = 1024,
+                                .heads = 8,
                                 .kv = 256,
                                 .ffn = 4096,
                                 .vocab = 32768,
@@ -44,7 +45,8 @@ START_TEST(live_peak_is_the_loss_forward)
 END_TEST
 
 /* The segments by hand. 256 tokens, hidden 1024, ffn 2048: every layer tensor is at most 1 MiB
- * (256 x 2048 x 2 B; the fp32 norm inputs 256 x 1024 x 4 B), so all go to the small pool and
+ * (256 x 2048 x 2 B; the fp32 norm inputs 256 x 1024 x 4 B; flash attention's fp32 dq_accum
+ * 256 x 1024 x 4 B), so all go to the small pool and
  * open no large segment. The logits are 256 x 32768: 16 MiB in bf16, 32 MiB in fp32. The loss's
  * forward opens a segment for each of its four tensors (no free block holds them): 16 + 32 + 32
  * + 32 = 112 MiB (each over 10 MiB, rounded to 2 MiB: exact). Its copies and the bf16 logits are
@@ -61,6 +63,7 @@ START_TEST(segments_by_hand)
                                 .layers = 1,
                                 .hidden = 1024,
                                 .q = 1024,
+                                .heads = 8,
                                 .kv = 256,
                                 .ffn = 2048,
                                 .vocab = 32768,
@@ -87,6 +90,7 @@ START_TEST(fp32_stream_live_peak)
                                 .layers = 2,
                                 .hidden = 1024,
                                 .q = 1024,
+                                .heads = 8,
                                 .kv = 256,
                                 .ffn = 4096,
                                 .vocab = 32768,
@@ -118,6 +122,7 @@ START_TEST(fsdp1_hold_keeps_inputs_and_gradients)
                                 .layers = 100,
                                 .hidden = 1024,
                                 .q = 1024,
+                                .heads = 8,
                                 .kv = 256,
                                 .ffn = 4096,
                                 .vocab = 1024,
@@ -142,6 +147,7 @@ START_TEST(refusals)
                                 .layers = 2,
                                 .hidden = 1024,
                                 .q = 1024,
+                                .heads = 8,
                                 .kv = 256,
                                 .ffn = 4096,
                                 .vocab = 32768,

@@ -8,8 +8,9 @@
  * (the checkpointed forward) a tensor is freed after its last consumer ran; with autograd (the
  * recompute) the tensors a backward node saves stay until that node has run. The backward walks
  * the ops in reverse: every op allocates its inputs' gradients (the residual add passes its
- * gradient on, no copy; a second gradient into the same tensor is added in place, autograd's
- * InputBuffer), then releases its output's gradient and the tensors it saved.
+ * gradient on, no copy; a second gradient into the same tensor is added in place, or out of
+ * place when that buffer is shared: autograd's InputBuffer), then releases its output's gradient
+ * and the tensors it saved.
  */
 #include "peak_replay.h"
 

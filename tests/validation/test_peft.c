@@ -466,8 +466,8 @@ static void print_residents(void)
  * its live high-water mark against the measured transient (allocated peak less the state at
  * rest) and its slack (segments' high-water mark less live) against the measured nvidia-smi less
  * allocated less memwall's fixed device costs (0.75 GiB context, + 0.75 GiB communicators above
- * one GPU: core/peak.c). Reported, not priced (docs/frameworks.md, "Reserved: the replayed
- * step"). */
+ * one GPU: core/peak.c). The reserved and device peaks of these rows add this slack to the
+ * allocated peak (docs/frameworks.md, "The statistic"). */
 static void print_replay(void)
 {
     load_residents();

@@ -1,6 +1,6 @@
 /*
  * peak_replay.c - a training step's tensors through the caching allocator model (peak_replay.h
- * states what is replayed; serve_alloc.h the allocator's rules).
+ * states what is replayed; caching_alloc.h the allocator's rules).
  *
  * The layer is the Hugging Face Llama/Mistral decoder layer (transformers 4.45-4.48,
  * modeling_llama.py / modeling_mistral.py: LlamaRMSNorm, flash_attention_2, LlamaMLP) with the
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "adapters.h"
-#include "serve_alloc.h"
+#include "caching_alloc.h"
 
 enum width { W_H, W_Q, W_KV, W_F, W_Q2, W_KV2 }; /* W_Q2, W_KV2: half the width */
 enum dtype { D_F32, D_COMPUTE, D_STREAM, D_NORM, D_LINOUT };

@@ -2,7 +2,7 @@
  * peak_replay.h - the caching allocator's reserved bytes over a replayed training step with a
  * frozen base and full activation checkpointing (docs/frameworks.md, "The statistic").
  *
- * The allocator model is serve_alloc.h's (PyTorch's CUDACachingAllocator: 512-byte rounding,
+ * The allocator model is caching_alloc.h's (PyTorch's CUDACachingAllocator: 512-byte rounding,
  * best fit, 2/20 MiB segments, split above 1 MiB, merge on free, no release). What is replayed is
  * the sequence of tensors the Hugging Face Llama/Mistral code allocates and frees in one step
  * under reentrant checkpointing (transformers' default): every layer's forward without

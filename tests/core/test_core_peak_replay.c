@@ -1,7 +1,7 @@
 /*
  * test_core_peak_replay.c - the replayed training step (core/peak_replay.h) on shapes whose live
  * high-water mark is walked by hand below (the allocator's own rules are tested in
- * test_core_serve_alloc.c).
+ * test_core_caching_alloc.c).
  */
 #include "check_main.h"
 #include "core_test_util.h"

@@ -764,8 +764,13 @@ bool core_peak_replay(const struct core_resolved *r, const struct core_peak_opti
     bool stream = core_adapters_fp32_stream(r);
     int e = r->precision == CORE_PREC_FP32 ? 4 : 2;
     double tokens = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch;
+    enum core_base_quant bq = r->adapters.base_quant;
 
-    if (o->framework != CORE_FW_HF_TRAINER || r->adapters.finetune == CORE_FT_FULL ||
+    /* LoRA / QLoRA only: DoRA's weight-norm temporaries and the int8 or torchao layouts' kernels
+     * are not in the replay. */
+    if (o->framework != CORE_FW_HF_TRAINER ||
+        (r->adapters.finetune != CORE_FT_LORA && r->adapters.finetune != CORE_FT_QLORA) ||
+        (bq != CORE_BASEQ_NONE && bq != CORE_BASEQ_NF4_BNB && bq != CORE_BASEQ_NF4_BNB_DQ) ||
         r->checkpointing != CORE_CKPT_FULL || r->pp != 1 || o->compile || o->activation_offload ||
         !r->flash_attention || !a->gated_mlp || a->experts > 0 || r->sequence_parallel ||
         !core_adapters_peak_state(r, &ap) || !(tokens < 1e12))

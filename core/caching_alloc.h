@@ -32,6 +32,7 @@
 struct core_alloc_block {
     int64_t offset, size; /* within its segment, bytes */
     int segment;          /* index into segment_bytes */
+    int prev, next;       /* the slots of the blocks before and after it in its segment, or -1 */
     bool used, alive;     /* alive: the slot holds a block (dead slots are reused) */
 };
 
@@ -39,6 +40,7 @@ struct core_alloc {
     struct core_alloc_block blocks[CORE_ALLOC_BLOCKS];
     int64_t segment_bytes[CORE_ALLOC_BLOCKS];
     int segments;
+    int top; /* slots [top, CORE_ALLOC_BLOCKS) were never used: every scan stops at top */
     int64_t reserved, peak_reserved; /* large-pool segments, bytes */
     int64_t live, peak_live;         /* requested bytes after rounding, both pools */
     bool overflow;

@@ -1,15 +1,18 @@
 /*
  * fit.c - the verdict against one GPU (lesson section 5).
  *
- * fits <=> state + activations <= capacity. The searches (fewest GPUs, largest micro-batch,
- * longest sequence) are bisections over monotone predicates - state never grows with more
- * data-parallel ranks, activations never shrink with a larger batch or sequence - so each costs
- * ~25 evaluations however large the bounds, which keeps core_evaluate() at a few microseconds.
+ * fits <=> state + activations <= capacity (the device peak under a framework profile). The
+ * searches (fewest GPUs, largest micro-batch, longest sequence) are bisections over monotone
+ * predicates - state never grows with more data-parallel ranks, activations never shrink with a
+ * larger batch or sequence - so each costs ~25 evaluations however large the bounds, which keeps
+ * core_evaluate() at a few microseconds (a profile's micro-batch and sequence searches price a
+ * ledger and a peak per evaluation: tens of microseconds).
  * An overflowing candidate simply does not fit.
  */
 #include <math.h>
 
 #include "internal.h"
+#include "peak.h"
 
 /* Smallest x in [lo, hi] (lo >= 1) with pred(x) true, pred false...true; 0 when pred(hi) is
  * false. Gallops up from lo by doubling, then bisects the last step: answers near lo (the
@@ -108,12 +111,44 @@ struct act_ctx {
     bool vary_seq; /* false: vary the batch */
 };
 
+/* Under a framework profile /fit judges the device peak (core_fit_compute), so the searches
+ * judge it too: r at micro-batch b and sequence s, its ledger (memory.c) and its device peak
+ * (peak.c) recomputed. One micro-batch per step (the global batch not given, or b * dp) stays
+ * one, so the global batch grows with b; a larger given global batch is kept, as /fit of the
+ * changed config keeps it (m = global_batch / (b dp)). */
+static bool peak_fits(const struct act_ctx *x, int64_t b, int64_t s)
+{
+    struct core_resolved y = *x->r;
+    struct core_memory m = {0};
+    struct core_state mp;
+    struct core_problems p = {0};
+    struct core_peak_options o;
+    struct core_peak pk;
+
+    y.batch = b;
+    y.seq_len = s;
+    y.checkpointing = x->ckpt;
+    if (x->r->micro_batches <= 1)
+        y.global_batch = (double)b * (double)y.dp;
+    y.micro_batches = y.global_batch / ((double)b * (double)y.dp);
+    y.global_batch_tokens = y.global_batch * (double)s;
+    if (core_memory_compute(&y, &m, &mp, &p) != CORE_OK)
+        return false;
+    core_peak_options_resolved(&y, &o);
+    o.metric = CORE_METRIC_DEVICE;
+    o.ledger = &m;
+    core_peak_compute(&y, &o, &pk);
+    return pk.bytes >= 0 && pk.bytes < 9.0e18 && llround(pk.bytes) <= x->capacity;
+}
+
 static bool fits_with(const void *c, int64_t v)
 {
     const struct act_ctx *x = c;
     int64_t layers, logits, total;
     int64_t b = x->vary_seq ? x->r->batch : v, s = x->vary_seq ? v : x->r->seq_len;
 
+    if (x->r->framework != CORE_FW_GENERIC)
+        return peak_fits(x, b, s);
     return core_activation_bytes(x->r, b, s, x->ckpt, &layers, &logits) &&
            ck_add(x->state, layers, &total) && ck_add(total, logits, &total) &&
            total <= x->capacity;

@@ -57,6 +57,8 @@ struct row {
 #define DECIDES                                                                                    \
     2u /* the exit status is CLI_EXIT_NO unless the value is true (a YESNO row)                    \
         * or its array has items (the first column of a table) */
+#define ABSENT                                                                                     \
+    4u /* the row prints only when its value is absent or null (why a member is not there) */
 
 #define FLOPS   (1u << CLI_VIEW_FLOPS)
 #define MEMORY  (1u << CLI_VIEW_MEMORY)
@@ -160,7 +162,11 @@ static const struct row rows[] = {
      0},
     {SERVE, INDENTED, "error", "inference.kv_cache.expected_error", NUM,
      "%12.3f (pool, typical relative)", 0},
-    {SERVE, HEADING, "time (docs/serving.md, \"Time\")", NULL, NONE, NULL, 0},
+    {SERVE, HEADING, "time (docs/serving.md, \"Time\")", "time", NONE, NULL, OPTIONAL},
+    {SERVE, HEADING,
+     "time: none (docs/serving.md, \"Time\"): the replica does not serve, input_len + output_len "
+     "exceed max_model_len, or its KV pool holds no such request",
+     "time", NONE, NULL, ABSENT},
     {SERVE, INDENTED, "concurrency", "time.concurrency", INT, "%12lld", OPTIONAL},
     {SERVE, INDENTED, "batching", "time.batching", STR, "%12s", OPTIONAL},
     {SERVE, INDENTED, "ttft", "time.ttft_seconds", NUM, "%12.4f s", OPTIONAL},
@@ -424,8 +430,10 @@ static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
 static void put_row(FILE *to, const struct row *r, json_t *answer)
 {
     json_t *v = r->path != NULL ? member_at(answer, r->path, strlen(r->path)) : NULL;
+    /* a heading with a path stands for that member: there when it is not null */
+    bool have = r->kind == NONE ? v != NULL && !json_is_null(v) : present(r->kind, v);
 
-    if ((r->flags & OPTIONAL) && !present(r->kind, v))
+    if (((r->flags & OPTIONAL) && !have) || ((r->flags & ABSENT) && have))
         return;
     switch (r->layout) {
     case PAIR:

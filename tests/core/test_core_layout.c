@@ -13,6 +13,7 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "perf.h"
+#include "serve.h"
 
 /* Mistral-7B's shape (the nearest preset of 7e9): L 32, d 4096, V 32000. */
 static void mistral_shape(struct core_input *in)
@@ -232,6 +233,28 @@ START_TEST(runtime_warns_when_the_layout_does_not_fit)
 }
 END_TEST
 
+/* /inference resolves its model through core_evaluate, so its tp rule is the training one; the
+ * message must not tell a vLLM user that Megatron-LM refused it (it said "Megatron-LM splits
+ * heads over tp"). Llama 3.1 8B: 32 heads, 8 key/value heads; 32 mod 3 = 2. */
+START_TEST(serving_tp_rule_speaks_of_the_engine_too)
+{
+    struct core_serve_input in;
+    struct core_serve_result out;
+    struct core_problems p;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.base.tp = 3;
+    in.base.gpus = 3;
+    memset(&p, 0, sizeof p);
+    ck_assert_int_eq(core_serve(&in, &out, &p), CORE_EINVAL);
+    ck_assert_int_ge(p.count, 1);
+    ck_assert_str_eq(p.items[0].field, "tp");
+    ck_assert_ptr_nonnull(strstr(p.items[0].message, "32 attention heads"));
+    ck_assert_ptr_nonnull(strstr(p.items[0].message, "vLLM"));
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
     Suite *s = suite_create("core_layout");
@@ -243,6 +266,7 @@ static Suite *layout_suite(void)
     tcase_add_test(t, layout_422_names_the_input_that_fixes_it);
     tcase_add_test(t, global_batch_sets_steps_and_micro_batches);
     tcase_add_test(t, runtime_warns_when_the_layout_does_not_fit);
+    tcase_add_test(t, serving_tp_rule_speaks_of_the_engine_too);
     suite_add_tcase(s, t);
     return s;
 }

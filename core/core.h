@@ -779,7 +779,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 #define CORE_PLAN_GLOBAL_BATCH  4194304 /* default global batch, tokens (2^22, ~4M: Llama 2) */
 #define CORE_PLAN_DEADLINE_MAX  1e6     /* days */
 #define CORE_PLAN_BUDGET_MAX    1e15    /* USD */
-#define CORE_PLAN_REASONS       4
+#define CORE_PLAN_REASONS       6
 
 struct core_plan_input {
     /* Model, training and precision inputs as for core_evaluate(). The cluster fields the

@@ -154,6 +154,30 @@
      * Controls: one per input, hand-laid (found by id) or rendered from its /inputs row
      * ------------------------------------------------------------------------------------- */
 
+    /* text into el with a line-break opportunity (<wbr>) after every underscore of each word of
+     * at least minLen characters, so that a narrow column wraps an input name such as
+     * gpu_memory_utilization at its parts rather than mid-word or past the column's edge
+     * (textContent is unchanged: <wbr> holds no text). */
+    function setIdentText(el, text, minLen) {
+        var run = '';
+        el.textContent = '';
+        text.split(/(\s+)/).forEach(function (word) {
+            if (word.length < minLen || word.indexOf('_') < 0) {
+                run += word;
+                return;
+            }
+            word.split('_').forEach(function (part, i, parts) {
+                run += part + (i < parts.length - 1 ? '_' : '');
+                if (i < parts.length - 1) {
+                    el.appendChild(document.createTextNode(run));
+                    el.appendChild(document.createElement('wbr'));
+                    run = '';
+                }
+            });
+        });
+        el.appendChild(document.createTextNode(run));
+    }
+
     function addOption(select, value, text) {
         var o = document.createElement('option');
         o.value = value;
@@ -346,7 +370,7 @@
         var id = 'in-' + row.name;
         var label = document.createElement('label');
         label.htmlFor = id;
-        label.textContent = row.name + (row.unit ? ' (' + row.unit + ')' : '');
+        setIdentText(label, row.name + (row.unit ? ' (' + row.unit + ')' : ''), 0);
         var el;
         if (row.kind === 'boolean' && row['default'] !== null) {
             el = document.createElement('input');
@@ -370,8 +394,8 @@
         var hint = document.createElement('p');
         hint.className = 'hint';
         hint.id = 'hint-' + row.name;
-        hint.textContent = row.description + (row['default'] === null && row.default_doc
-            ? '. Default: ' + row.default_doc + '.' : '.');
+        setIdentText(hint, row.description + (row['default'] === null && row.default_doc
+            ? '. Default: ' + row.default_doc + '.' : '.'), 16);
         var err = document.createElement('p');
         err.className = 'err';
         err.id = 'err-' + row.name;

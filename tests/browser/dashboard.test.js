@@ -813,6 +813,41 @@ async function assertXTicksApart(page) {
     }
 }
 
+/* The labels of the inputs rendered from GET /inputs (two to a row, ~150 px at 1440) wrap between
+ * the parts of a name, never inside one: gpu_memory_utilization printed "gpu_memory_utilizat" over
+ * "ion (fraction)". A line change between two characters of one text node that are not spaces is
+ * a word broken mid-way (the page puts a <wbr> after each underscore, which splits text nodes). */
+test('the rendered inputs wrap their labels between words, not inside one', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page, '?model=llama3-8b');
+    const broken = await page.evaluate(() => {
+        const out = [];
+        for (const label of document.querySelectorAll('.generic .field > label:not(.check)')) {
+            const walk = document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+            for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+                const range = document.createRange();
+                let prevTop = null;
+                for (let i = 0; i < node.length; i++) {
+                    range.setStart(node, i);
+                    range.setEnd(node, i + 1);
+                    const rect = range.getClientRects()[0];
+                    if (!rect) continue;
+                    const ch = node.data[i];
+                    if (prevTop !== null && rect.top > prevTop + 2 && !/\s/.test(ch) &&
+                        !/\s/.test(node.data[i - 1]))
+                        out.push(label.textContent + ' at "' + node.data.slice(0, i) + '|' + node.data.slice(i) + '"');
+                    prevTop = rect.top;
+                }
+            }
+        }
+        return out;
+    });
+    assert.deepEqual(broken, [], 'labels broken inside a word');
+    const label = await page.locator('label[for="in-gpu_memory_utilization"]').textContent();
+    assert.equal(label, 'gpu_memory_utilization (fraction)', 'the label reads as the input name');
+    await page.close();
+});
+
 test('the serving panel: the meter is the reply, the chart its concurrency, a bad knob is named', async () => {
     const page = await newPage(1440, 1000, { httpErrors: true });
     await open(page, '?model=llama3-8b');

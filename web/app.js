@@ -830,7 +830,7 @@
         var trust = function (err) {
             return typeof err === 'number' ? ' ± ' + fmtPct(err) : ' (unvalidated)';
         };
-        setKpi('ttft', tm ? (1e3 * tm.ttft_seconds).toFixed(1) + ' ms' : '—', tm ? tm.ttft_seconds : undefined);
+        setKpi('ttft', tm ? fmtSeconds(tm.ttft_seconds) : '—', tm ? tm.ttft_seconds : undefined);
         setKpi('tpot', tm ? (1e3 * tm.tpot_seconds).toFixed(2) + ' ms' + trust(tm.expected_error) : '—',
             tm ? tm.tpot_seconds : undefined);
         setKpi('serve-tps', tm ? Math.round(tm.output_tokens_per_second).toLocaleString('en-US') : '—',

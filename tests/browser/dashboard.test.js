@@ -880,6 +880,8 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
         reply.time.tpot_seconds);
     assert.equal(Number(await page.locator('[data-testid="ttft"]').getAttribute('data-value')),
         reply.time.ttft_seconds);
+    /* in the unit that reads best: Llama 3 8B, 1024 prompt tokens on one H100 is tens of ms */
+    assert.match(await text(page, 'ttft'), reply.time.ttft_seconds >= 1 ? / s$/ : / ms$/);
     assert.equal(await text(page, 'serve-bottleneck'), reply.time.bottleneck);
     const pts = page.locator('[data-testid="serve-time-chart"] circle');
     assert.ok(await pts.count() >= 2, 'points of the time chart');
@@ -924,6 +926,12 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
      * the pool's last concurrency (about 570) falls beside 512; no label may print over another. */
     await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4');
     await assertXTicksApart(page);
+    /* A 30,000-token prompt on that replica: at least 2 x 70.6e9 x 30,000 = 4.2e15 FLOPs over
+     * four H100s of 1,979 TFLOP/s FP8 (dense) is 0.53 s at full speed and above 1 s at the
+     * <= 50 % of peak a prefill reaches, so the first token reads in seconds, not "42751.3 ms". */
+    await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4&input_len=30000&output_len=2000');
+    assert.ok(Number(await page.locator('[data-testid="ttft"]').getAttribute('data-value')) >= 1);
+    assert.match(await text(page, 'ttft'), /^[0-9.]+ s$/);
     /* Llama 3.1 8B in AWQ on an RTX 4090 at its 131,072-token context: 16 GiB of KV for one
      * request (131072 x 128 KiB) against a ~15 GiB pool, so the replica does not start and the
      * time chart says so instead of standing empty. */

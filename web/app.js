@@ -494,8 +494,9 @@
     }
 
     /* After a good reply: the resolved value of every input left empty shows as its
-     * placeholder, and the N slider follows the server's N. */
-    function showResolved(inputs) {
+     * placeholder, and the N slider follows the server's N. With `only`, just the inputs it
+     * names (the serving reply resolves the engine's knobs: max_model_len, max_num_seqs...). */
+    function showResolved(inputs, only) {
         /* The architecture's resolved fields sit in inputs.shape. */
         var resolved = {};
         [inputs.shape || {}, inputs].forEach(function (o) {
@@ -503,7 +504,7 @@
         });
         Object.keys(controls).forEach(function (name) {
             var c = controls[name];
-            if (!(name in resolved) || c.el.type === 'checkbox')
+            if (!(name in resolved) || c.el.type === 'checkbox' || (only && !(name in only)))
                 return;
             if (c.el.tagName === 'SELECT') {
                 /* "auto" says what it resolved to */
@@ -522,6 +523,8 @@
                 c.el.placeholder = name === 'params' && models[resolved.model]
                     ? text + ' (from the preset)' : text;
         });
+        if (only)
+            return;
         var n = resolved.params;
         var slider = $('in-params-slider');
         if (n > 0) {
@@ -825,6 +828,7 @@
             return;
         }
         var inf = r.inference, kv = inf.kv_cache, tm = r.time;
+        showResolved(r.inputs, serveSpecs);
         /* expected_error is null where no unseen measured row backs this engine (on this GPU
          * generation, for the time): a warning in the list says why (core/serve_validation.c). */
         var trust = function (err) {

@@ -866,6 +866,13 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
         'a serving knob never reaches /evaluate');
     const reply = serve[0].body[0];
     const per = reply.inference.memory.per_gpu;
+    /* The engine's own defaults show as placeholders, as the training inputs' do: vLLM's
+     * max_num_seqs is 1024 on a GPU of at least 70 GiB (an H100's 79.19), and max_model_len,
+     * once cleared, is Llama 3 8B's 8192 positions. */
+    assert.equal(await page.getAttribute('[data-testid="max_num_seqs"]', 'placeholder'), '1024');
+    await set(page, 'max_model_len', '');
+    assert.equal(await page.getAttribute('[data-testid="max_model_len"]', 'placeholder'), '8192');
+    await set(page, 'max_model_len', '4096');
     /* Llama 3 8B in bf16 on one H100: 128 KiB of KV per token (32 x 2 x 8 x 128 x 2 bytes). */
     assert.equal(reply.inference.kv_cache.bytes_per_token, 32 * 2 * 8 * 128 * 2);
     assert.equal(await text(page, 'serves'), reply.inference.fits ? 'yes' : 'no');

@@ -638,7 +638,7 @@ struct core_fit {
     int64_t headroom;   /* capacity - judged (negative when it does not fit) */
     double utilization; /* judged / capacity */
     enum core_bottleneck bottleneck;
-    int64_t min_gpus;            /* smallest G (multiple of tp*pp) that fits; 0 = none does */
+    int64_t min_gpus; /* smallest G (multiple of tp*pp) that fits, judged as fits is; 0 = none */
     int64_t min_gpus_state_only; /* same, activations ignored; 0 = none does */
     int64_t max_batch; /* largest micro-batch that fits at this G, judged as fits is; 0 = none */
 };

@@ -69,6 +69,42 @@ static int64_t bisect_last(int64_t lo, int64_t hi, bool (*pred)(const void *, in
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * Under a framework profile /fit judges the device peak (core_fit_compute), so the searches that
+ * stand behind its figures and its advice (max_batch, the longest sequence, the fewest GPUs)
+ * judge it too: the changed config, its ledger (memory.c) and its device peak (peak.c)
+ * recomputed at each step of the bisection.
+ * ------------------------------------------------------------------------------------------- */
+
+static bool device_peak_fits(const struct core_resolved *y, int64_t capacity)
+{
+    struct core_memory m = {0};
+    struct core_state mp;
+    struct core_problems p = {0};
+    struct core_peak_options o;
+    struct core_peak pk;
+
+    if (core_memory_compute(y, &m, &mp, &p) != CORE_OK)
+        return false;
+    core_peak_options_resolved(y, &o);
+    o.metric = CORE_METRIC_DEVICE;
+    o.ledger = &m;
+    core_peak_compute(y, &o, &pk);
+    return pk.bytes >= 0 && pk.bytes < 9.0e18 && llround(pk.bytes) <= capacity;
+}
+
+/* y's step after its micro-batch or its data-parallel ranks changed: one micro-batch per step
+ * (the global batch not given, or b * dp) stays one, so the global batch follows b * dp; a larger
+ * given global batch is kept, as /fit of the changed config keeps it (m = global_batch / (b dp)).
+ */
+static void rebatch(const struct core_resolved *r, struct core_resolved *y)
+{
+    if (r->micro_batches <= 1)
+        y->global_batch = (double)y->batch * (double)y->dp;
+    y->micro_batches = y->global_batch / ((double)y->batch * (double)y->dp);
+    y->global_batch_tokens = y->global_batch * (double)y->seq_len;
+}
+
+/* ---------------------------------------------------------------------------------------------
  * Fewest GPUs: bisection over dp; G = dp * tp * pp * cp
  * ------------------------------------------------------------------------------------------- */
 
@@ -100,6 +136,34 @@ int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp
     return dp * ways;
 }
 
+struct peak_dp_ctx {
+    const struct core_resolved *r;
+    int stage;
+    int64_t ways, capacity;
+};
+
+static bool peak_fits_at_dp(const void *c, int64_t dp)
+{
+    const struct peak_dp_ctx *x = c;
+    struct core_resolved y = *x->r;
+
+    y.dp = dp;
+    y.gpus = dp * x->ways;
+    y.zero_stage = x->stage;
+    rebatch(x->r, &y);
+    return device_peak_fits(&y, x->capacity);
+}
+
+int64_t core_min_gpus_judged(const struct core_resolved *r, const struct core_state *mp, int stage,
+                             int64_t activations, int64_t capacity)
+{
+    struct peak_dp_ctx x = {r, stage, r->tp * r->pp * r->cp, capacity};
+
+    if (r->framework == CORE_FW_GENERIC)
+        return core_min_gpus(r, mp, stage, activations, capacity);
+    return bisect_first(1, CORE_GPUS_MAX / x.ways, peak_fits_at_dp, &x) * x.ways;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Largest micro-batch and longest sequence at the current G
  * ------------------------------------------------------------------------------------------- */
@@ -111,34 +175,16 @@ struct act_ctx {
     bool vary_seq; /* false: vary the batch */
 };
 
-/* Under a framework profile /fit judges the device peak (core_fit_compute), so the searches
- * judge it too: r at micro-batch b and sequence s, its ledger (memory.c) and its device peak
- * (peak.c) recomputed. One micro-batch per step (the global batch not given, or b * dp) stays
- * one, so the global batch grows with b; a larger given global batch is kept, as /fit of the
- * changed config keeps it (m = global_batch / (b dp)). */
+/* At micro-batch b and sequence s under a profile: the device peak of that config. */
 static bool peak_fits(const struct act_ctx *x, int64_t b, int64_t s)
 {
     struct core_resolved y = *x->r;
-    struct core_memory m = {0};
-    struct core_state mp;
-    struct core_problems p = {0};
-    struct core_peak_options o;
-    struct core_peak pk;
 
     y.batch = b;
     y.seq_len = s;
     y.checkpointing = x->ckpt;
-    if (x->r->micro_batches <= 1)
-        y.global_batch = (double)b * (double)y.dp;
-    y.micro_batches = y.global_batch / ((double)b * (double)y.dp);
-    y.global_batch_tokens = y.global_batch * (double)s;
-    if (core_memory_compute(&y, &m, &mp, &p) != CORE_OK)
-        return false;
-    core_peak_options_resolved(&y, &o);
-    o.metric = CORE_METRIC_DEVICE;
-    o.ledger = &m;
-    core_peak_compute(&y, &o, &pk);
-    return pk.bytes >= 0 && pk.bytes < 9.0e18 && llround(pk.bytes) <= x->capacity;
+    rebatch(x->r, &y);
+    return device_peak_fits(&y, x->capacity);
 }
 
 static bool fits_with(const void *c, int64_t v)
@@ -185,7 +231,7 @@ void core_fit_compute(const struct core_resolved *r, const struct core_memory *m
         fit->bottleneck = CORE_BOTTLENECK_NONE;
     else
         fit->bottleneck = m->state > capacity ? CORE_BOTTLENECK_STATE : CORE_BOTTLENECK_ACTIVATIONS;
-    fit->min_gpus = core_min_gpus(r, mp, r->zero_stage, m->activations, capacity);
+    fit->min_gpus = core_min_gpus_judged(r, mp, r->zero_stage, m->activations, capacity);
     fit->min_gpus_state_only = core_min_gpus(r, mp, r->zero_stage, 0, capacity);
     fit->max_batch = core_max_batch(r, m->state, capacity, r->checkpointing);
 }

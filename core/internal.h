@@ -165,6 +165,10 @@ enum core_status core_peak_in(const struct core_resolved *r, const struct core_m
 /* fit.c */
 int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp, int stage,
                       int64_t activations, int64_t capacity);
+/* The same, judged as /fit judges: the ledger (core_min_gpus) under the generic profile, the
+ * device peak of the config at each G under a framework profile. */
+int64_t core_min_gpus_judged(const struct core_resolved *r, const struct core_state *mp, int stage,
+                             int64_t activations, int64_t capacity);
 int64_t core_max_batch(const struct core_resolved *r, int64_t state, int64_t capacity,
                        enum core_checkpointing ckpt);
 int64_t core_max_seq_len(const struct core_resolved *r, int64_t state, int64_t capacity);

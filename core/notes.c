@@ -269,7 +269,7 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
     struct core_note *n;
 
     if (g == 0 && r->zero_stage < 3) {
-        g = core_min_gpus(r, mp, 3, m->activations, res->fit.capacity);
+        g = core_min_gpus_judged(r, mp, 3, m->activations, res->fit.capacity);
         zero3 = g > 0;
     }
     if (g > 0) {

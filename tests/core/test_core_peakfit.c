@@ -152,6 +152,48 @@ START_TEST(a_profile_searches_and_advises_by_its_device_peak)
 }
 END_TEST
 
+/* The same for the fewest GPUs: Llama 3 70B at T 4096 (FlashAttention, full recompute) on one
+ * H100 was told "shard it across >= 17 GPUs" under megatron (the ledger's 16 + the usable
+ * capacity), and at 17 its device peak overflowed by 9.5 GB, where the advice then was context
+ * parallelism and "reduce_seq_len" with no length. For every profile: at min_gpus it fits, one
+ * GPU fewer does not, and shard_state names min_gpus. */
+START_TEST(a_profile_shards_by_its_device_peak)
+{
+    static const enum core_framework fws[] = {CORE_FW_MEGATRON, CORE_FW_TORCHTITAN,
+                                              CORE_FW_TORCHTUNE, CORE_FW_HF_TRAINER,
+                                              CORE_FW_DEEPSPEED};
+
+    for (size_t f = 0; f < sizeof fws / sizeof fws[0]; f++) {
+        struct core_input in, at;
+        struct core_result r, q;
+        const struct core_note *n;
+        int64_t g;
+
+        core_input_init(&in);
+        in.preset = core_preset_find("llama3-70b");
+        in.seq_len = 4096;
+        in.flash_attention = true;
+        in.checkpointing = CORE_CKPT_FULL;
+        in.framework = fws[f];
+        EVAL_OK(in, r);
+        ck_assert(!r.fit.fits);
+        g = r.fit.min_gpus;
+        ck_assert_int_gt(g, 1);
+        n = find_note(r.advice, r.advice_count, "shard_state");
+        ck_assert_ptr_nonnull(n);
+        ck_assert_str_eq(n->changes[0].input, "gpus");
+        ASSERT_I64(n->changes[0].int_value, g);
+        for (int64_t k = -1; k <= 0; k++) {
+            at = in;
+            at.gpus = g + k;
+            EVAL_OK(at, q);
+            ck_assert_msg(q.fit.fits == (k == 0), "framework %d, %lld GPUs: fits %d", (int)fws[f],
+                          (long long)at.gpus, (int)q.fit.fits);
+        }
+    }
+}
+END_TEST
+
 static Suite *peakfit_suite(void)
 {
     Suite *s = suite_create("core_peakfit");
@@ -160,6 +202,7 @@ static Suite *peakfit_suite(void)
     tcase_add_test(t, generic_is_judged_by_the_ledger_and_reports_it_as_its_peak);
     tcase_add_test(t, a_profile_is_judged_by_its_device_peak);
     tcase_add_test(t, a_profile_searches_and_advises_by_its_device_peak);
+    tcase_add_test(t, a_profile_shards_by_its_device_peak);
     suite_add_tcase(s, t);
     return s;
 }

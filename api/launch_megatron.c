@@ -131,6 +131,15 @@ static const struct api_launch_row rows[] = {
     DERIVED("--recompute-activations", API_LAUNCH_SWITCH, "checkpointing", ARGS, "selective (arguments.py)"),
     DERIVED("--recompute-modules", API_LAUNCH_LIST, "recompute_modules", TC,
             "the modules, joined by commas (default core_attn)"),
+    /* ---- CUDA graphs ---- */
+    DERIVED("--cuda-graph-impl", API_LAUNCH_STRING, "cuda_graph_modules", TC,
+            "transformer_engine or local: the --cuda-graph-modules graphs; none (the default): "
+            "none; full_iteration: not modelled (a warning)"),
+    DERIVED("--cuda-graph-modules", API_LAUNCH_LIST, "cuda_graph_modules", TC,
+            "with a per-layer --cuda-graph-impl: attn, moe_router, moe_preprocess joined by "
+            "commas (others, and the whole layer, with a warning)"),
+    DERIVED("--cuda-graph-scope", API_LAUNCH_LIST, "cuda_graph_modules", TC,
+            "the older name of --cuda-graph-modules"),
     WARN("--distribute-saved-activations", API_LAUNCH_SWITCH, TC,
          "saved activations split over tp ranks are not modelled"),
     /* ---- precision and optimizer ---- */
@@ -718,6 +727,58 @@ static void modules_and_moments(struct api_launch_ctx *c)
                         avg, sq);
 }
 
+/* --cuda-graph-impl with --cuda-graph-modules (or its older name --cuda-graph-scope):
+ * transformer_config.py: the modules mean nothing with impl none (the default), and an empty
+ * list with a per-layer impl captures the whole layer. */
+static void cuda_graphs(struct api_launch_ctx *c)
+{
+    const char *impl = api_launch_str(c, "--cuda-graph-impl");
+    const json_t *mods = json_object_get(c->seen, "--cuda-graph-modules");
+    char list[256] = "";
+    size_t i, n = 0;
+    json_t *m;
+
+    if (impl == NULL || strcmp(impl, "none") == 0)
+        return;
+    if (strcmp(impl, "full_iteration") == 0) {
+        api_launch_warn(c, "launch_not_modelled",
+                        "--cuda-graph-impl full_iteration (one graph per step, drop-and-pad MoE) "
+                        "is not modelled: priced without CUDA graphs");
+        return;
+    }
+    if (strcmp(impl, "transformer_engine") != 0 && strcmp(impl, "local") != 0) {
+        api_launch_error(c, "--cuda-graph-impl",
+                         "expected none, local, transformer_engine or full_iteration, got '%.30s'",
+                         impl);
+        return;
+    }
+    if (mods == NULL)
+        mods = json_object_get(c->seen, "--cuda-graph-scope");
+    json_array_foreach (mods, i, m) {
+        const char *v = json_string_value(m);
+        int k;
+
+        if (v == NULL || v[0] == '\0' || core_cuda_graph_text_check(v, strlen(v)) != NULL) {
+            api_launch_warn(c, "launch_not_modelled",
+                            "--cuda-graph-modules %.20s is not modelled: priced without it",
+                            v != NULL ? v : "?");
+            continue;
+        }
+        k = snprintf(list + n, sizeof list - n, "%s%s", n ? "," : "", v);
+        if (k < 0 || (size_t)k >= sizeof list - n)
+            break;
+        n += (size_t)k;
+    }
+    if (json_is_string(mods))
+        snprintf(list, sizeof list, "%s", json_string_value(mods));
+    if (mods == NULL || (json_is_array(mods) && json_array_size(mods) == 0))
+        api_launch_warn(c, "launch_not_modelled",
+                        "whole-layer CUDA graphs (no --cuda-graph-modules) need drop-and-pad MoE "
+                        "and are not modelled: priced without CUDA graphs");
+    if (list[0] != '\0')
+        api_launch_set_str(c, "cuda_graph_modules", list, "--cuda-graph-modules");
+}
+
 void api_launch_megatron_derive(struct api_launch_ctx *c)
 {
     gpus_from_launcher(c);
@@ -729,5 +790,6 @@ void api_launch_megatron_derive(struct api_launch_ctx *c)
     attention(c);
     tokens(c);
     modules_and_moments(c);
+    cuda_graphs(c);
     parallel(c);
 }

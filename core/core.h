@@ -118,6 +118,17 @@ enum core_recompute_module {
 #define CORE_RC_COUNT 7
 extern const char *const core_recompute_module_names[CORE_RC_COUNT]; /* bit i's name */
 
+/* Megatron-Core's per-layer CUDA graphs (--cuda-graph-impl transformer_engine
+ * --cuda-graph-modules, transformer_config.py), a bit each; what a training step replays from a
+ * graph instead of launching kernel by kernel (cuda_graph.c; none by default). */
+enum core_cuda_graph_module {
+    CORE_CG_ATTN = 1 << 0,
+    CORE_CG_MOE_ROUTER = 1 << 1,
+    CORE_CG_MOE_PREPROCESS = 1 << 2,
+};
+#define CORE_CG_COUNT 3
+extern const char *const core_cuda_graph_module_names[CORE_CG_COUNT]; /* bit i's name */
+
 /* Tri-state for booleans that have a derived default. */
 enum core_flag { CORE_FLAG_AUTO = 0, CORE_FLAG_NO, CORE_FLAG_YES };
 
@@ -488,8 +499,9 @@ struct core_input {
     bool embedding_in_split;    /* account_for_embedding_in_pipeline_split */
     bool loss_in_split;         /* account_for_loss_in_pipeline_split */
     int64_t mtp_layers;         /* multi-token prediction layers (DeepSeek-V3), default 0 */
-    char pipeline_layout[CORE_TEXT_MAX];   /* Megatron's --pipeline-model-parallel-layout; "" */
-    char recompute_modules[CORE_TEXT_MAX]; /* Megatron's --recompute-modules; "" = core_attn */
+    char pipeline_layout[CORE_TEXT_MAX];    /* Megatron's --pipeline-model-parallel-layout; "" */
+    char recompute_modules[CORE_TEXT_MAX];  /* Megatron's --recompute-modules; "" = core_attn */
+    char cuda_graph_modules[CORE_TEXT_MAX]; /* Megatron's --cuda-graph-modules; "" = none */
     /* Fine-tuning with adapters (adapters.h, docs/model.md "Fine-tuning with adapters"). */
     enum core_finetune finetune; /* default full: every figure as without these rows */
     int64_t lora_rank;           /* r, default 8 */
@@ -565,15 +577,17 @@ struct core_resolved {
     enum core_split split;
     int64_t first_stage_layers, last_stage_layers; /* 0 = not given */
     bool embedding_in_split, loss_in_split;
-    int64_t mtp_layers;         /* on the last pipeline rank */
-    int64_t mtp_params;         /* within params: the MTP layers' weights (0 without) */
-    int64_t stage_layers;       /* decoder layers (+ MTP) of the heaviest pipeline rank */
-    struct core_layout layout;  /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
-    unsigned recompute_modules; /* enum core_recompute_module bits (selective recompute) */
+    int64_t mtp_layers;          /* on the last pipeline rank */
+    int64_t mtp_params;          /* within params: the MTP layers' weights (0 without) */
+    int64_t stage_layers;        /* decoder layers (+ MTP) of the heaviest pipeline rank */
+    struct core_layout layout;   /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
+    unsigned recompute_modules;  /* enum core_recompute_module bits (selective recompute) */
+    unsigned cuda_graph_modules; /* enum core_cuda_graph_module bits; 0 = no CUDA graphs */
     /* What the reply echoes for these inputs: the experts' tensor-parallel size in use, the
      * modules as a comma-separated list, the layout as given ("" = none). */
     int64_t etp_used;
     char recompute_text[CORE_TEXT_MAX];
+    char cuda_graph_text[CORE_TEXT_MAX];
     char layout_text[CORE_TEXT_MAX];
     struct core_adapters_cfg adapters; /* finetune full: the rest is unused */
 };

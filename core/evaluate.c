@@ -84,6 +84,11 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
                               &r->recompute_modules))
         r->recompute_modules = CORE_RC_CORE_ATTN; /* refused by the row check first */
     core_recompute_text(r->recompute_modules, r->recompute_text);
+    if (!core_cuda_graph_parse(in->cuda_graph_modules,
+                               strnlen(in->cuda_graph_modules, CORE_TEXT_MAX),
+                               &r->cuda_graph_modules))
+        r->cuda_graph_modules = 0; /* refused by the row check first */
+    core_cuda_graph_text(r->cuda_graph_modules, r->cuda_graph_text);
     r->flash_attention = in->flash_attention;
     r->attention_flops = in->attention_flops;
     r->count = in->count;
@@ -259,6 +264,24 @@ static void check_training(const struct core_input *in, const struct core_resolv
     if ((r->recompute_modules & CORE_RC_MLA_UP_PROJ) && r->shape.arch.kv_lora_rank == 0)
         core_problem_add(p, "recompute_modules",
                          "mla_up_proj needs multi-latent attention (kv_lora_rank > 0)");
+    /* transformer_config.py: "moe_preprocess cuda graph is only supported with moe_router cuda
+     * graph"; "moe cuda graph is only supported for MoE". */
+    if ((r->cuda_graph_modules & CORE_CG_MOE_PREPROCESS) &&
+        !(r->cuda_graph_modules & CORE_CG_MOE_ROUTER))
+        core_problem_add(p, "cuda_graph_modules", "moe_preprocess needs moe_router");
+    if ((r->cuda_graph_modules & (CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS)) &&
+        r->shape.arch.experts == 0)
+        core_problem_add(p, "cuda_graph_modules",
+                         "moe_router and moe_preprocess need a mixture-of-experts model");
+    /* transformer_config.py: "full recompute is only supported with full iteration CUDA
+     * graph"; "moe recompute is not supported with moe_router CUDA graph" (transformer_engine). */
+    if (r->cuda_graph_modules != 0 && r->checkpointing == CORE_CKPT_FULL)
+        core_problem_add(p, "cuda_graph_modules",
+                         "per-layer CUDA graphs do not run with full recompute");
+    if ((r->cuda_graph_modules & CORE_CG_MOE_ROUTER) && r->checkpointing == CORE_CKPT_SELECTIVE &&
+        (r->recompute_modules & CORE_RC_MOE))
+        core_problem_add(p, "cuda_graph_modules",
+                         "moe_router graphs do not run with recompute_modules moe");
     if (r->precision == CORE_PREC_FP32 && in->master_weights == CORE_FLAG_YES)
         core_problem_add(p, "master_weights", "fp32 training has no separate master copy");
     /* An architecture can imply more parameters than params itself may be given as. */

@@ -192,6 +192,12 @@ const struct core_input_spec core_inputs[] = {
      "what checkpointing selective recomputes (Megatron-LM's --recompute-modules): core_attn, "
      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, separated by commas",
      ECHO(recompute_text)},
+    {"cuda_graph_modules", CORE_KIND_TEXT, CORE_STORE_TEXT, AT(cuda_graph_modules), 0, 0, false, 0,
+     true, true, false, false, NO_CHOICES, "", "none (Megatron-Core's --cuda-graph-impl none)",
+     "what each layer replays from a CUDA graph (Megatron-Core's --cuda-graph-impl "
+     "transformer_engine --cuda-graph-modules): attn, moe_router, moe_preprocess, separated by "
+     "commas; takes the captured modules' launch time out of moe_host",
+     ECHO(cuda_graph_text)},
     {"flash_attention", CORE_KIND_BOOL, CORE_STORE_BOOL, AT(flash_attention), 0, 0, false, 0,
      false, false, false, false, NO_CHOICES, "", NULL,
      "attention scores not materialized (drops the 5*a*s^2*b activation term)",
@@ -548,6 +554,8 @@ const char *core_input_text_check(const struct core_input_spec *spec, const char
         return core_layout_text_check(s, len);
     if (strcmp(spec->name, "recompute_modules") == 0)
         return core_recompute_text_check(s, len);
+    if (strcmp(spec->name, "cuda_graph_modules") == 0)
+        return core_cuda_graph_text_check(s, len);
     return NULL;
 }
 

@@ -119,6 +119,8 @@ struct core_input_spec {
 const char *core_layout_text_check(const char *s, size_t len);
 /* The syntax check of recompute_modules (core/recompute.c). */
 const char *core_recompute_text_check(const char *s, size_t len);
+/* The syntax check of cuda_graph_modules (core/cuda_graph.c). */
+const char *core_cuda_graph_text_check(const char *s, size_t len);
 /* A text row's value s[0..len): NULL when well formed, else why not (a static string). */
 const char *core_input_text_check(const struct core_input_spec *spec, const char *s, size_t len);
 

@@ -117,6 +117,10 @@ const char *core_layout_parse(const char *s, size_t len, struct core_layout *out
 bool core_recompute_parse(const char *s, size_t len, unsigned *bits);
 /* The bits as a comma-separated list in Megatron's names. */
 void core_recompute_text(unsigned bits, char out[CORE_TEXT_MAX]);
+/* cuda_graph.c: the bits of a --cuda-graph-modules list ("" = no graphs); false if a name is
+ * not one of core_cuda_graph_module_names. core_cuda_graph_text writes bits back as a list. */
+bool core_cuda_graph_parse(const char *s, size_t len, unsigned *bits);
+void core_cuda_graph_text(unsigned bits, char out[CORE_TEXT_MAX]);
 
 /* flops.c */
 void core_flops_compute(const struct core_resolved *r, struct core_flops *f);

@@ -101,17 +101,50 @@ static const struct gen gens[CORE_GEN_COUNT] = {
  * (Megatron-Core experts.py, TEGroupedMLP: tokens_per_expert.tolist() for Transformer Engine's
  * GroupedLinear m_splits): a device-to-host sync every MoE layer, after which the GPU's queue is
  * empty and it waits while the host issues the rest of the layer (moe/README.md, "CPU Overhead
- * Bottleneck"). Two parts: MOE_SYNC_S, the sync and the layer's fixed kernels (permute, router
- * bookkeeping, activation, unpermute, combine), the same whatever the expert count; and
- * MOE_EXPERT_HOST_S per local expert (E / ep), the host work TE's GroupedLinear does expert by
- * expert (split, per-expert quantizer and cuBLAS GEMM launches forward, dgrad and wgrad
- * backward). Both are FITTED (host launch costs are not published for these recipes): together
- * they minimise the throughput MAPE over the six Megatron-Bridge 26.04.01 rows of
- * tests/validation/moe-measured.csv (tuning set; the per-expert slope is set mostly by the
- * GPT-OSS rows, 16 local experts); the 25.11 rows and the DeepSeek-V3 write-up rows are the
- * hold-out (docs/model.md, "Mixture of experts"). They replace one flat 1.4 ms per layer. */
-#define MOE_SYNC_S        0.85e-3
-#define MOE_EXPERT_HOST_S 0.095e-3
+ * Bottleneck"). Two parts: MOE_SYNC_S, the sync and the layer's fixed kernels (attention,
+ * router, preprocess, permute, activation, unpermute, combine), the same whatever the expert
+ * count; and MOE_EXPERT_HOST_S per local expert (E / ep), the host work TE's GroupedLinear does
+ * expert by expert (split, per-expert quantizer and cuBLAS GEMM launches forward, dgrad and
+ * wgrad backward). Both are FITTED (host launch costs are not published for these recipes):
+ * together they minimise the throughput MAPE over the six Megatron-Bridge 26.04.01 rows of
+ * tests/validation/moe-measured.csv other than Kimi-K2 (tuning set), each priced with its
+ * release's recipe (dispatcher, all-to-all overlap, CUDA graphs); the 25.11 rows, the write-up
+ * rows and Kimi-K2 are the hold-out (docs/model.md, "Mixture of experts"). The fit puts all of
+ * it on the per-expert part: the tuning MAPE is 14.9 % at a fixed part of 0, 15.5 % at 0.2 ms,
+ * 16.6 % at 0.5 ms (with the per-expert part refitted each time), so the rows do not pin the
+ * fixed part down; 0 is the optimum. Per-layer CUDA graphs take the captured modules' share out
+ * (CG_* below, measured), never below zero. */
+#define MOE_SYNC_S        0.0
+#define MOE_EXPERT_HOST_S 0.147e-3
+
+/* What per-layer CUDA graphs (cuda_graph_modules; Megatron-Core's --cuda-graph-impl
+ * transformer_engine --cuda-graph-modules) take out of that host time, per MoE layer per pass:
+ * the captured modules are replayed as one graph launch instead of kernel by kernel. Measured,
+ * not fitted: Megatron-LM's DeepSeek-V3 GB200 write-up (docs/discussions/
+ * deepseek-v3-gb200-optimization, MXFP8, TP1 PP8 VPP4 EP32, GBS 2048: 64 micro-batches through
+ * the 8 layers of a rank = 512 layer passes forward + backward per step) prints TFLOP/s after
+ * each optimisation; at 2.496e11 FLOP per token (the 25.11 table's 1003 TFLOP/s at 4018
+ * tokens/s of the same job) and 32768 tokens per GPU per step, step = 8.180e3 / TFLOP/s s.
+ *   CUDA graphs of attn, moe_router, moe_preprocess: 610.71 -> 663.27, 13.394 -> 12.332 s,
+ *     2.073 ms per layer forward + backward = 0.691 ms per pass (backward counted twice);
+ *   router fusion, 72 -> 31 router kernels: 529.55 -> 540.00, 0.584 ms per layer / 41 = 14.24 us
+ *     a kernel forward + backward, 4.75 us a pass; the router and EP preprocess are 17 kernels
+ *     under DeepEP/HybridEP (the write-up), 17 x 4.75 us = CG_ROUTER_S, and attn the rest,
+ *     0.691 - 0.081 = CG_ATTN_S;
+ *   shared experts in the moe_router graph: 797.67 -> 829.93, 0.779 ms per layer = CG_SHARED_S.
+ * The sync, the dispatch and combine and the routed experts' launches stay outside any graph
+ * (dropless shapes are known only after the sync; moe_utils.py, token_dispatcher.py). Measured
+ * on DeepSeek-V3 (MLA, MXFP8); used as they are for every model (no other measurement). */
+#define CG_ATTN_S   0.610e-3
+#define CG_ROUTER_S 0.081e-3
+#define CG_SHARED_S 0.260e-3
+
+/* DeepEP's intranode kernels are built for an 8-GPU NVLink domain; over a larger one (GB200
+ * NVL72, EP32, via deepseek-ai/DeepEP PR 218) the write-up measured about 400 GB/s dispatch and
+ * 190 GB/s combine of algorithm bandwidth with 24 SMs, far below the link. */
+#define DEEPEP_DOMAIN         8
+#define DEEPEP_MNNVL_DISPATCH 400e9
+#define DEEPEP_MNNVL_COMBINE  190e9
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
@@ -276,6 +309,7 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->moe_dispatcher = r->moe_dispatcher;
     in->moe_comm_overlap = r->moe_comm_overlap;
     in->moe_load_imbalance = r->moe_load_imbalance;
+    in->cuda_graph_modules = r->cuda_graph_modules;
     in->q_lora_rank = a->q_lora_rank;
     in->kv_lora_rank = a->kv_lora_rank;
     in->qk_nope_head_dim = a->qk_nope_head_dim;
@@ -447,6 +481,11 @@ static double ep_all_to_all(const struct core_perf_input *in, const struct gen *
 
     core_perf_ep_traffic(in, &tr);
     double nvl_s = lam * tr.nvlink / up, net_s = lam * tr.network / net;
+    if (in->moe_dispatcher == CORE_MOE_DEEPEP && tr.in_node > DEEPEP_DOMAIN) {
+        /* the mean of the two: each pass has one dispatch and one combine */
+        double got = lam * (tr.local + tr.nvlink);
+        nvl_s = 0.5 * (got / DEEPEP_MNNVL_DISPATCH + got / DEEPEP_MNNVL_COMBINE);
+    }
     double one = k->lat_base + (ep - 1.0) * (tr.network > 0 ? k->hop_net : k->hop_up) +
                  (nvl_s > net_s ? nvl_s : net_s);
     if (etp > 1) {
@@ -459,9 +498,10 @@ static double ep_all_to_all(const struct core_perf_input *in, const struct gen *
 /* The MoE token exchange of one micro-batch on one stage: per MoE layer a dispatch and a
  * combine forward, the same backward (and once more each forward under full recompute). With
  * moe_comm_overlap (Megatron-Core's --overlap-moe-expert-parallel-comm, which merges one
- * micro-batch's forward with another's backward; DeepSeek-V3's DualPipe) the exchange runs
- * under the other micro-batch's compute, `overlap` of it hidden; off by default, as in
- * Megatron-Core. */
+ * micro-batch's forward with another's backward; DeepSeek-V3's DualPipe) the exchange runs on
+ * its own stream while the other micro-batch runs (`window`: its GEMMs, element-wise kernels
+ * and the host time its GPU stream waits through), `overlap` of the shorter hidden; off by
+ * default, as in Megatron-Core. */
 static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
                           const struct shape *x, double window)
 {
@@ -588,13 +628,30 @@ static void attention_forward(const struct core_perf_input *in, const struct gen
 
 /* MoE host time of one forward pass of one layer, averaged over the layers: per MoE layer the
  * sync and fixed part plus the per-local-expert part (MOE_SYNC_S, MOE_EXPERT_HOST_S). */
+/* The host time per MoE layer per pass that the layer's CUDA graphs replay (CG_*): attn; the
+ * moe_router graph takes the shared experts (transformer_config.py: "including the shared experts
+ * if they are not overlapped with EP comm"; the flex dispatcher turns that overlap off), and with
+ * moe_preprocess the router and preprocess kernels. */
+static double graphed_host(const struct core_perf_input *in)
+{
+    unsigned g = in->cuda_graph_modules;
+    double s = (g & CORE_CG_ATTN) ? CG_ATTN_S : 0.0;
+
+    if (g & CORE_CG_MOE_ROUTER) {
+        s += in->shared_experts > 0 ? CG_SHARED_S : 0.0;
+        s += (g & CORE_CG_MOE_PREPROCESS) ? CG_ROUTER_S : 0.0;
+    }
+    return s;
+}
+
 static double moe_host_forward(const struct core_perf_input *in, const struct shape *x)
 {
     if (in->moe_layers <= 0)
         return 0.0;
     double local = at_least((double)in->experts, 1) / at_least((double)in->ep, 1);
+    double host = MOE_SYNC_S + MOE_EXPERT_HOST_S * local - graphed_host(in);
 
-    return (MOE_SYNC_S + MOE_EXPERT_HOST_S * local) * (double)in->moe_layers / x->L;
+    return at_least(host, 0.0) * (double)in->moe_layers / x->L;
 }
 
 /* What eager modules add to the fused element-wise bytes of one layer's forward per token
@@ -869,7 +926,9 @@ void core_perf_predict(const struct core_perf_input *in, struct core_perf *out)
     }
     if (in->frozen_base)
         frozen_step(in, k, &x, &u, br);
-    br->ep_comm = x.m * ep_exchange(in, k, &x, u.compute);
+    /* The exchange overlaps the paired micro-batch's whole time on its own stream: its GEMMs,
+     * its element-wise kernels and the host gaps the GPU waits through. */
+    br->ep_comm = x.m * ep_exchange(in, k, &x, u.compute + u.memory + u.host);
     br->moe_host = x.m * u.host;
 
     const double *terms = &br->compute;

@@ -72,6 +72,9 @@ struct core_perf_input {
     enum core_moe_dispatcher moe_dispatcher;
     bool moe_comm_overlap;
     double moe_load_imbalance; /* >= 1; capped at ep */
+    /* Per-layer CUDA graphs (enum core_cuda_graph_module bits, the API's cuda_graph_modules):
+     * the captured modules' host time is replayed from the graph, not launched (perf.c). */
+    unsigned cuda_graph_modules;
     /* Multi-latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 prices the attention GEMMs as
      * the MLA projections (q down/up, kv down/up, output) instead of Q, K, V and O. */
     int64_t q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;

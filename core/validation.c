@@ -37,9 +37,10 @@ const struct core_validation core_perf_validation[CORE_GEN_COUNT] = {
  * absolute step-time error over the rows no constant was chosen on - Megatron-Bridge's 25.11
  * table (6), the DeepSeek-V3 GB200 write-up (3) and the 26.04.01 Kimi-K2 GB300 row (scored after
  * the constants were set); the other 26.04.01 rows set MOE_SYNC_S and MOE_EXPERT_HOST_S
- * (perf.c). */
+ * (perf.c). The write-up's intermediate steps (not rows of the file) set perf.c's CG_* host
+ * shares; its three rows' own figures informed nothing. */
 const struct core_validation core_perf_moe_validation = {
-    .expected_error = 0.151,
+    .expected_error = 0.153,
     .unseen_runs = 10,
     .tuning_runs = 6,
     .unseen = "MB-2511, MLM-BLOG, MB-26041-KIMI-GB300",

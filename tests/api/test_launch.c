@@ -579,6 +579,49 @@ START_TEST(megatron_moe_layout)
 }
 END_TEST
 
+/* Megatron-Core's CUDA graph flags (transformer_config.py): with --cuda-graph-impl
+ * transformer_engine the --cuda-graph-modules list becomes cuda_graph_modules, in Megatron's
+ * order; a module memwall does not price (mlp) is dropped with a warning; without a per-layer impl
+ * (none, the default) the modules mean nothing. */
+static json_t *graph_reply(const char *graphs)
+{
+    char args[512];
+    unsigned status;
+
+    snprintf(args, sizeof args,
+             "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --num-experts 8 "
+             "--moe-router-topk 2 --ffn-hidden-size 2048 --expert-model-parallel-size 2 "
+             "--seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+             "--global-batch-size 8 --vocab-size 32000 --bf16 %s",
+             graphs);
+    json_t *r = post("/fit", json_pack("{s:i,s:s}", "gpus", 2, "megatron_args", args), &status);
+    ck_assert_msg(status == 200, "status %u: %s", status, json_dumps(r, JSON_COMPACT));
+    return r;
+}
+
+START_TEST(megatron_cuda_graphs)
+{
+    json_t *r = graph_reply(
+        "--cuda-graph-impl transformer_engine --cuda-graph-modules moe_router attn moe_preprocess");
+    json_t *cg = json_object_get(json_object_get(r, "inputs"), "cuda_graph_modules");
+
+    ck_assert_str_eq(json_string_value(cg), "attn,moe_router,moe_preprocess");
+    json_decref(r);
+
+    r = graph_reply("--cuda-graph-impl local --cuda-graph-scope attn mlp");
+    cg = json_object_get(json_object_get(r, "inputs"), "cuda_graph_modules");
+    ck_assert_str_eq(json_string_value(cg), "attn");
+    char *text = json_dumps(r, JSON_COMPACT);
+    ck_assert_ptr_nonnull(strstr(text, "--cuda-graph-modules mlp is not modelled"));
+    free(text);
+    json_decref(r);
+
+    r = graph_reply("--cuda-graph-modules attn");
+    ck_assert(json_is_null(json_object_get(json_object_get(r, "inputs"), "cuda_graph_modules")));
+    json_decref(r);
+}
+END_TEST
+
 /* ---- vllm_args (/inference) ---- */
 
 /* The launch reply of /inference less inputs.source and its launch_* warnings (in
@@ -841,6 +884,7 @@ static Suite *launch_suite(void)
     tcase_add_test(t, megatron_defaults);
     tcase_add_test(t, megatron_moe);
     tcase_add_test(t, megatron_moe_layout);
+    tcase_add_test(t, megatron_cuda_graphs);
     tcase_add_test(t, vllm_docs_command);
     tcase_add_test(t, vllm_knobs);
     tcase_add_test(t, sglang_and_trtllm);

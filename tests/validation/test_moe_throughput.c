@@ -5,7 +5,7 @@
  * Reads moe-measured.csv (PROVENANCE-moe.md: Megatron-Bridge's published performance tables,
  * Megatron-LM's CI golden values, the DeepSeek-V3 GB200 optimisation write-up, DeepSeek-V2's
  * report), maps each row to a core_perf_input and compares the predicted tokens per second per
- * GPU with the measured one. The suite fails when the MAPE over the scored rows exceeds 21 % or
+ * GPU with the measured one. The suite fails when the MAPE over the scored rows exceeds 20 % or
  * over the hold-out rows 22 % (issue 17 asks for 12 %: not reached), and when the hold-out's
  * step-time error is not the figure core/validation.c reports for MoE runs. Rows it cannot use
  * are named with the reason (`--table` prints them all).
@@ -13,10 +13,12 @@
  * Two constants were fitted: perf.c's MOE_SYNC_S and MOE_EXPERT_HOST_S (the MoE host time, a
  * fixed part and a part per local expert), on the six Megatron-Bridge 26.04.01 rows (the tuning
  * set); the 25.11 rows, the write-up rows and the Kimi-K2 GB300 row (scored only after the
- * constants were set) are the hold-out. Everything else is the dense
- * model's per-generation constants, and each row's framework settings (dispatcher, all-to-all
- * overlap, expert tensor parallelism) come from the recipe that ran it, in the settings table
- * below, not from the measured value.
+ * constants were set) are the hold-out. The host share CUDA graphs remove (perf.c CG_*) and
+ * DeepEP's bandwidth over a 72-GPU NVLink domain come from the write-up's own measurements of
+ * steps that are not rows here. Everything else is the dense model's per-generation constants,
+ * and each row's framework settings (dispatcher, all-to-all overlap, CUDA graphs, expert tensor
+ * parallelism) come from the recipe of the release that ran it, in the settings table below, not
+ * from the measured value.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,9 +38,9 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 18.9 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 18.5 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
-#define MAPE_LIMIT 0.21
+#define MAPE_LIMIT 0.20
 /* ... and above this over the hold-out rows (no constant was chosen on them). */
 #define HOLDOUT_LIMIT 0.22
 
@@ -77,47 +79,71 @@ static int row_count;
     } while (0)
 
 /* ---------------------------------------------------------------------------------------------
- * Framework settings per row, from the recipe that ran it. Megatron-Bridge's performance
- * recipes (scripts/performance/configs/<model>/<model>_workload_base_configs.py at
- * NVIDIA-NeMo/Megatron-Bridge@4948f7524): every Qwen3, DeepSeek-V3 and Kimi-K2 recipe sets
- * expert_tensor_parallel_size=1 and moe_flex_dispatcher_backend="hybridep"; GPT-OSS-120B's H100
- * and B200 recipes name no backend (the alltoall dispatcher) and etp 1; moe_a2a_overlap
- * (--overlap-moe-expert-parallel-comm) is True in the Qwen3-235B H100 recipe and the DeepSeek-V3
- * GB200 FP8-MX recipe, False or unset (False) elsewhere. The write-up rows name their
- * dispatcher; Megatron-LM CI rows state theirs in model_config.yaml (alltoall; the DeepSeek-V3
- * proxy's flex/hybridep) and etp where given (else Megatron's default, tp). The 26.04.01
- * DeepSeek-V3 B200 row (MXFP8, pp 8, v 2, ep 32) has no recipe of that layout at 4948f7524 (its
- * B200 recipes are pp 16 ep 8); the one at the table's own commit 067f987
- * (src/megatron/bridge/perf_recipes/deepseek/b200/deepseek_v3.py,
- * deepseek_v3_pretrain_256gpu_b200_fp8mx_config) is: moe_flex_dispatcher_backend="deepep",
- * overlap_moe_expert_parallel_comm=True, delay_wgrad_compute=True.
+ * Framework settings per row, from the recipe of the release that ran it (Megatron-Bridge,
+ * scripts/performance/configs/<model>/<model>_workload_base_configs.py and _llm_pretrain.py, with
+ * utils/overrides.py set_workload_base_configs and the model recipes under
+ * src/megatron/bridge/recipes/):
+ *
+ * 26.04.01 = tag v0.4.2 (its docs/performance-summary.md is the 26.04.01 table; --config_variant
+ * defaults to v2). Each row's layout matches its preset exactly:
+ *   DeepSeek-V3 B200 FP8_MX_V2: deepep, moe_a2a_overlap, cuda_graph_scope attn moe_router
+ *     moe_preprocess (transformer_engine); GPT-OSS-120B H100/B200 BF16_V2: no backend (the
+ *     alltoall dispatcher), no overlap, no graphs (the recipe's cuda_graph_impl "none");
+ *   Qwen3-30B-A3B H100 FP8_CS_V1: hybridep, no overlap, no graphs (only the BF16 preset has
+ *     them); Qwen3-235B-A22B H100 FP8_CS_V2: no backend, moe_token_dispatcher_type "alltoall",
+ *     moe_a2a_overlap; B200 FP8_CS_V2 (= FP8_MX): alltoall, no overlap; no graphs;
+ *   Kimi-K2 GB300: hybridep, no overlap, cuda_graph_scope [] with the recipe's impl "none".
+ * 25.11 = branch r0.2.0 (= tag v0.2.2 for these files; the 25.11 table is first printed there).
+ * Some 25.11 layouts are not any preset of that release (DeepSeek-V3 GB200 FP8 pp 8 ep 32,
+ * Qwen3-30B H100 mbs 2 v 24): the rest of the row's settings are taken from the release's preset
+ * of the same model, GPU and precision:
+ *   DeepSeek-V3 GB200: hybridep, moe_a2a_overlap False, cuda_graph_scope moe_router
+ *     moe_preprocess; B200: no backend (alltoall), no graphs; Qwen3-235B and Qwen3-30B H100
+ *     FP8_CS: no backend (the Qwen3 provider's alltoall), moe_a2a_overlap True, no graphs;
+ *   GPT-OSS H100: alltoall, no graphs. At that release apply_flex_dispatcher_backend turns
+ *     HybridEP on only for GB200/GB300 (training/flex_dispatcher_backend.py).
+ * Every preset there sets expert_tensor_parallel_size=1. The write-up rows name their dispatcher
+ * and graphs (baseline: none; the DeepEP step after "CUDA Graphs capture shared expert" and the
+ * final: attn moe_router moe_preprocess). Megatron-LM CI rows state theirs in model_config.yaml
+ * (alltoall; the DeepSeek-V3 proxy's flex/hybridep) and etp where given (else tp).
  * ------------------------------------------------------------------------------------------- */
+
+#define CG_ALL (CORE_CG_ATTN | CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS)
+#define CG_MOE (CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS)
 
 struct setting {
     const char *prefix; /* row ids starting with this */
     enum core_moe_dispatcher dispatcher;
     bool overlap;
-    int64_t etp; /* 0 = the CSV's, else Megatron's default (tp) */
+    int64_t etp;     /* 0 = the CSV's, else Megatron's default (tp) */
+    unsigned graphs; /* cuda_graph_modules: enum core_cuda_graph_module bits */
 };
 
+/* clang-format off */
 static const struct setting settings[] = {
-    {.prefix = "MB-26041-OSS", .dispatcher = CORE_MOE_ALLTOALL, .overlap = false, .etp = 1},
-    {.prefix = "MB-2511-OSS", .dispatcher = CORE_MOE_ALLTOALL, .overlap = false, .etp = 1},
-    {.prefix = "MB-26041-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
-    {.prefix = "MB-2511-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
-    {.prefix = "MB-2509-Q235-H100", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = true, .etp = 1},
-    {.prefix = "MB-26041-DSV3-B200", .dispatcher = CORE_MOE_DEEPEP, .overlap = true, .etp = 1},
-    {.prefix = "MB-2511-DSV3-GB200-FP8",
-     .dispatcher = CORE_MOE_HYBRIDEP,
-     .overlap = true,
-     .etp = 1},
-    {.prefix = "MB-", .dispatcher = CORE_MOE_HYBRIDEP, .overlap = false, .etp = 1},
+    {.prefix = "MB-26041-DSV3-B200", .dispatcher = CORE_MOE_DEEPEP, .overlap = true, .etp = 1,
+     .graphs = CG_ALL},
+    {.prefix = "MB-26041-OSS", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+    {.prefix = "MB-26041-Q30-H100", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1},
+    {.prefix = "MB-26041-Q235-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
+    {.prefix = "MB-26041-Q235-B200", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+    {.prefix = "MB-26041-KIMI", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1},
+    {.prefix = "MB-2511-DSV3-GB200", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1, .graphs = CG_MOE},
+    {.prefix = "MB-2511-DSV3-B200", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+    {.prefix = "MB-2511-Q235-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
+    {.prefix = "MB-2511-Q30-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
+    {.prefix = "MB-2511-OSS", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
+    {.prefix = "MB-2509-Q235-H100", .dispatcher = CORE_MOE_ALLTOALL, .overlap = true, .etp = 1},
+    {.prefix = "MB-", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
     {.prefix = "MLM-BLOG-DSV3-GB200-base", .dispatcher = CORE_MOE_ALLTOALL, .etp = 1},
-    {.prefix = "MLM-BLOG-DSV3-GB200-deepep", .dispatcher = CORE_MOE_DEEPEP, .etp = 1},
-    {.prefix = "MLM-BLOG-DSV3-GB200-final", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1},
+    {.prefix = "MLM-BLOG-DSV3-GB200-deepep", .dispatcher = CORE_MOE_DEEPEP, .etp = 1,
+     .graphs = CG_ALL},
+    {.prefix = "MLM-BLOG-DSV3-GB200-final", .dispatcher = CORE_MOE_HYBRIDEP, .etp = 1,
+     .graphs = CG_ALL},
     {.prefix = "CI-DSV3proxy", .dispatcher = CORE_MOE_HYBRIDEP},
     {.prefix = "", .dispatcher = CORE_MOE_ALLTOALL},
 };
+/* clang-format on */
 
 /* The pipeline split each row ran with, as the recipes state it: moe-layout's settings table in
  * test_moe.c, which cites each (Megatron-Bridge's DeepSeek-V3 / Kimi-K2 recipe layouts and MTP
@@ -284,6 +310,7 @@ static void set_layout(char f[FIELDS][FIELD_MAX], struct core_perf_input *in)
     in->etp = csv_whole(f[26], st->etp > 0 ? st->etp : in->tp);
     in->moe_dispatcher = st->dispatcher;
     in->moe_comm_overlap = st->overlap;
+    in->cuda_graph_modules = st->graphs;
     in->moe_load_imbalance = 1.0; /* the tables force-balance the routing */
     in->zero_stage = 1;
     in->flash_attention = true;

@@ -881,6 +881,7 @@
         s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: H - m.b, x2: W - m.r, y2: H - m.b }));
         s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: m.t, x2: m.l, y2: H - m.b }));
         s.appendChild(svg('text', { 'class': 'tick', x: 4, y: m.t + 10 }, ymax.toFixed(1) + '×'));
+        s.appendChild(svg('text', { 'class': 'tick y0', x: 4, y: H - m.b }, '0×'));
         s.appendChild(svg('text', { 'class': 'title', x: m.l, y: H - 6 }, 'max_model_len (tokens)'));
         s.appendChild(svg('polyline', { 'class': 'sv-line', points: rows.map(function (r) {
             return X(r.len).toFixed(1) + ',' + Y(r.conc).toFixed(1); }).join(' ') }));
@@ -948,6 +949,9 @@
         s.appendChild(svg('text', { 'class': 'tick', x: 2, y: m.t + 10 }, Math.round(tmax) + ' tok/s'));
         s.appendChild(svg('text', { 'class': 'tick', x: W - m.r + 4, y: m.t + 10 },
             (1e3 * pmax).toFixed(1) + ' ms'));
+        /* both axes start at zero: say so, or the slopes read as ratios of unknown scale */
+        s.appendChild(svg('text', { 'class': 'tick y0', x: 2, y: H - m.b }, '0 tok/s'));
+        s.appendChild(svg('text', { 'class': 'tick y0', x: W - m.r + 4, y: H - m.b }, '0 ms'));
         s.appendChild(svg('text', { 'class': 'title', x: m.l, y: H - 6 }, 'concurrency (sequences)'));
         if (lastTime.knee >= rows[0].conc && lastTime.knee <= rows[rows.length - 1].conc)
             s.appendChild(svg('line', { 'class': 'capline', 'data-knee': lastTime.knee,

@@ -897,6 +897,10 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     /* in the unit that reads best: Llama 3 8B, 1024 prompt tokens on one H100 is tens of ms */
     assert.match(await text(page, 'ttft'), reply.time.ttft_seconds >= 1 ? / s$/ : / ms$/);
     assert.equal(await text(page, 'serve-bottleneck'), reply.time.bottleneck);
+    /* Both charts' y axes start at zero (Y(0) is the x axis) and say so at the bottom. */
+    assert.equal(await page.locator('[data-testid="serve-chart"] text.y0').textContent(), '0×');
+    assert.deepEqual(await page.locator('[data-testid="serve-time-chart"] text.y0').allTextContents(),
+        ['0 tok/s', '0 ms']);
     const pts = page.locator('[data-testid="serve-time-chart"] circle');
     assert.ok(await pts.count() >= 2, 'points of the time chart');
     const tps = [];

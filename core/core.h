@@ -545,9 +545,10 @@ struct core_resolved {
     bool tp_comm_overlap, dp_comm_overlap;
     int64_t gpus_per_node;
     double intra_node_gbs, inter_node_gbs;
-    double global_batch;  /* sequences per optimizer step */
-    double micro_batches; /* m = global_batch / (batch dp) per pipeline */
-    bool mfu_predicted;   /* mfu was "predicted": the runtime comes from the time model */
+    double global_batch;     /* sequences per optimizer step */
+    double micro_batches;    /* m = global_batch / (batch dp) per pipeline */
+    bool global_batch_given; /* global_batch was an input: kept, so batch * dp must divide it */
+    bool mfu_predicted;      /* mfu was "predicted": the runtime comes from the time model */
     double memory_gb, peak_tflops, reserve_gb, mfu;
     /* The device's memory as the driver reports it (core_gpu_usable_bytes; memory_gb when given):
      * what a device peak is judged against (a framework profile's /fit, /inference). */

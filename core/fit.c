@@ -92,13 +92,12 @@ static bool device_peak_fits(const struct core_resolved *y, int64_t capacity)
     return pk.bytes >= 0 && pk.bytes < 9.0e18 && llround(pk.bytes) <= capacity;
 }
 
-/* y's step after its micro-batch or its data-parallel ranks changed: one micro-batch per step
- * (the global batch not given, or b * dp) stays one, so the global batch follows b * dp; a larger
- * given global batch is kept, as /fit of the changed config keeps it (m = global_batch / (b dp)).
- */
+/* y's step after its micro-batch or its data-parallel ranks changed: a given global batch is
+ * kept, as /fit of the changed config keeps it (m = global_batch / (b dp)); one derived from the
+ * batch (one micro-batch per rank per step) follows b * dp. */
 static void rebatch(const struct core_resolved *r, struct core_resolved *y)
 {
-    if (r->micro_batches <= 1)
+    if (!r->global_batch_given)
         y->global_batch = (double)y->batch * (double)y->dp;
     y->micro_batches = y->global_batch / ((double)y->batch * (double)y->dp);
     y->global_batch_tokens = y->global_batch * (double)y->seq_len;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "rules.h"
 #include "validation.h"
 
 #define MFU_OPTIMISTIC     0.6
@@ -166,6 +167,26 @@ static const char *enough(bool fits)
     return fits ? "enough on its own" : "not enough on its own";
 }
 
+/* The micro-batch an advice may name: the largest b in [lo, hi] the step's schedule takes. With a
+ * given global batch, b * dp must divide it (megatron/core/num_microbatches_calculator.py asserts
+ * it; /fit's 422 on global_batch), and under the interleaved schedule its micro-batches per step,
+ * global_batch / (b dp), must stay a multiple of pp (rules.h). 0 when none does within
+ * BATCH_WALK values below hi (a larger walk buys nothing a user would launch). */
+#define BATCH_WALK 4096
+static int64_t schedulable_batch(const struct core_resolved *r, int64_t lo, int64_t hi)
+{
+    if (!r->global_batch_given)
+        return hi >= lo ? hi : 0;
+    for (int64_t b = hi; b >= lo && b > hi - BATCH_WALK; b--) {
+        double per = (double)b * (double)r->dp;
+
+        if (fmod(r->global_batch, per) == 0 &&
+            (r->pp <= 1 || core_rule_interleave(r->pp, r->virtual_stages, r->global_batch / per)))
+            return b;
+    }
+    return 0;
+}
+
 /* Materialized attention scores dominate a layer's activations when 5 a s / d, their bytes per
  * token over d, reaches the 34 of everything else (Korthikanti's table): then FlashAttention,
  * which costs no recompute, is the cheapest fix. */
@@ -242,10 +263,11 @@ static void advise_activations(struct core_result *res)
 
     advise_flash(res);
     advise_checkpointing(res);
-    if (res->fit.max_batch >= 1) {
-        n = ADVISE(res, "reduce_batch", "the micro-batch must shrink to %lld to fit",
-                   (long long)res->fit.max_batch);
-        core_note_change_int(n, "batch", res->fit.max_batch);
+    int64_t b =
+        schedulable_batch(r, 1, res->fit.max_batch < r->batch ? res->fit.max_batch : r->batch - 1);
+    if (b >= 1) {
+        n = ADVISE(res, "reduce_batch", "the micro-batch must shrink to %lld to fit", (long long)b);
+        core_note_change_int(n, "batch", b);
         return;
     }
     int64_t s = core_max_seq_len(r, res->memory.state, res->fit.capacity);
@@ -317,12 +339,14 @@ void core_advice(const struct core_memory *m, const struct core_state *mp, struc
         advise_activations(res);
         break;
     case CORE_BOTTLENECK_NONE:
-    default:
-        if (fit->max_batch > res->resolved.batch) {
-            struct core_note *n = ADVISE(res, "batch_headroom", "micro-batch can grow to %lld",
-                                         (long long)fit->max_batch);
-            core_note_change_int(n, "batch", fit->max_batch);
+    default: {
+        int64_t b = schedulable_batch(&res->resolved, res->resolved.batch + 1, fit->max_batch);
+        if (b > res->resolved.batch) {
+            struct core_note *n =
+                ADVISE(res, "batch_headroom", "micro-batch can grow to %lld", (long long)b);
+            core_note_change_int(n, "batch", b);
         }
         break;
+    }
     }
 }

@@ -255,6 +255,55 @@ START_TEST(serving_tp_rule_speaks_of_the_engine_too)
 }
 END_TEST
 
+/* A micro-batch an advice names must be one /fit then accepts. Llama 3 8B on 8 GPUs (dp 8), T 2048,
+ * FlashAttention and selective recompute, a given global batch of 64 sequences: memory holds
+ * b = 6 (max_batch), but 64 / (6 x 8) is not whole, so /fit of batch 6 is a 422 on global_batch
+ * (it was the advice). b x 8 divides 64 for b in {1, 2, 4, 8}: the advice is 4. With pp 2 and
+ * v 2 (dp 4) the micro-batches per step 64 / (4 b) must also be a multiple of pp = 2: 16 / b
+ * even, b in {1, 2, 4, 8} again, so 4 below a max_batch of 7. Without a global batch it is the
+ * max_batch itself. */
+START_TEST(batch_advice_keeps_a_given_global_batch)
+{
+    struct core_input in;
+    struct core_result r, t;
+    const struct core_note *n;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.gpus = 8;
+    in.seq_len = 2048;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    in.global_batch = 64;
+    EVAL_OK(in, r);
+    ck_assert_int_ge(r.fit.max_batch, 4);
+    ck_assert_int_lt(r.fit.max_batch, 8);
+    n = find_note(r.advice, r.advice_count, "batch_headroom");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 4);
+    in.batch = n->changes[0].int_value;
+    EVAL_OK(in, t); /* taken, it is accepted */
+
+    in.batch = 1;
+    in.pp = 2;
+    in.virtual_stages = 2;
+    EVAL_OK(in, r);
+    ck_assert_int_ge(r.fit.max_batch, 4);
+    ck_assert_int_lt(r.fit.max_batch, 8);
+    n = find_note(r.advice, r.advice_count, "batch_headroom");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 4);
+
+    in.pp = 1;
+    in.virtual_stages = 1;
+    in.global_batch = 0;
+    EVAL_OK(in, r);
+    n = find_note(r.advice, r.advice_count, "batch_headroom");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, r.fit.max_batch);
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
     Suite *s = suite_create("core_layout");
@@ -267,6 +316,7 @@ static Suite *layout_suite(void)
     tcase_add_test(t, global_batch_sets_steps_and_micro_batches);
     tcase_add_test(t, runtime_warns_when_the_layout_does_not_fit);
     tcase_add_test(t, serving_tp_rule_speaks_of_the_engine_too);
+    tcase_add_test(t, batch_advice_keeps_a_given_global_batch);
     suite_add_tcase(s, t);
     return s;
 }

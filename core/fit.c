@@ -214,6 +214,26 @@ int64_t core_max_seq_len(const struct core_resolved *r, int64_t state, int64_t c
     return bisect_last(1, r->seq_len, fits_with, &x);
 }
 
+/* The smallest G >= g whose experts' grid holds (layout.c: etp*ep*pp divides G, or under
+ * torchtitan ep divides dp*cp*tp): Qwen3-30B-A3B with ep 16 fits one GPU's memory but needs 16.
+ * More GPUs only shard more, so G still fits. g itself for a dense model, or when none does
+ * within 4096 data-parallel sizes. */
+static int64_t expert_grid_gpus(const struct core_resolved *r, int64_t g)
+{
+    int64_t ways = r->tp * r->pp * r->cp;
+    struct core_resolved y = *r;
+
+    if (g <= 0 || r->shape.arch.experts == 0)
+        return g;
+    for (int64_t dp = g / ways; dp < g / ways + 4096 && dp * ways <= CORE_GPUS_MAX; dp++) {
+        y.dp = dp;
+        y.gpus = dp * ways;
+        if (core_layout_experts_ok(&y))
+            return y.gpus;
+    }
+    return g;
+}
+
 void core_fit_compute(const struct core_resolved *r, const struct core_memory *m,
                       const struct core_state *mp, int64_t capacity, struct core_fit *fit)
 {
@@ -230,8 +250,10 @@ void core_fit_compute(const struct core_resolved *r, const struct core_memory *m
         fit->bottleneck = CORE_BOTTLENECK_NONE;
     else
         fit->bottleneck = m->state > capacity ? CORE_BOTTLENECK_STATE : CORE_BOTTLENECK_ACTIVATIONS;
-    fit->min_gpus = core_min_gpus_judged(r, mp, r->zero_stage, m->activations, capacity);
-    fit->min_gpus_state_only = core_min_gpus(r, mp, r->zero_stage, 0, capacity);
+    fit->min_gpus =
+        expert_grid_gpus(r, core_min_gpus_judged(r, mp, r->zero_stage, m->activations, capacity));
+    fit->min_gpus_state_only =
+        expert_grid_gpus(r, core_min_gpus(r, mp, r->zero_stage, 0, capacity));
     fit->max_batch = core_max_batch(r, m->state, capacity, r->checkpointing);
 }
 

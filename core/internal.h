@@ -96,6 +96,9 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
 /* Megatron-Core's (or torchtitan's) rules for the split and the experts' layout. */
 void core_layout_check(const struct core_input *in, const struct core_resolved *r, bool shaped,
                        struct core_problems *p);
+/* Does r's GPU count hold its experts' grid (check_experts' rules: etp*ep*pp divides gpus; under
+ * torchtitan ep divides dp*cp*tp)? True for a dense model. */
+bool core_layout_experts_ok(const struct core_resolved *r);
 /* Decoder layers on virtual stage g (0 .. pp*virtual_stages - 1, Megatron's interleaved order). */
 int64_t core_stage_decoders(const struct core_resolved *r, int64_t g);
 /* Decoder layers on pipeline rank `rank` (its virtual_stages chunks) and how many are MoE. */

@@ -187,6 +187,31 @@ static int64_t schedulable_batch(const struct core_resolved *r, int64_t lo, int6
     return 0;
 }
 
+/* The GPU count an advice may name: the smallest G >= g (a multiple of tp*pp*cp) that /fit then
+ * accepts: with a given global batch batch * dp must divide it and, interleaved, leave a
+ * multiple of pp micro-batches (as above), and the experts' grid must hold (layout.c). More GPUs
+ * only shard more, so G still fits. 0 when none does within BATCH_WALK data-parallel sizes. */
+static int64_t schedulable_gpus(const struct core_resolved *r, int64_t g)
+{
+    int64_t ways = r->tp * r->pp * r->cp;
+    struct core_resolved y = *r;
+
+    for (int64_t dp = g / ways; g > 0 && dp < g / ways + BATCH_WALK && dp * ways <= CORE_GPUS_MAX;
+         dp++) {
+        double per = (double)r->batch * (double)dp;
+
+        y.dp = dp;
+        y.gpus = dp * ways;
+        if (r->global_batch_given &&
+            (fmod(r->global_batch, per) != 0 ||
+             (r->pp > 1 && !core_rule_interleave(r->pp, r->virtual_stages, r->global_batch / per))))
+            continue;
+        if (core_layout_experts_ok(&y))
+            return y.gpus;
+    }
+    return 0;
+}
+
 /* Materialized attention scores dominate a layer's activations when 5 a s / d, their bytes per
  * token over d, reaches the 34 of everything else (Korthikanti's table): then FlashAttention,
  * which costs no recompute, is the cheapest fix. */
@@ -294,6 +319,8 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         g = core_min_gpus_judged(r, mp, 3, m->activations, res->fit.capacity);
         zero3 = g > 0;
     }
+    if (schedulable_gpus(r, g) > 0)
+        g = schedulable_gpus(r, g);
     if (g > 0) {
         /* The lesson's wording when it is literally true (7B: 84 GB of optimizer > 80 GB). */
         n = ADVISE(res, "shard_state",
@@ -309,6 +336,8 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         return;
     }
     g = core_min_gpus(r, mp, 3, 0, res->fit.capacity);
+    if (schedulable_gpus(r, g) > 0)
+        g = schedulable_gpus(r, g);
     if (g > 0) {
         n = ADVISE(res, "shard_state",
                    "the optimizer state overflows and the activations alone exceed a GPU: shard "

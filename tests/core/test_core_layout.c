@@ -304,6 +304,62 @@ START_TEST(batch_advice_keeps_a_given_global_batch)
 }
 END_TEST
 
+/* The GPU counts /fit reports and advises are ones it then accepts. Llama 3 70B at T 4096 with
+ * full recompute under megatron, a given global batch of 64: memory needs between 17 and 32 H100s
+ * (20 by the device peak), but 64 / dp must be whole (tp = pp = cp = 1, b 1, so dp = G): the
+ * divisors of 64 are the powers of two, and the smallest at or above min_gpus is 32. Generic needs
+ * 16, which divides 64. Qwen3-30B-A3B (128 experts) with ep 16 fits a GPU's memory with far fewer
+ * ranks, but Megatron-Core needs etp * ep * pp to divide G (parallel_state.py): 1 * 16 * 1 = 16,
+ * and at tp 2 (etp defaults to tp) 2 * 16 = 32. */
+START_TEST(gpu_counts_respect_the_schedule_and_the_experts_grid)
+{
+    struct core_input in;
+    struct core_result r, t;
+    const struct core_note *n;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-70b");
+    in.seq_len = 4096;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_FULL;
+    in.global_batch = 64;
+    in.framework = CORE_FW_MEGATRON;
+    EVAL_OK(in, r);
+    ck_assert_int_gt(r.fit.min_gpus, 16);
+    ck_assert_int_le(r.fit.min_gpus, 32);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 32);
+    in.gpus = n->changes[0].int_value;
+    EVAL_OK(in, t);
+    ck_assert(t.fit.fits);
+
+    in.gpus = 1;
+    in.framework = CORE_FW_GENERIC;
+    EVAL_OK(in, r);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 16);
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.seq_len = 4096;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_FULL;
+    in.framework = CORE_FW_MEGATRON;
+    in.zero_stage = 1;
+    in.ep = 16;
+    in.gpus = 16;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.fit.min_gpus, 16);
+    ASSERT_I64(r.fit.min_gpus_state_only, 16);
+    in.tp = 2;
+    in.gpus = 32;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.fit.min_gpus, 32);
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
     Suite *s = suite_create("core_layout");
@@ -317,6 +373,7 @@ static Suite *layout_suite(void)
     tcase_add_test(t, runtime_warns_when_the_layout_does_not_fit);
     tcase_add_test(t, serving_tp_rule_speaks_of_the_engine_too);
     tcase_add_test(t, batch_advice_keeps_a_given_global_batch);
+    tcase_add_test(t, gpu_counts_respect_the_schedule_and_the_experts_grid);
     suite_add_tcase(s, t);
     return s;
 }

@@ -72,10 +72,11 @@ static int64_t bisect_last(int64_t lo, int64_t hi, bool (*pred)(const void *, in
  * Under a framework profile /fit judges the device peak (core_fit_compute), so the searches that
  * stand behind its figures and its advice (max_batch, the longest sequence, the fewest GPUs)
  * judge it too: the changed config, its ledger (memory.c) and its device peak (peak.c)
- * recomputed at each step of the bisection.
+ * recomputed at each step of the bisection. A fine-tune under the generic ledger is judged by the
+ * recomputed ledger total (the frozen base's transient weight is not an activation term).
  * ------------------------------------------------------------------------------------------- */
 
-static bool device_peak_fits(const struct core_resolved *y, int64_t capacity)
+static bool judged_fits(const struct core_resolved *y, int64_t capacity)
 {
     struct core_memory m = {0};
     struct core_state mp;
@@ -85,6 +86,8 @@ static bool device_peak_fits(const struct core_resolved *y, int64_t capacity)
 
     if (core_memory_compute(y, &m, &mp, &p) != CORE_OK)
         return false;
+    if (y->framework == CORE_FW_GENERIC)
+        return m.total <= capacity;
     core_peak_options_resolved(y, &o);
     o.metric = CORE_METRIC_DEVICE;
     o.ledger = &m;
@@ -150,7 +153,7 @@ static bool peak_fits_at_dp(const void *c, int64_t dp)
     y.gpus = dp * x->ways;
     y.zero_stage = x->stage;
     rebatch(x->r, &y);
-    return device_peak_fits(&y, x->capacity);
+    return judged_fits(&y, x->capacity);
 }
 
 int64_t core_min_gpus_judged(const struct core_resolved *r, const struct core_state *mp, int stage,
@@ -174,7 +177,8 @@ struct act_ctx {
     bool vary_seq; /* false: vary the batch */
 };
 
-/* At micro-batch b and sequence s under a profile: the device peak of that config. */
+/* At micro-batch b and sequence s: what /fit judges for that config (under the generic ledger
+ * with adapters too: their frozen layer's transient full-size weight is in the total). */
 static bool peak_fits(const struct act_ctx *x, int64_t b, int64_t s)
 {
     struct core_resolved y = *x->r;
@@ -183,7 +187,7 @@ static bool peak_fits(const struct act_ctx *x, int64_t b, int64_t s)
     y.seq_len = s;
     y.checkpointing = x->ckpt;
     rebatch(x->r, &y);
-    return device_peak_fits(&y, x->capacity);
+    return judged_fits(&y, x->capacity);
 }
 
 static bool fits_with(const void *c, int64_t v)
@@ -192,7 +196,7 @@ static bool fits_with(const void *c, int64_t v)
     int64_t layers, logits, total;
     int64_t b = x->vary_seq ? x->r->batch : v, s = x->vary_seq ? v : x->r->seq_len;
 
-    if (x->r->framework != CORE_FW_GENERIC)
+    if (x->r->framework != CORE_FW_GENERIC || x->r->adapters.finetune != CORE_FT_FULL)
         return peak_fits(x, b, s);
     return core_activation_bytes(x->r, b, s, x->ckpt, &layers, &logits) &&
            ck_add(x->state, layers, &total) && ck_add(total, logits, &total) &&

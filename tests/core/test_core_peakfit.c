@@ -194,6 +194,35 @@ START_TEST(a_profile_shards_by_its_device_peak)
 }
 END_TEST
 
+/* The generic ledger of a fine-tune holds the frozen layer's transient full-size weight (QLoRA's
+ * dequantized base, adapters.c) beside the activations, so its max_batch must count it: Llama 3
+ * 8B QLoRA over tp 4 x dp 4 at T 2048 said "micro-batch can grow to 181", where 181 overflows by
+ * 0.02 GB (the search priced state + activations only). At max_batch it fits, at +1 not. */
+START_TEST(a_fine_tune_max_batch_counts_its_transient_weight)
+{
+    struct core_input in;
+    struct core_result r, q;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.gpus = 16;
+    in.tp = 4;
+    in.seq_len = 2048;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_FULL;
+    in.batch = 4;
+    in.finetune = CORE_FT_QLORA;
+    EVAL_OK(in, r);
+    ck_assert_int_gt(r.fit.max_batch, 4);
+    for (int64_t k = 0; k <= 1; k++) {
+        in.batch = r.fit.max_batch + k;
+        EVAL_OK(in, q);
+        ck_assert_msg(q.fit.fits == (k == 0), "batch %lld: fits %d", (long long)in.batch,
+                      (int)q.fit.fits);
+    }
+}
+END_TEST
+
 static Suite *peakfit_suite(void)
 {
     Suite *s = suite_create("core_peakfit");
@@ -203,6 +232,7 @@ static Suite *peakfit_suite(void)
     tcase_add_test(t, a_profile_is_judged_by_its_device_peak);
     tcase_add_test(t, a_profile_searches_and_advises_by_its_device_peak);
     tcase_add_test(t, a_profile_shards_by_its_device_peak);
+    tcase_add_test(t, a_fine_tune_max_batch_counts_its_transient_weight);
     suite_add_tcase(s, t);
     return s;
 }

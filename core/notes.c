@@ -188,17 +188,18 @@ static int64_t schedulable_batch(const struct core_resolved *r, int64_t lo, int6
 }
 
 /* The GPU count an advice may name: the smallest G >= g (a multiple of tp*pp*cp) that /fit then
- * accepts: with a given global batch batch * dp must divide it and, interleaved, leave a
- * multiple of pp micro-batches (as above), and the experts' grid must hold (layout.c). More GPUs
- * only shard more, so G still fits. 0 when none does within BATCH_WALK data-parallel sizes. */
-static int64_t schedulable_gpus(const struct core_resolved *r, int64_t g)
+ * accepts at micro-batch b: with a given global batch b * dp must divide it and, interleaved,
+ * leave a multiple of pp micro-batches (as above), and the experts' grid must hold (layout.c).
+ * More GPUs only shard more, so G still fits. 0 when none does within BATCH_WALK data-parallel
+ * sizes (b * dp already above the global batch, say). */
+static int64_t schedulable_gpus(const struct core_resolved *r, int64_t g, int64_t b)
 {
     int64_t ways = r->tp * r->pp * r->cp;
     struct core_resolved y = *r;
 
     for (int64_t dp = g / ways; g > 0 && dp < g / ways + BATCH_WALK && dp * ways <= CORE_GPUS_MAX;
          dp++) {
-        double per = (double)r->batch * (double)dp;
+        double per = (double)b * (double)dp;
 
         y.dp = dp;
         y.gpus = dp * ways;
@@ -210,6 +211,30 @@ static int64_t schedulable_gpus(const struct core_resolved *r, int64_t g)
             return y.gpus;
     }
     return 0;
+}
+
+/* Sharding over g GPUs: the schedulable G at the micro-batch asked, or, when a given global batch
+ * cannot be split into b * dp with dp >= g / (tp pp cp), at the largest smaller micro-batch that
+ * can (a smaller b only holds fewer activations, so G still fits). *b is the micro-batch, 0 when
+ * no micro-batch splits the global batch over that many ranks (g itself is returned then). */
+static int64_t shard_gpus(const struct core_resolved *r, int64_t g, int64_t *b)
+{
+    int64_t gs = schedulable_gpus(r, g, r->batch), ways = r->tp * r->pp * r->cp;
+
+    *b = r->batch;
+    if (gs > 0 || g <= 0 || !r->global_batch_given)
+        return gs > 0 ? gs : g;
+    for (int64_t c = r->batch - 1, tries = 0; c >= 1 && tries < 64; c--, tries++) {
+        if ((double)c * (double)(g / ways) > r->global_batch)
+            continue;
+        gs = schedulable_gpus(r, g, c);
+        if (gs > 0) {
+            *b = c;
+            return gs;
+        }
+    }
+    *b = 0;
+    return g;
 }
 
 /* Materialized attention scores dominate a layer's activations when 5 a s / d, their bytes per
@@ -311,7 +336,7 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
                          struct core_result *res)
 {
     const struct core_resolved *r = &res->resolved;
-    int64_t g = res->fit.min_gpus;
+    int64_t g = res->fit.min_gpus, b;
     bool zero3 = false;
     struct core_note *n;
 
@@ -319,25 +344,28 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         g = core_min_gpus_judged(r, mp, 3, m->activations, res->fit.capacity);
         zero3 = g > 0;
     }
-    if (schedulable_gpus(r, g) > 0)
-        g = schedulable_gpus(r, g);
+    g = shard_gpus(r, g, &b);
     if (g > 0) {
         /* The lesson's wording when it is literally true (7B: 84 GB of optimizer > 80 GB). */
         n = ADVISE(res, "shard_state",
                    "the %s overflows; checkpointing cannot help \u2014 shard it across \u2265 %lld "
-                   "GPUs%s",
+                   "GPUs%s%s",
                    m->optimizer > res->fit.capacity
                        ? "optimizer state alone"
                        : "training state (weights, gradients, optimizer)",
-                   (long long)g, zero3 ? " with zero_stage 3" : "");
+                   (long long)g, zero3 ? " with zero_stage 3" : "",
+                   b == 0 ? "; the global batch is smaller than that many data-parallel ranks "
+                            "take: raise global_batch"
+                   : b != r->batch ? ", a micro-batch that splits the global batch"
+                                   : "");
         core_note_change_int(n, "gpus", g);
         if (zero3)
             core_note_change_int(n, "zero_stage", 3);
+        if (b != 0 && b != r->batch)
+            core_note_change_int(n, "batch", b);
         return;
     }
-    g = core_min_gpus(r, mp, 3, 0, res->fit.capacity);
-    if (schedulable_gpus(r, g) > 0)
-        g = schedulable_gpus(r, g);
+    g = shard_gpus(r, core_min_gpus(r, mp, 3, 0, res->fit.capacity), &b);
     if (g > 0) {
         n = ADVISE(res, "shard_state",
                    "the optimizer state overflows and the activations alone exceed a GPU: shard "
@@ -346,6 +374,8 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         core_note_change_int(n, "gpus", g);
         if (r->zero_stage < 3)
             core_note_change_int(n, "zero_stage", 3);
+        if (b != 0 && b != r->batch)
+            core_note_change_int(n, "batch", b);
         advise_checkpointing(res);
         return;
     }

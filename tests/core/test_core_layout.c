@@ -341,6 +341,24 @@ START_TEST(gpu_counts_respect_the_schedule_and_the_experts_grid)
     ck_assert_ptr_nonnull(n);
     ASSERT_I64(n->changes[0].int_value, 16);
 
+    /* At micro-batch 4 and a global batch of 32, no G >= min_gpus (>= 16 for 70B's state)
+     * splits it: 4 x 16 = 64 > 32. The advice then lowers the micro-batch too, to a b with b x G
+     * dividing 32, and /fit of the advice fits. */
+    in.batch = 4;
+    in.global_batch = 32;
+    EVAL_OK(in, r);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_int_eq(n->change_count, 2);
+    ck_assert_str_eq(n->changes[1].input, "batch");
+    ck_assert_int_lt(n->changes[1].int_value, 4);
+    ck_assert_int_ge(n->changes[0].int_value, 16);
+    ASSERT_I64(32 % (n->changes[1].int_value * n->changes[0].int_value), 0);
+    in.gpus = n->changes[0].int_value;
+    in.batch = n->changes[1].int_value;
+    EVAL_OK(in, t);
+    ck_assert(t.fit.fits);
+
     core_input_init(&in);
     in.preset = core_preset_find("qwen3-30b-a3b");
     in.seq_len = 4096;

@@ -213,6 +213,16 @@ static int64_t schedulable_gpus(const struct core_resolved *r, int64_t g, int64_
     return 0;
 }
 
+/* The smallest global batch >= the given one that G GPUs split into whole micro-batches of the
+ * batch asked (and, interleaved, into a multiple of pp of them). */
+static int64_t split_global_batch(const struct core_resolved *r, int64_t g)
+{
+    int64_t unit = r->batch * (g / (r->tp * r->pp * r->cp)) * (r->virtual_stages > 1 ? r->pp : 1);
+    int64_t k = (int64_t)ceil(r->global_batch / (double)unit);
+
+    return (k > 0 ? k : 1) * unit;
+}
+
 /* Sharding over g GPUs: the schedulable G at the micro-batch asked, or, when a given global batch
  * cannot be split into b * dp with dp >= g / (tp pp cp), at the largest smaller micro-batch that
  * can (a smaller b only holds fewer activations, so G still fits). *b is the micro-batch, 0 when
@@ -355,7 +365,7 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
                        : "training state (weights, gradients, optimizer)",
                    (long long)g, zero3 ? " with zero_stage 3" : "",
                    b == 0 ? "; the global batch is smaller than that many data-parallel ranks "
-                            "take: raise global_batch"
+                            "take: raise global_batch to a multiple of batch*dp"
                    : b != r->batch ? ", a micro-batch that splits the global batch"
                                    : "");
         core_note_change_int(n, "gpus", g);
@@ -363,6 +373,8 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
             core_note_change_int(n, "zero_stage", 3);
         if (b != 0 && b != r->batch)
             core_note_change_int(n, "batch", b);
+        if (b == 0) /* the smallest global batch that G's ranks split (interleaved: into pp) */
+            core_note_change_int(n, "global_batch", split_global_batch(r, g));
         return;
     }
     g = shard_gpus(r, core_min_gpus(r, mp, 3, 0, res->fit.capacity), &b);
@@ -376,6 +388,8 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
             core_note_change_int(n, "zero_stage", 3);
         if (b != 0 && b != r->batch)
             core_note_change_int(n, "batch", b);
+        if (b == 0)
+            core_note_change_int(n, "global_batch", split_global_batch(r, g));
         advise_checkpointing(res);
         return;
     }

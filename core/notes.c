@@ -342,12 +342,32 @@ static void advise_activations(struct core_result *res)
     }
 }
 
+/* The fewest GPUs under full checkpointing, for a run whose activations, not its state, set
+ * min_gpus (70B at T 1024 with eager attention on 48 GB: 859 GPUs as asked, 30-odd with full
+ * recompute); then "checkpointing cannot help" would be false. 0 when already full. */
+static int64_t full_ckpt_gpus(const struct core_resolved *r, const struct core_memory *m,
+                              const struct core_state *mp, int stage, int64_t capacity)
+{
+    struct core_resolved f = *r;
+    int64_t cur_l, cur_g, full_l, full_g;
+
+    if (r->checkpointing == CORE_CKPT_FULL ||
+        !core_activation_bytes(r, r->batch, r->seq_len, r->checkpointing, &cur_l, &cur_g) ||
+        !core_activation_bytes(r, r->batch, r->seq_len, CORE_CKPT_FULL, &full_l, &full_g))
+        return 0;
+    f.checkpointing = CORE_CKPT_FULL;
+    /* the adapters' transient weight (m->activations beyond the layers and logits) stays */
+    return core_min_gpus_judged(&f, mp, stage, m->activations - cur_l - cur_g + full_l + full_g,
+                                capacity);
+}
+
 static void advise_state(const struct core_memory *m, const struct core_state *mp,
                          struct core_result *res)
 {
     const struct core_resolved *r = &res->resolved;
-    int64_t g = res->fit.min_gpus, b;
+    int64_t g = res->fit.min_gpus, b, gf;
     bool zero3 = false;
+    char ckpt[64] = "";
     struct core_note *n;
 
     if (g == 0 && r->zero_stage < 3) {
@@ -355,15 +375,17 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         zero3 = g > 0;
     }
     g = shard_gpus(r, g, &b);
+    gf = g > 0 ? full_ckpt_gpus(r, m, mp, zero3 ? 3 : r->zero_stage, res->fit.capacity) : 0;
+    if (gf > 0 && gf < g)
+        snprintf(ckpt, sizeof ckpt, " (about %lld with full checkpointing)", (long long)gf);
     if (g > 0) {
         /* The lesson's wording when it is literally true (7B: 84 GB of optimizer > 80 GB). */
-        n = ADVISE(res, "shard_state",
-                   "the %s overflows; checkpointing cannot help \u2014 shard it across \u2265 %lld "
-                   "GPUs%s%s",
+        n = ADVISE(res, "shard_state", "the %s overflows; %sshard it across \u2265 %lld GPUs%s%s%s",
                    m->optimizer > res->fit.capacity
                        ? "optimizer state alone"
                        : "training state (weights, gradients, optimizer)",
-                   (long long)g, zero3 ? " with zero_stage 3" : "",
+                   ckpt[0] ? "" : "checkpointing cannot help \u2014 ", (long long)g,
+                   zero3 ? " with zero_stage 3" : "", ckpt,
                    b == 0 ? "; the global batch is smaller than that many data-parallel ranks "
                             "take: raise global_batch to a multiple of batch*dp"
                    : b != r->batch ? ", a micro-batch that splits the global batch"

@@ -152,6 +152,47 @@ START_TEST(advice_taken_is_accepted_and_fits_when_it_says_so)
 }
 END_TEST
 
+/* "Checkpointing cannot help" only where it is true. The lesson's 7B on one H100: 112 GB of state
+ * over 80 GB, and its activations are 3.7 GB, so full checkpointing changes nothing: the lesson's
+ * wording and 2 GPUs. Llama 3 70B on a 48 GB L40S at T 1024, b 2, selective recompute and eager
+ * attention keeps 80 x 34 s b d = 80 x 34 x 1024 x 2 x 8192 = 45.6e9 bytes of activations plus
+ * 4 s b V = 1.05e9 of logits: 46.7 of the 48 GB, so the state must shrink to ~1.3 GB a GPU,
+ * 1,129e9 / 1.3e9 = several hundred GPUs. Full checkpointing keeps 2 s b d = 33.6e6 per layer:
+ * about 4 GB in all, so ~1,129e9 / 44e9 = 26 GPUs. The advice must say so, and its number must be
+ * what /fit says with full checkpointing. */
+START_TEST(shard_state_says_when_checkpointing_helps)
+{
+    struct core_input in;
+    struct core_result r, f;
+    const struct core_note *n;
+    char want[64];
+
+    core_input_init(&in);
+    EVAL_OK(in, r);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_nonnull(strstr(n->message, "checkpointing cannot help"));
+    ASSERT_I64(n->changes[0].int_value, 2);
+
+    in.preset = core_preset_find("llama3-70b");
+    in.gpu = core_gpu_find("l40s");
+    in.seq_len = 1024;
+    in.batch = 2;
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    EVAL_OK(in, r);
+    ck_assert_int_gt(r.fit.min_gpus, 400);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_null(strstr(n->message, "cannot help"));
+    in.checkpointing = CORE_CKPT_FULL;
+    EVAL_OK(in, f);
+    ck_assert_int_ge(f.fit.min_gpus, 20);
+    ck_assert_int_le(f.fit.min_gpus, 32);
+    snprintf(want, sizeof want, "about %lld with full checkpointing", (long long)f.fit.min_gpus);
+    ck_assert_msg(strstr(n->message, want) != NULL, "%s lacks '%s'", n->message, want);
+}
+END_TEST
+
 static Suite *advice_suite(void)
 {
     Suite *s = suite_create("core_advice");
@@ -159,6 +200,7 @@ static Suite *advice_suite(void)
 
     tcase_set_timeout(t, 120);
     tcase_add_test(t, advice_taken_is_accepted_and_fits_when_it_says_so);
+    tcase_add_test(t, shard_state_says_when_checkpointing_helps);
     suite_add_tcase(s, t);
     return s;
 }

@@ -278,7 +278,8 @@ static void advise_parallel(struct core_result *res)
                    "sequence parallelism divides the activations tp replicates by tp = %lld",
                    (long long)r->tp);
         core_note_change_bool(n, "sequence_parallel", true);
-    } else if (r->seq_len % (2 * r->cp) == 0 && r->gpus <= CORE_GPUS_MAX / 2) {
+    } else if (core_rule_cp_seq(r->seq_len, 2 * r->cp) && r->gpus <= CORE_GPUS_MAX / 2) {
+        /* the doubled cp splits the sequence into 4 cp chunks (rules.h): 4094 tokens do not */
         n = ADVISE(res, "enable_context_parallel",
                    "context parallelism over %lld ranks halves each GPU's tokens (and doubles "
                    "the GPUs to keep dp)",

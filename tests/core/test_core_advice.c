@@ -93,7 +93,7 @@ static void random_config(struct core_input *in)
                                          "qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-20b"};
     static const char *const gpus[] = {"h100-sxm", "a100-sxm-40gb", "l40s", "rtx-4090"};
     static const int64_t g[] = {1, 2, 4, 8, 16}, tp[] = {1, 1, 2, 4}, pp[] = {1, 1, 1, 2},
-                         seq[] = {1024, 2048, 4096, 8192}, b[] = {1, 2, 4, 8},
+                         seq[] = {1024, 2048, 4094, 4096, 6000, 8192}, b[] = {1, 2, 4, 8},
                          gb[] = {0, 0, 32, 64, 96, 128, 256};
 
     core_input_init(in);

@@ -177,6 +177,11 @@ struct act_ctx {
     bool vary_seq; /* false: vary the batch */
 };
 
+bool core_config_fits(const struct core_resolved *r, int64_t capacity)
+{
+    return judged_fits(r, capacity);
+}
+
 /* At micro-batch b and sequence s: what /fit judges for that config (under the generic ledger
  * with adapters too: their frozen layer's transient full-size weight is in the total). */
 static bool peak_fits(const struct act_ctx *x, int64_t b, int64_t s)

@@ -172,6 +172,9 @@ enum core_status core_peak_in(const struct core_resolved *r, const struct core_m
 /* fit.c */
 int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp, int stage,
                       int64_t activations, int64_t capacity);
+/* Does r fit as /fit judges it (the ledger total under the generic profile, the device peak
+ * under a framework profile), its ledger and peak recomputed? r's batch fields must agree. */
+bool core_config_fits(const struct core_resolved *r, int64_t capacity);
 /* The same, judged as /fit judges: the ledger (core_min_gpus) under the generic profile, the
  * device peak of the config at each G under a framework profile. */
 int64_t core_min_gpus_judged(const struct core_resolved *r, const struct core_state *mp, int stage,

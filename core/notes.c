@@ -173,15 +173,23 @@ static const char *enough(bool fits)
  * global_batch / (b dp), must stay a multiple of pp (rules.h). 0 when none does within
  * BATCH_WALK values below hi (a larger walk buys nothing a user would launch). */
 #define BATCH_WALK 4096
-static int64_t schedulable_batch(const struct core_resolved *r, int64_t lo, int64_t hi)
+static int64_t schedulable_batch(const struct core_resolved *r, int64_t lo, int64_t hi,
+                                 int64_t capacity)
 {
     if (!r->global_batch_given)
         return hi >= lo ? hi : 0;
     for (int64_t b = hi; b >= lo && b > hi - BATCH_WALK; b--) {
         double per = (double)b * (double)r->dp;
+        struct core_resolved y = *r;
 
-        if (fmod(r->global_batch, per) == 0 &&
-            (r->pp <= 1 || core_rule_interleave(r->pp, r->virtual_stages, r->global_batch / per)))
+        if (fmod(r->global_batch, per) != 0 ||
+            (r->pp > 1 && !core_rule_interleave(r->pp, r->virtual_stages, r->global_batch / per)))
+            continue;
+        /* a kept global batch in smaller micro-batches is more of them, and a pipeline holds more
+         * in flight: max_batch bounds the search but each candidate is judged itself */
+        y.batch = b;
+        y.micro_batches = r->global_batch / per;
+        if (r->pp <= 1 || core_config_fits(&y, capacity))
             return b;
     }
     return 0;
@@ -227,7 +235,8 @@ static int64_t split_global_batch(const struct core_resolved *r, int64_t g)
  * cannot be split into b * dp with dp >= g / (tp pp cp), at the largest smaller micro-batch that
  * can (a smaller b only holds fewer activations, so G still fits). *b is the micro-batch, 0 when
  * no micro-batch splits the global batch over that many ranks (g itself is returned then). */
-static int64_t shard_gpus(const struct core_resolved *r, int64_t g, int64_t *b)
+static int64_t shard_gpus(const struct core_resolved *r, int64_t g, int stage, int64_t capacity,
+                          int64_t *b)
 {
     int64_t gs = schedulable_gpus(r, g, r->batch), ways = r->tp * r->pp * r->cp;
 
@@ -235,16 +244,32 @@ static int64_t shard_gpus(const struct core_resolved *r, int64_t g, int64_t *b)
     if (gs > 0 || g <= 0 || !r->global_batch_given)
         return gs > 0 ? gs : g;
     for (int64_t c = r->batch - 1, tries = 0; c >= 1 && tries < 64; c--, tries++) {
+        struct core_resolved y = *r;
+
         if ((double)c * (double)(g / ways) > r->global_batch)
             continue;
         gs = schedulable_gpus(r, g, c);
-        if (gs > 0) {
+        if (gs == 0)
+            continue;
+        /* more micro-batches per step hold more in flight in a pipeline: verify */
+        y.batch = c;
+        y.gpus = gs;
+        y.dp = gs / ways;
+        y.zero_stage = stage;
+        y.micro_batches = r->global_batch / ((double)c * (double)y.dp);
+        if (core_config_fits(&y, capacity)) {
             *b = c;
             return gs;
         }
     }
-    *b = 0;
-    return g;
+    *b = 0; /* no micro-batch splits it: the experts' grid alone, and the global batch raised */
+    {
+        struct core_resolved free_gb = *r;
+
+        free_gb.global_batch_given = false;
+        gs = schedulable_gpus(&free_gb, g, r->batch);
+    }
+    return gs > 0 ? gs : g;
 }
 
 /* Materialized attention scores dominate a layer's activations when 5 a s / d, their bytes per
@@ -324,14 +349,16 @@ static void advise_activations(struct core_result *res)
 
     advise_flash(res);
     advise_checkpointing(res);
-    int64_t b =
-        schedulable_batch(r, 1, res->fit.max_batch < r->batch ? res->fit.max_batch : r->batch - 1);
+    int64_t b = schedulable_batch(
+        r, 1, res->fit.max_batch < r->batch ? res->fit.max_batch : r->batch - 1, res->fit.capacity);
     if (b >= 1) {
         n = ADVISE(res, "reduce_batch", "the micro-batch must shrink to %lld to fit", (long long)b);
         core_note_change_int(n, "batch", b);
         return;
     }
     int64_t s = core_max_seq_len(r, res->memory.state, res->fit.capacity);
+    if (r->cp > 1) /* context parallelism takes 2 cp equal chunks (rules.h) */
+        s -= s % (2 * r->cp);
     if (s > 0) {
         n = ADVISE(res, "reduce_seq_len",
                    "even a micro-batch of 1 overflows; seq_len must shrink to %lld", (long long)s);
@@ -375,7 +402,7 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         g = core_min_gpus_judged(r, mp, 3, m->activations, res->fit.capacity);
         zero3 = g > 0;
     }
-    g = shard_gpus(r, g, &b);
+    g = shard_gpus(r, g, zero3 ? 3 : r->zero_stage, res->fit.capacity, &b);
     gf = g > 0 ? full_ckpt_gpus(r, m, mp, zero3 ? 3 : r->zero_stage, res->fit.capacity) : 0;
     if (gf > 0 && gf < g)
         snprintf(ckpt, sizeof ckpt, " (about %lld with full checkpointing)", (long long)gf);
@@ -387,8 +414,7 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
                        : "training state (weights, gradients, optimizer)",
                    ckpt[0] ? "" : "checkpointing cannot help \u2014 ", (long long)g,
                    zero3 ? " with zero_stage 3" : "", ckpt,
-                   b == 0 ? "; the global batch is smaller than that many data-parallel ranks "
-                            "take: raise global_batch to a multiple of batch*dp"
+                   b == 0          ? "; raise global_batch to a multiple of batch*dp"
                    : b != r->batch ? ", a micro-batch that splits the global batch"
                                    : "");
         core_note_change_int(n, "gpus", g);
@@ -400,7 +426,7 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
             core_note_change_int(n, "global_batch", split_global_batch(r, g));
         return;
     }
-    g = shard_gpus(r, core_min_gpus(r, mp, 3, 0, res->fit.capacity), &b);
+    g = shard_gpus(r, core_min_gpus(r, mp, 3, 0, res->fit.capacity), 3, res->fit.capacity, &b);
     if (g > 0) {
         n = ADVISE(res, "shard_state",
                    "the optimizer state overflows and the activations alone exceed a GPU: shard "
@@ -436,7 +462,8 @@ void core_advice(const struct core_memory *m, const struct core_state *mp, struc
         break;
     case CORE_BOTTLENECK_NONE:
     default: {
-        int64_t b = schedulable_batch(&res->resolved, res->resolved.batch + 1, fit->max_batch);
+        int64_t b = schedulable_batch(&res->resolved, res->resolved.batch + 1, fit->max_batch,
+                                      fit->capacity);
         if (b > res->resolved.batch) {
             struct core_note *n =
                 ADVISE(res, "batch_headroom", "micro-batch can grow to %lld", (long long)b);

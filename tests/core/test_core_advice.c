@@ -110,6 +110,16 @@ static void random_config(struct core_input *in)
     in->checkpointing = (enum core_checkpointing)(next() % 3);
     if (next() % 4 == 0)
         in->finetune = next() % 2 ? CORE_FT_LORA : CORE_FT_QLORA;
+    if (next() % 3 == 0)
+        in->zero_stage = (int)(next() % 4);
+    if (next() % 4 == 0) {
+        in->cp = 2;
+        in->gpus *= 2;
+    }
+    if (in->pp > 1 && next() % 2 == 0)
+        in->virtual_stages = 2;
+    if (next() % 3 == 0)
+        in->ep = (int64_t[]){1, 2, 4, 8}[next() % 4];
 }
 
 START_TEST(advice_taken_is_accepted_and_fits_when_it_says_so)

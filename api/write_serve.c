@@ -20,6 +20,7 @@ void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result 
     k_int(w, KEY("params"), m->params);
     k_str(w, KEY("precision"), core_precision_names[m->precision]);
     k_str(w, KEY("engine"), core_engine_names[s->engine]);
+    k_str(w, KEY("engine_version"), core_engine_version_names[s->engine_version]);
     k_str(w, KEY("quantization"), core_quant_names[s->quantization]);
     k_int(w, KEY("quant_group_size"), s->quant_group_size);
     k_str(w, KEY("kv_cache_dtype"), core_kv_dtype_names[s->kv_cache_dtype]);

@@ -33,6 +33,7 @@
 #include "internal.h"
 #include "peak.h"
 #include "perf.h"
+#include "quant.h"
 
 const char *const core_finetune_names[CORE_FT_COUNT] = {"full", "lora", "qlora", "dora"};
 const char *const core_base_quant_names[CORE_BASEQ_COUNT] = {"none",    "nf4",        "nf4_torchao",
@@ -77,54 +78,68 @@ unsigned core_module_mask(const char *name, uint64_t len)
  * Quantized layouts (docs/model.md, "Quantized base")
  * ------------------------------------------------------------------------------------------- */
 
-#define NF4_BLOCK   64  /* torchao block_size, bitsandbytes blocksize */
-#define NF4_SCALERS 256 /* torchao scaler_block_size; bitsandbytes' nested blocksize */
-#define NF4_TABLE   16  /* torchao keeps the 16 NF4 values per tensor, in the input dtype */
-
-/* The training formats' layouts, derived here from the frameworks' code. core/quant.c (the
- * serving formats table, branch serve-mem) derives the same NF4 rows; once it is on main this
- * function should read its layouts (one declaration per fact). Two differences to settle then:
- * torchao's quantization_factor is computed from scalers in the input dtype (bf16 under
- * torchtune: 16 bits per 256 blocks, not 32), and the per-tensor scalars (torchao's mean and
- * 16-entry table, bitsandbytes' offset) are counted here. */
-int64_t core_base_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows)
+/* The layouts themselves are core/quant.c's table (one derivation, shared with serving's
+ * quantized formats): torchao's NF4Tensor, bitsandbytes' NF4 with and without double
+ * quantization, and an int8 row-wise layout. What the training objects add per tensor is
+ * counted here, from the same files: torchao keeps the scalers' mean (nf4tensor.py,
+ * double_quantize_scalers: scalers - mean, one value in the input dtype) and its 16-entry NF4
+ * table in the input dtype (bf16: 2 + 32 bytes); bitsandbytes' double quantization keeps the
+ * fp32 offset it subtracted from the absmax before quantizing it (functional.py quantize_4bit,
+ * compress_statistics: 4 bytes). */
+static enum core_quant layout_of(enum core_base_quant q, int64_t *per_tensor)
 {
-    int64_t codes = ceil_div(n, 2), blocks = ceil_div(n, NF4_BLOCK);
-    int64_t groups = ceil_div(blocks, NF4_SCALERS);
-
+    *per_tensor = 0;
     switch (q) {
     case CORE_BASEQ_NONE:
-        return 0;
+        return CORE_QUANT_NONE;
     case CORE_BASEQ_NF4: /* resolved away; priced as torchao's */
     case CORE_BASEQ_NF4_TORCHAO:
-        /* int8 scaler per block, bf16 factor per 256 scalers, bf16 mean and NF4 table. */
-        return codes + blocks + 2 * groups + 2 + 2 * NF4_TABLE;
-    case CORE_BASEQ_NF4_BNB: /* fp32 absmax per block */
-        return codes + 4 * blocks;
-    case CORE_BASEQ_NF4_BNB_DQ: /* uint8 absmax per block, fp32 absmax per 256, fp32 offset */
-        return codes + blocks + 4 * groups + 4;
-    case CORE_BASEQ_INT8: /* int8 weights, fp32 scale per output row */
-        return n + 4 * out_rows;
+        *per_tensor = 2 + 2 * 16;
+        return CORE_QUANT_TORCHAO_NF4;
+    case CORE_BASEQ_NF4_BNB:
+        return CORE_QUANT_BNB_NF4;
+    case CORE_BASEQ_NF4_BNB_DQ:
+        *per_tensor = 4;
+        return CORE_QUANT_BNB_NF4_DQ;
+    case CORE_BASEQ_INT8:
+        return CORE_QUANT_INT8;
     }
-    return 0;
+    return CORE_QUANT_NONE;
 }
 
+/* Bytes of one tensor: quant.c's layout formula, the per-tensor objects above. bitsandbytes'
+ * Int8Params (nn/modules.py) keeps one fp32 scale per output row (SCB): quant.c's int8 layout
+ * with its block set to this tensor's row length, so the rows are exact. */
+int64_t core_base_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows)
+{
+    int64_t extra, b;
+    enum core_quant f = layout_of(q, &extra);
+    struct core_quant_layout l;
+
+    if (f == CORE_QUANT_NONE || n <= 0)
+        return 0;
+    l = core_quant_formats[f].linear;
+    if (f == CORE_QUANT_INT8 && out_rows > 0)
+        l.block = ceil_div(n, out_rows);
+    b = core_quant_bytes(&l, n, 0);
+    return b < 0 ? b : b + extra;
+}
+
+/* The limit over a large tensor: one 4096 x 4096 weight (whole 64 x 256 groups and 4096-wide
+ * rows), without the per-tensor objects. */
 double core_base_quant_bytes_per_weight(enum core_base_quant q)
 {
-    switch (q) {
-    case CORE_BASEQ_NONE:
+    const int64_t n = INT64_C(16777216);
+    int64_t extra;
+    enum core_quant f = layout_of(q, &extra);
+    struct core_quant_layout l;
+
+    if (f == CORE_QUANT_NONE)
         return 0;
-    case CORE_BASEQ_NF4:
-    case CORE_BASEQ_NF4_TORCHAO:
-        return 0.5 + 1.0 / NF4_BLOCK + 2.0 / (NF4_BLOCK * NF4_SCALERS);
-    case CORE_BASEQ_NF4_BNB:
-        return 0.5 + 4.0 / NF4_BLOCK;
-    case CORE_BASEQ_NF4_BNB_DQ:
-        return 0.5 + 1.0 / NF4_BLOCK + 4.0 / (NF4_BLOCK * NF4_SCALERS);
-    case CORE_BASEQ_INT8:
-        return 1.0 + 4.0 / 4096.0;
-    }
-    return 0;
+    l = core_quant_formats[f].linear;
+    if (f == CORE_QUANT_INT8)
+        l.block = 4096;
+    return core_quant_bits_per_weight(&l, n, 0) / 8.0;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -262,7 +277,7 @@ bool core_adapters_count(const struct core_resolved *r, struct core_adapter_coun
         if (w > c->largest)
             c->largest = w;
         one = core_base_quant_tensor_bytes(cfg->base_quant, w, l[i].out);
-        if (quant && !ck_acc_mul(&c->quantized_bytes, one, l[i].count))
+        if (quant && (one < 0 || !ck_acc_mul(&c->quantized_bytes, one, l[i].count)))
             return false;
     }
     /* Everything that is not a decoder linear: embeddings, output layer, norms, biases. */

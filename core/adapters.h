@@ -78,7 +78,9 @@ struct core_adapters_cfg {
 };
 
 /* Bytes of one tensor of n weights in a quantized layout (CORE_BASEQ_NONE: 0; int8 needs the
- * row count, out_rows). Exact, including per-block and per-tensor scales. */
+ * row count, out_rows): core/quant.c's layout of the format (core_quant_bytes) plus the
+ * per-tensor objects of the training classes. Exact, including per-block and per-tensor scales;
+ * -1 when the count overflows. */
 int64_t core_base_quant_tensor_bytes(enum core_base_quant q, int64_t n, int64_t out_rows);
 /* Bytes per weight of a layout for a large tensor (the limit of the above / n; int8 for rows of
  * in_features = 4096). */

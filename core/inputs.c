@@ -29,6 +29,7 @@ _Static_assert(CORE_MOE_EXPERTS_MAX == CORE_EXPERTS_MAX, "one bound on experts")
 _Static_assert(offsetof(struct core_plan_input, base) == 0, "plan rows share offsets");
 _Static_assert(offsetof(struct core_serve_input, base) == 0, "serve rows share offsets");
 _Static_assert(sizeof(enum core_engine) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum core_engine_version) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_quant) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum core_kv_dtype) == sizeof(int), "enum size");
 
@@ -392,6 +393,10 @@ const struct core_input_spec core_serve_inputs[] = {
     S_CHOICE("engine", engine, core_engine_names, NULL,
              "serving engine whose start-up sizing is modelled: vllm (V1), vllm_v0, sglang, "
              "trtllm, llama.cpp"),
+    S_CHOICE("engine_version", engine_version, core_engine_version_names, NULL,
+             "release of the engine's sizing code: current (its current code); vllm_0.4 (vLLM V0 "
+             "of mid 2024 to 0.6.3: the profile counts the allocator's reserved memory); "
+             "vllm_0.2 (vLLM v0.2.x: also the CUDA context, AWQ split-K buffers, per-expert MoE)"),
     S_CHOICE("quantization", quantization, core_quant_names, NULL,
              "weight format: none (precision), fp8, int8 (W8A8), awq, gptq (4-bit), bnb_nf4, "
              "bnb_nf4_dq, torchao_nf4, gguf_q8_0, gguf_q4_0, gguf_q4_k_m, gguf_q5_k_m, mxfp4 (experts)"),

@@ -529,7 +529,15 @@ static void backward_moment(const struct core_peak_options *o, enum core_loss lo
     /* Backward: the largest of three instants. The loss's backward (its gradient buffers, every
      * saved tensor); the top layer's backward (its working set, the logits' bf16 gradient
      * just consumed); the end (every gradient, the first layer's tensors and working set, and
-     * with the step in the backward the last update's temporaries). */
+     * with the step in the backward the last update's temporaries). With a frozen output layer
+     * (adapters) the logits' gradient is not there at the top layer: autograd runs the loss's
+     * nodes, then the output layer's backward, which consumes that gradient (only an input
+     * gradient: no weight gradient to accumulate), then the final norm's, and only then the top
+     * layer's recompute; the output layer's own instant (saved tensors + 2 bytes per logit) is
+     * below the loss's (every loss here holds at least 2 bytes per logit there). Full training
+     * keeps the combined instant: there the output layer's weight gradient is being
+     * accumulated at that point (torchtune's chunked output adds each chunk's contribution to
+     * the accumulated one, autograd's InputBuffer), which it stands in for. */
     {
         double bw_gather = x->zero3 && x->dpc > 1 && !x->frozen
                                ? x->gather + x->s.layer * (x->sb.compute + 4)
@@ -547,7 +555,7 @@ static void backward_moment(const struct core_peak_options *o, enum core_loss lo
              .grads = x->grads_start + x->accum,
              .optimizer = x->opt,
              .activations = x->saved + x->la.working,
-             .logits = x->logits * (x->s.last ? 2 : 0),
+             .logits = x->logits * (x->s.last && !x->frozen ? 2 : 0),
              .buffers = bw_gather + x->fixed + x->casts},
             {.weights = x->w,
              .grads = x->grads_end + x->unsharded_grads,

@@ -19,8 +19,11 @@
  *    absmax per block of 64; compress_statistics (double quantization) stores the absmax as uint8
  *    codes with an fp32 absmax per 256 of them (QLoRA, Dettmers et al. 2023, section 3).
  *  - torchao NF4Tensor (torchao/dtypes/nf4tensor.py): block_size 64, scaler_block_size 256:
- *    int8 quantized scalers per block, one quantization factor per 256 scalers, taken as fp32 (it
- *    follows the scalers' dtype; in bf16 it would be 4.1265 instead of 4.1270 bits per weight).
+ *    int8 quantized scalers per block, one quantization factor per 256 scalers in the scalers'
+ *    (input) dtype, bf16 under torchtune (double_quantize_scalers): 4.1265 bits per weight.
+ *  The training side (core/adapters.c, fine-tuning a quantized base) prices its frozen base from
+ *  these same NF4 rows and int8's, adding only the per-tensor objects the formats' Python
+ *  classes keep (torchao's scaler mean and NF4 table, bitsandbytes' double-quantization offset).
  *  - FP8 W8A8 (vLLM fp8.py): one byte per weight, an fp32 weight_scale per tensor.
  *  - INT8 W8A8 (vLLM compressed_tensors w8a8_int8): int8 weights, fp32 scale per output channel
  *    (block = the input width; taken as 4096, i.e. 32 bits per 4096 weights, which is < 0.01 bit).

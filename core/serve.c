@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "serve.h"
 #include "serve_internal.h"
+#include "serve_trace.h"
 
 #define GIB 1073741824.0
 #define MIB 1048576
@@ -112,6 +113,8 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
         break;
     case CORE_ENGINE_VLLM_V0:
         tokens = s->max_model_len <= 32768 && s->max_model_len > 2048 ? s->max_model_len : 2048;
+        if (core_serve_releases[s->engine_version].prefill_whole && s->max_model_len > 2048)
+            tokens = s->max_model_len; /* max(max_model_len, 2048): no chunked prefill */
         break;
     case CORE_ENGINE_SGLANG:
         tokens = mib < 35 * 1024 ? 2048 : mib < 60 * 1024 ? 4096 : mib < 160 * 1024 ? 8192 : 16384;
@@ -210,6 +213,7 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
 {
     memset(s, 0, sizeof *s);
     s->engine = in->engine;
+    s->engine_version = in->engine_version;
     s->quantization = in->quantization;
     s->quant_group_size = core_quant_linear(in->quantization, in->quant_group_size).block;
     s->kv_cache_dtype = in->kv_cache_dtype;
@@ -255,6 +259,8 @@ static int64_t engine_available(const struct core_serve_resolved *s,
     case CORE_ENGINE_VLLM_V0:
         if (s->kv_cache_memory > 0)
             return s->kv_cache_memory;
+        if (core_serve_releases[s->engine_version].peak_counts_context)
+            comm += CUDA_CONTEXT_BYTES; /* total - free: the context is in the peak */
         return (int64_t)(total * s->gpu_memory_utilization) - g->weights - g->activations - comm;
     case CORE_ENGINE_SGLANG: {
         double before = total - (double)CUDA_CONTEXT_BYTES; /* free before the weights load */
@@ -418,6 +424,14 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
         core_serve_profile_bytes(a, s->tp, s->max_num_batched_tokens, seqs, db, profile_eager(s));
     if (g->activations < 0)
         return false;
+    if (core_serve_releases[s->engine_version].peak_reserved && s->kv_cache_memory == 0) {
+        int64_t reserved =
+            core_serve_profile_reserved(a, &core_serve_releases[s->engine_version], s->quantization,
+                                        s->tp, s->pp, s->ep, s->max_num_batched_tokens, seqs, db);
+
+        if (reserved > 0) /* else (MLA, overflow): the live-tensor formula above */
+            g->activations = reserved;
+    }
     if (s->engine == CORE_ENGINE_LLAMACPP) /* the compute buffer holds the ubatch's logits */
         g->activations += s->max_num_batched_tokens * a->vocab * 4;
     if (s->engine == CORE_ENGINE_TRTLLM) /* runtime + decoder buffers: fp32 logits, twice */
@@ -491,6 +505,16 @@ static void check_block_size(const struct core_serve_input *in, struct core_prob
                      (long long)in->block_size);
 }
 
+/* A release row belongs to one engine (serve_trace.c, core_serve_releases). */
+static void check_engine_version(const struct core_serve_input *in, struct core_problems *p)
+{
+    const struct core_serve_release *r = &core_serve_releases[in->engine_version];
+
+    if (r->engine != CORE_ENGINE_COUNT && r->engine != in->engine)
+        core_problem_add(p, "engine_version", "%s is a release of engine %s, not of %s", r->name,
+                         core_engine_names[r->engine], core_engine_names[in->engine]);
+}
+
 enum core_status core_serve_resolve(const struct core_serve_input *in,
                                     struct core_serve_result *out, struct core_problems *p)
 {
@@ -512,5 +536,6 @@ enum core_status core_serve_resolve(const struct core_serve_input *in,
     check_parallel(a, &out->resolved, p);
     check_formats(in, &out->model, p);
     check_block_size(in, p);
+    check_engine_version(in, p);
     return p->count > 0 ? CORE_EINVAL : CORE_OK;
 }

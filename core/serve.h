@@ -46,7 +46,17 @@ enum core_kv_dtype {
     CORE_KV_DTYPE_COUNT
 };
 
+/* engine_version: which release's sizing code (serve_trace.h, core_serve_releases; docs/serving.md,
+ * "Engine releases"). current = each engine as its current code sizes, the default. */
+enum core_engine_version {
+    CORE_VERSION_CURRENT,
+    CORE_VERSION_VLLM_0_4, /* vLLM V0 of mid 2024 to 0.6.3: init_gpu_memory - free */
+    CORE_VERSION_VLLM_0_2, /* vLLM v0.2.x: total - free, AWQ split-K, per-expert MoE loop */
+    CORE_VERSION_COUNT
+};
+
 extern const char *const core_engine_names[CORE_ENGINE_COUNT];
+extern const char *const core_engine_version_names[CORE_VERSION_COUNT];
 extern const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT];
 
 /* Bounds of the serving rows (inputs.c). */
@@ -61,6 +71,7 @@ extern const char *const core_kv_dtype_names[CORE_KV_DTYPE_COUNT];
 struct core_serve_input {
     struct core_input base; /* first: the rows of core_inputs decode into it */
     enum core_engine engine;
+    enum core_engine_version engine_version; /* current (0) = the engine's current code */
     enum core_quant quantization;
     int64_t quant_group_size; /* 0 = the format's (128 for awq, gptq) */
     enum core_kv_dtype kv_cache_dtype;
@@ -112,6 +123,7 @@ struct core_serve_kv {
 /* The inputs after the engine's defaults. */
 struct core_serve_resolved {
     enum core_engine engine;
+    enum core_engine_version engine_version;
     enum core_quant quantization;
     int64_t quant_group_size;
     enum core_kv_dtype kv_cache_dtype;

@@ -82,6 +82,24 @@ START_TEST(nf4_bytes_per_weight)
 }
 END_TEST
 
+/* The layouts are core/quant.c's rows; int8's per-row scale follows the tensor's own rows
+ * (bitsandbytes Int8Params: one fp32 SCB per output row), not quant.c's 4096-wide default:
+ *   Mistral 7B's down_proj, 14,336 in x 4,096 out = 58,720,256 weights: + 4 x 4,096 = 58,736,640
+ *     (a 4096-wide block would give 4 x 14,336 = 57,344: 58,777,600);
+ *   its k_proj, 4,096 in x 1,024 out = 4,194,304 weights: + 4 x 1,024 = 4,198,400.
+ * The NF4 rows match quant.c's test (test_core_quant.c, 8,652,800 and 8,654,848 for 2^24
+ * weights) plus the per-tensor objects: torchao 8,652,800 + 34, bitsandbytes dq 8,654,848 + 4. */
+START_TEST(quant_layouts_shared)
+{
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_INT8, 58720256, 4096), 58736640);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_INT8, 4194304, 1024), 4198400);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_TORCHAO, 16777216, 4096), 8652800 + 34);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_BNB_DQ, 16777216, 4096), 8654848 + 4);
+    ck_assert(core_base_quant_bytes_per_weight(CORE_BASEQ_INT8) == 1.0009765625);
+    ASSERT_I64(core_base_quant_tensor_bytes(CORE_BASEQ_NF4_BNB, INT64_MAX, 1), -1);
+}
+END_TEST
+
 /* The frozen base of QLoRA, whole model:
  * torchtune (torchao NF4 on every decoder linear, the rest bf16): per layer 2 x 8,652,834 (q, o)
  *   + 2 x 2,163,234 (k, v: 2,097,152 + 65,536 + 2 x 256 + 34) + 3 x 30,284,834 (MLP:
@@ -187,6 +205,42 @@ START_TEST(lora_qv_torchtune_inventory)
     ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].activations, 1879572480.0, 1e-12);
     ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].logits, 131334144.0, 1e-12);
     ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].total, 18091876352.0, 1e-12);
+}
+END_TEST
+
+/* The top layer's backward without the logits' gradient (frozen output layer): the same LoRA
+ * under full checkpointing, 512 tokens. Saved: each layer's input, 2 h = 8,192 bytes per token:
+ * 8,192 x 512 x 32 = 134,217,728; the recomputed layer's working set is the inventory above,
+ * 114,720 x 512 = 58,736,640. Logits 512 x 128,256 = 65,667,072; the compiled chunked loss
+ * holds 2.25 bytes per logit at its backward (bf16 logits + one chunk's bf16 gradient):
+ * 147,750,912. Instants of the backward (weights 16,067,338,240, optimizer 13,631,488):
+ *   the loss's: + 134,217,728 + 147,750,912 = 16,362,938,368;
+ *   the top layer's: + 134,217,728 + 58,736,640 = 16,273,924,096 (with the logits' 2 bytes
+ *     per logit still counted it would be 16,405,258,240 and the peak);
+ *   the end: + adapter gradients 6,815,744 + the first layer's input 4,194,304 + 58,736,640
+ *     = 16,150,716,416.
+ * So the backward moment is the loss's, and it is the peak (the forward's end holds 2 bytes per
+ * logit: 16,346,521,600). */
+START_TEST(lora_top_layer_without_logits_gradient)
+{
+    struct core_input in;
+    struct core_peak_options o;
+    struct core_peak pk;
+
+    llama3_8b(&in, CORE_FT_LORA);
+    in.framework = CORE_FW_TORCHTUNE;
+    in.compile = true;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_FULL;
+    EVAL_OK(in, res);
+    core_peak_options_resolved(&res.resolved, &o);
+    core_peak_compute(&res.resolved, &o, &pk);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].activations, 134217728.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].logits, 147750912.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_BACKWARD].total, 16362938368.0, 1e-12);
+    ASSERT_REL(pk.stages[0][CORE_MOMENT_FORWARD_END].total, 16346521600.0, 1e-12);
+    ck_assert_int_eq((int)pk.at, (int)CORE_MOMENT_BACKWARD);
+    ASSERT_REL(pk.allocated, 16362938368.0, 1e-12);
 }
 END_TEST
 
@@ -502,10 +556,12 @@ static Suite *suite(void)
     tcase_add_test(tc, eager_modules_step_time);
     tcase_add_test(tc, qlora_transient_weight);
     tcase_add_test(tc, nf4_bytes_per_weight);
+    tcase_add_test(tc, quant_layouts_shared);
     tcase_add_test(tc, qlora_frozen_base);
     tcase_add_test(tc, frozen_base_has_no_state);
     tcase_add_test(tc, lora_qv_activations);
     tcase_add_test(tc, lora_qv_torchtune_inventory);
+    tcase_add_test(tc, lora_top_layer_without_logits_gradient);
     tcase_add_test(tc, hf_loss_by_transformers_era);
     tcase_add_test(tc, bf16_states_full_training);
     tcase_add_test(tc, full_ignores_adapter_inputs);

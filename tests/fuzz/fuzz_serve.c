@@ -36,6 +36,8 @@ static void gen_serve(struct core_gen *g, struct core_serve_input *in)
     in->block_size = gen_opt_int(g, 1, CORE_SERVE_BLOCK_MAX);
     in->enforce_eager = gen_pick(g, 2) == 0;
     in->hbm_tbps = gen_pick(g, 4) == 0 ? gen_log(g, 1e-3, CORE_SERVE_TBPS_MAX) : 0;
+    /* Last, so the earlier draws of the corpus keep their meaning. */
+    in->engine_version = (enum core_engine_version)gen_pick(g, CORE_VERSION_COUNT);
 }
 
 static const char *check(const struct core_serve_input *in)

@@ -300,6 +300,9 @@ static const struct hostile_case cases[] = {
     {"/inference?hbm_tbps=0.009", NULL, 400, "hbm_tbps"}, /* just below it */
     {"/inference?block_size=7", NULL, 422, "block_size"}, /* not in vLLM's BlockSize */
     {"/inference?engine=vllm_v2", NULL, 400, "engine"},
+    {"/inference?engine_version=vllm_0.9", NULL, 400, "engine_version"},
+    {"/inference?engine=vllm&engine_version=vllm_0.2", NULL, 422, "engine_version"},
+    {"/inference?engine=sglang&engine_version=vllm_0.4", NULL, 422, "engine_version"},
     {"/inference?engine=%ff", NULL, 400, "engine"},
     {"/inference?quantization=int4", NULL, 400, "quantization"},
     {"/inference?kv_cache_dtype=fp4", NULL, 400, "kv_cache_dtype"},

@@ -370,8 +370,11 @@ static void explain_constraints(const struct search *s)
         else
             reason(out, "memory",
                    "no configuration of up to %lld GPUs fits in memory; the smallest needs "
-                   "%.4g GB per GPU",
-                   (long long)in->gpus_max, (double)s->min_need / 1e9);
+                   "%.4g GB per GPU%s",
+                   (long long)in->gpus_max, (double)s->min_need / 1e9,
+                   s->r.framework != CORE_FW_GENERIC
+                       ? " by the ledger, before the framework's own buffers"
+                       : "");
         return;
     }
     if (in->deadline_days > 0 && s->min_days_fit > in->deadline_days)

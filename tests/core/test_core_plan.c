@@ -716,6 +716,22 @@ START_TEST(empty_plan_names_the_skipped_layouts)
     ck_assert_msg(strstr(out.reasons[3].message, "seq_len 4095") != NULL, "%s",
                   out.reasons[3].message);
 
+    /* Under a framework profile the smallest need is still the ledger's (at b = 1), which the
+     * device peak exceeds; the reason says which figure it is. DeepSeek-V3 on 8 H100s: 671e9
+     * parameters x at least 2 bytes / 8 GPUs is over 160 GB a GPU, and 61 is a prime. */
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("deepseek-v3");
+    in.base.framework = CORE_FW_MEGATRON;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 8;
+    search_ok(&in, &out);
+    ck_assert_int_eq(out.plan_count, 0);
+    ck_assert_str_eq(out.reasons[0].field, "memory");
+    ck_assert_msg(strstr(out.reasons[0].message, "by the ledger") != NULL, "%s",
+                  out.reasons[0].message);
+    ck_assert_str_eq(out.reasons[1].field, "layers");
+
     core_plan_input_init(&in);
     in.base.preset = core_preset_find("llama3-8b");
     in.base.seq_len = 4096;

@@ -233,8 +233,9 @@ static int64_t split_global_batch(const struct core_resolved *r, int64_t g)
 
 /* Sharding over g GPUs: the schedulable G at the micro-batch asked, or, when a given global batch
  * cannot be split into b * dp with dp >= g / (tp pp cp), at the largest smaller micro-batch that
- * can (a smaller b only holds fewer activations, so G still fits). *b is the micro-batch, 0 when
- * no micro-batch splits the global batch over that many ranks (g itself is returned then). */
+ * can and still fits (judged: a smaller b is more micro-batches, and a pipeline holds more of
+ * them in flight). *b is the micro-batch, 0 when none splits the global batch over that many
+ * ranks: then the G the experts' grid alone takes (the caller raises the global batch). */
 static int64_t shard_gpus(const struct core_resolved *r, int64_t g, int stage, int64_t capacity,
                           int64_t *b)
 {

@@ -938,8 +938,14 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */
     await set(page, 'max_model_len', '9000');
     assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);
-    /* No reply: every serving KPI goes back to a dash, the concurrency one included. */
+    /* No reply: every serving KPI goes back to a dash, the concurrency one included, and the
+     * charts leave no empty 240 px boxes behind (nor captions over nothing). */
     assert.equal(await text(page, 'serve-concurrency'), '—');
+    for (const chart of ['serve-chart', 'serve-time-chart']) {
+        const box = await page.locator(`[data-testid="${chart}"]`).boundingBox();
+        assert.ok(!box || box.height < 10, `${chart} is ${box && box.height} px tall with no reply`);
+    }
+    assert.equal(await page.locator('.serve-panel .perf-caption:visible').count(), 0);
     /* Llama 3.1 70B in FP8 over 4 H100s at its 128k context: the length axis ends at 128k, and
      * the pool's last concurrency (about 570) falls beside 512; no label may print over another. */
     await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4');

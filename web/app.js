@@ -1094,7 +1094,16 @@
         });
         if (!b.advice.length && fits) {
             var li = document.createElement('li');
-            li.textContent = 'It fits: ' + fmtGB(b.fit.headroom.gb) + ' GB of headroom per GPU.';
+            /* Under a profile the device peak is capped at the capacity once the allocator's
+             * cache would overflow it (it frees the cache and retries): 0 headroom then means
+             * "the cache fills the GPU", not "one byte from an OOM". */
+            var capped = b.fit.judged === 'device_peak' && b.fit.headroom.bytes === 0;
+            li.textContent = capped
+                ? 'It fits: the caching allocator may fill the GPU (the device figure is capped at the ' +
+                  'capacity); the ' + b.memory.peak.metric + ' peak is ' + fmtGB(b.memory.peak.gb) +
+                  ' of ' + fmtGB(b.fit.capacity.gb) + ' GB.'
+                : 'It fits: ' + fmtGB(b.fit.headroom.gb) + ' GB of headroom per GPU.';
+            li.dataset.testid = 'fits-note';
             advice.appendChild(li);
         }
         renderWarnings(b.warnings);

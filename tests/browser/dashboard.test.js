@@ -824,6 +824,24 @@ async function assertXTicksApart(page) {
  * the parts of a name, never inside one: gpu_memory_utilization printed "gpu_memory_utilizat" over
  * "ion (fraction)". A line change between two characters of one text node that are not spaces is
  * a word broken mid-way (the page puts a <wbr> after each underscore, which splits text nodes). */
+/* Under a framework profile the device figure is capped at the capacity once the caching
+ * allocator's slack would overflow it (docs/frameworks.md): the verdict then has 0 bytes of
+ * headroom, which "It fits: 0.00 GB of headroom" read as one byte from an OOM. Llama 3 8B under
+ * torchtitan on 8 H100s at T 2048, b 9 (its max_batch): the note says the cache may fill the GPU
+ * and gives the allocated peak of the reply against the capacity. */
+test('a capped device peak reads as a full cache, not as zero headroom', async () => {
+    const page = await newPage(1440, 1000);
+    const q = '?model=llama3-8b&framework=torchtitan&gpus=8&seq_len=2048&flash_attention=true&checkpointing=selective&batch=9';
+    await open(page, q);
+    const reply = await page.evaluate(async (query) => (await fetch('/fit' + query)).json(), q);
+    assert.equal(reply.fit.judged, 'device_peak');
+    assert.equal(reply.fit.headroom.bytes, 0);
+    const note = await text(page, 'fits-note');
+    assert.match(note, /caching allocator may fill the GPU/);
+    assert.ok(note.includes(reply.memory.peak.gb.toFixed(2) + ' of ' + reply.fit.capacity.gb.toFixed(2) + ' GB'), note);
+    await page.close();
+});
+
 test('the rendered inputs wrap their labels between words, not inside one', async () => {
     const page = await newPage(1440, 1000);
     await open(page, '?model=llama3-8b');

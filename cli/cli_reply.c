@@ -130,6 +130,9 @@ static const struct row rows[] = {
     {PLAN, COLUMN, "gpus", "plans[].gpus", INT, "%6lld", 0},
     {PLAN, COLUMN, "tp", "plans[].tp", INT, "%3lld", 0},
     {PLAN, COLUMN, "pp", "plans[].pp", INT, "%3lld", 0},
+    {PLAN, COLUMN, "v", "plans[].virtual_stages", INT, "%2lld", 0},
+    {PLAN, COLUMN, "cp", "plans[].cp", INT, "%3lld", 0},
+    {PLAN, COLUMN, "ep", "plans[].ep", INT, "%4lld", OPTIONAL}, /* MoE plans only */
     {PLAN, COLUMN, "dp", "plans[].dp", INT, "%5lld", 0},
     {PLAN, COLUMN, "zero", "plans[].zero_stage", INT, "%4lld", 0},
     {PLAN, COLUMN, "ckpt", "plans[].checkpointing", STR, "%-9s", 0},
@@ -398,6 +401,12 @@ static json_t *cell(json_t *item, const char *path)
     return member_at(item, member, strlen(member));
 }
 
+/* An OPTIONAL column is shown only when the first item has its value (ep: MoE plans only). */
+static bool column_shown(const struct row *r, json_t *items)
+{
+    return !(r->flags & OPTIONAL) || present(r->kind, cell(json_array_get(items, 0), r->path));
+}
+
 /* The table of the columns rows[first..end) over the items of their array; returns end. */
 static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
 {
@@ -411,6 +420,8 @@ static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
         end++;
     fputs("  #  ", to);
     for (size_t c = first; c < end; c++) {
+        if (!column_shown(&rows[c], items))
+            continue;
         as_string_format(rows[c].format, heading, sizeof heading);
         fputs(c > first ? " " : "", to);
         put(to, heading, rows[c].label);
@@ -419,6 +430,8 @@ static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
     json_array_foreach (items, i, item) {
         fprintf(to, "%3zu  ", i + 1);
         for (size_t c = first; c < end; c++) {
+            if (!column_shown(&rows[c], items))
+                continue;
             fputs(c > first ? " " : "", to);
             put_value(to, &rows[c], cell(item, rows[c].path));
         }

@@ -253,6 +253,17 @@ START_TEST(test_command_tables)
         {{"memory", "--model", "llama3-8b", "--finetune", "lora", NULL},
          0,
          {"adapters: 3407872 trainable parameters, 0.014 GB; frozen base 16.061 GB\n"}},
+        /* A plan's table gives the whole layout to launch: the interleaved stages and cp, and
+         * for a mixture of experts (Qwen3-30B-A3B's 128) the expert parallelism too (it had
+         * only tp, pp, dp); a dense model's table has no ep column */
+        {{"plan", "--model", "qwen3-30b-a3b", "--usd_per_gpu_hour", "h100-sxm=2", "--gpus_max", "8",
+          NULL},
+         0,
+         {" gpus  tp  pp  v  cp   ep    dp zero "}},
+        {{"plan", "--model", "llama3-8b", "--usd_per_gpu_hour", "h100-sxm=2", "--gpus_max", "8",
+          NULL},
+         0,
+         {" gpus  tp  pp  v  cp    dp zero "}},
         /* Llama 3 8B on an H100: KV 32 layers x 2 x 8 heads x 128 x 2 bytes = 131,072 per token;
          * it serves (exit 0) */
         {{"inference", "--model", "llama3-8b", NULL},

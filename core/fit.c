@@ -138,15 +138,15 @@ int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp
     return dp * ways;
 }
 
-struct peak_dp_ctx {
+struct judged_dp_ctx {
     const struct core_resolved *r;
     int stage;
     int64_t ways, capacity;
 };
 
-static bool peak_fits_at_dp(const void *c, int64_t dp)
+static bool judged_at_dp(const void *c, int64_t dp)
 {
-    const struct peak_dp_ctx *x = c;
+    const struct judged_dp_ctx *x = c;
     struct core_resolved y = *x->r;
 
     y.dp = dp;
@@ -159,11 +159,11 @@ static bool peak_fits_at_dp(const void *c, int64_t dp)
 int64_t core_min_gpus_judged(const struct core_resolved *r, const struct core_state *mp, int stage,
                              int64_t activations, int64_t capacity)
 {
-    struct peak_dp_ctx x = {r, stage, r->tp * r->pp * r->cp, capacity};
+    struct judged_dp_ctx x = {r, stage, r->tp * r->pp * r->cp, capacity};
 
     if (r->framework == CORE_FW_GENERIC)
         return core_min_gpus(r, mp, stage, activations, capacity);
-    return bisect_first(1, CORE_GPUS_MAX / x.ways, peak_fits_at_dp, &x) * x.ways;
+    return bisect_first(1, CORE_GPUS_MAX / x.ways, judged_at_dp, &x) * x.ways;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ bool core_config_fits(const struct core_resolved *r, int64_t capacity)
 
 /* At micro-batch b and sequence s: what /fit judges for that config (under the generic ledger
  * with adapters too: their frozen layer's transient full-size weight is in the total). */
-static bool peak_fits(const struct act_ctx *x, int64_t b, int64_t s)
+static bool judged_at(const struct act_ctx *x, int64_t b, int64_t s)
 {
     struct core_resolved y = *x->r;
 
@@ -202,7 +202,7 @@ static bool fits_with(const void *c, int64_t v)
     int64_t b = x->vary_seq ? x->r->batch : v, s = x->vary_seq ? v : x->r->seq_len;
 
     if (x->r->framework != CORE_FW_GENERIC || x->r->adapters.finetune != CORE_FT_FULL)
-        return peak_fits(x, b, s);
+        return judged_at(x, b, s);
     return core_activation_bytes(x->r, b, s, x->ckpt, &layers, &logits) &&
            ck_add(x->state, layers, &total) && ck_add(total, logits, &total) &&
            total <= x->capacity;

@@ -142,6 +142,14 @@ void hf_hook_deepseek(struct dec *d, const struct family *f, struct core_arch *a
     topk_method = hf_string(d, "topk_method");
     /* The auxiliary-loss-free router keeps a per-expert score-correction bias. */
     a->router_bias = v3 || (topk_method != NULL && strcmp(topk_method, "noaux_tc") == 0);
+    /* Group-limited routing (DeepseekV3Config: n_group 8, topk_group 4; V2's
+     * "group_limited_greedy" reads them too; V2's plain "greedy" ignores them). */
+    bool grouped = v3 || topk_method == NULL || strcmp(topk_method, "greedy") != 0;
+    a->router_groups = grouped ? hf_int(d, "n_group", v3 ? 8 : 0, 0, 0, a->experts) : 0;
+    a->router_group_topk =
+        grouped ? hf_int(d, "topk_group", v3 ? 4 : 0, 0, 0, CORE_EXPERTS_MAX) : 0;
+    if (a->router_groups <= 1 || a->router_group_topk >= a->router_groups)
+        a->router_groups = a->router_group_topk = 0; /* one group, or all of them: no limit */
 }
 
 void hf_hook_dbrx(struct dec *d, const struct family *f, struct core_arch *a)

@@ -77,6 +77,8 @@ static void moe_shape(struct api_jsonw *w, const struct core_shape *s)
     k_int(w, KEY("moe_ffn_hidden"),
           a->experts > 0 ? (a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden) : 0);
     k_int(w, KEY("dense_layers"), a->experts > 0 ? a->dense_layers : 0);
+    k_int(w, KEY("moe_router_num_groups"), a->router_groups);
+    k_int(w, KEY("moe_router_group_topk"), a->router_group_topk);
     k_int(w, KEY("moe_layers"), c.moe_layers);
     k_int(w, KEY("q_lora_rank"), a->q_lora_rank);
     k_int(w, KEY("kv_lora_rank"), a->kv_lora_rank);

@@ -114,7 +114,7 @@ static bool arch_valid(const struct core_arch *a)
                  a->experts_per_token <= a->experts && a->moe_ffn_hidden >= 0 &&
                  a->shared_experts >= 0 && a->shared_experts <= CORE_EXPERTS_MAX &&
                  a->shared_ffn_hidden >= 0 && a->dense_layers >= 0 && a->moe_layer_freq >= 0 &&
-                 a->moe_layer_phase >= 0 &&
+                 a->moe_layer_phase >= 0 && a->router_groups >= 0 && a->router_group_topk >= 0 &&
                  a->moe_layer_phase < (a->moe_layer_freq > 1 ? a->moe_layer_freq : 1);
     bool mla = a->q_lora_rank >= 0 && a->kv_lora_rank >= 0 &&
                (a->kv_lora_rank == 0 ||

@@ -276,9 +276,14 @@ struct core_arch {
     int64_t shared_ffn_hidden; /* one shared expert's width; 0 = the routed width */
     bool shared_expert_gate;   /* Qwen2-MoE: a d -> 1 gate on the shared expert (+d) */
     bool router_bias;          /* a per-expert router bias (+E): DeepSeek-V3's score correction */
-    int64_t dense_layers;      /* leading layers with the dense MLP (first_k_dense_replace) */
-    int64_t moe_layer_freq;    /* see above; 0 = 1 */
-    int64_t moe_layer_phase;   /* see above; < moe_layer_freq (Qwen2-MoE step s: s - 1) */
+    /* Group-limited routing (DeepSeek's node-limited routing; Megatron-Core's
+     * --moe-router-num-groups / --moe-router-group-topk, config.json n_group / topk_group): the
+     * E experts form router_groups equal groups of consecutive experts and each token picks its
+     * top-k inside router_group_topk of them. 0 = no groups. */
+    int64_t router_groups, router_group_topk;
+    int64_t dense_layers;    /* leading layers with the dense MLP (first_k_dense_replace) */
+    int64_t moe_layer_freq;  /* see above; 0 = 1 */
+    int64_t moe_layer_phase; /* see above; < moe_layer_freq (Qwen2-MoE step s: s - 1) */
     /* Multi-latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 replaces Q, K, V, O. */
     int64_t q_lora_rank;  /* 0 = a full d -> a (n + r) query projection */
     int64_t kv_lora_rank; /* 0 = not MLA */
@@ -480,6 +485,8 @@ struct core_input {
     int64_t shared_experts;         /* -1 = not given */
     int64_t moe_ffn_hidden;         /* one routed expert's width; 0 = not given */
     int64_t dense_layers;           /* leading dense layers; -1 = not given */
+    int64_t moe_router_num_groups;  /* router_groups; -1 = not given (0 = no groups) */
+    int64_t moe_router_group_topk;  /* router_group_topk; -1 = not given */
     int64_t sliding_window;         /* -1 = not given (the architecture's); 0 = every layer full
                                        attention; w > 0: the window of the sliding layers (every
                                        layer when the architecture has no pattern) */

@@ -123,6 +123,16 @@ const struct core_input_spec core_inputs[] = {
     INT_ROW("moe_ffn_hidden", moe_ffn_hidden, 1, CORE_FFN_HIDDEN_MAX, 0, true, "elements",
             "the preset's or config's, else ffn_hidden", "one routed expert's MLP inner size",
             IN_SHAPE),
+    INT_ROW("moe_router_num_groups", moe_router_num_groups, 0, CORE_MOE_EXPERTS_MAX, -1, true,
+            "groups", "the preset's or config's (n_group), else 0",
+            "group-limited routing (Megatron-Core's --moe-router-num-groups, DeepSeek's "
+            "node-limited routing): the experts form this many equal groups; 0 = none",
+            IN_SHAPE),
+    INT_ROW("moe_router_group_topk", moe_router_group_topk, 0, CORE_MOE_EXPERTS_MAX, -1, true,
+            "groups", "the preset's or config's (topk_group), else 0",
+            "groups each token's experts are chosen from (--moe-router-group-topk); "
+            "<= moe_router_num_groups and experts_per_token",
+            IN_SHAPE),
     INT_ROW("dense_layers", dense_layers, 0, CORE_LAYERS_MAX, -1, true, "layers",
             "the preset's or config's, else 0", "leading layers with a dense MLP; < layers",
             IN_SHAPE),

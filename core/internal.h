@@ -107,6 +107,9 @@ void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *laye
 void core_chunk_layers(const struct core_resolved *r, int64_t g, int64_t *layers, int64_t *moe);
 /* The most layers one pipeline rank holds (the last rank's MTP layers included). */
 int64_t core_layout_heaviest(const struct core_resolved *r);
+/* The last pipeline rank's decoder layers plus the MTP layers it holds (the rank that also runs
+ * the output layer and the loss); the even count when the split is not walkable. */
+int64_t core_layout_last(const struct core_resolved *r);
 /* Weights of rank `rank`'s decoder layers: the routed experts' and the rest (doubles). */
 bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense, double *experts);
 /* Layers' worth of activations the ledger holds (L for an even split) and how many are MoE. */

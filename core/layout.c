@@ -223,6 +223,16 @@ int64_t core_layout_heaviest(const struct core_resolved *r)
     return best;
 }
 
+int64_t core_layout_last(const struct core_resolved *r)
+{
+    int64_t layers, moe;
+
+    if (!walkable(r))
+        return r->shape.arch.layers / (r->pp > 0 ? r->pp : 1) + r->mtp_layers;
+    core_rank_layers(r, r->pp - 1, &layers, &moe);
+    return layers + r->mtp_layers;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Rules: each combination the framework refuses is a 422 naming the rule's input.
  * ------------------------------------------------------------------------------------------- */

@@ -177,6 +177,33 @@ static void apply_window(const struct core_input *in, struct core_arch *a, struc
     a->sliding_window = in->sliding_window;
 }
 
+/* Megatron-Core's group-limited routing (transformer_config.py: a group top-k needs
+ * moe_router_num_groups; moe_utils.py group_limited_topk views the E scores as num_groups equal
+ * groups and takes the top-(topk / group_topk) of each, so both must divide). */
+static void router_groups_check(const struct core_arch *a, struct core_problems *p)
+{
+    int64_t g = a->router_groups, gk = a->router_group_topk;
+
+    if (g > 1 && a->experts % g != 0)
+        core_problem_add(p, "moe_router_num_groups",
+                         "moe_router_num_groups %lld does not divide the %lld experts",
+                         (long long)g, (long long)a->experts);
+    if (gk > 0 && g == 0)
+        core_problem_add(p, "moe_router_group_topk",
+                         "moe_router_group_topk needs moe_router_num_groups (Megatron-Core)");
+    else if (gk > g)
+        core_problem_add(p, "moe_router_group_topk",
+                         "moe_router_group_topk %lld exceeds moe_router_num_groups %lld",
+                         (long long)gk, (long long)g);
+    else if (gk > a->experts_per_token)
+        core_problem_add(p, "moe_router_group_topk",
+                         "moe_router_group_topk %lld exceeds experts_per_token %lld", (long long)gk,
+                         (long long)a->experts_per_token);
+    else if (g > 0 && gk == 0)
+        core_problem_add(p, "moe_router_group_topk",
+                         "moe_router_num_groups needs moe_router_group_topk");
+}
+
 /* Mixture-of-experts rows replace the base's fields (docs/model.md, "Mixture of experts").
  * experts 0 makes the model dense; a new MoE needs its top-k. */
 static void apply_moe(const struct core_input *in, struct core_arch *a, struct core_problems *p)
@@ -191,8 +218,13 @@ static void apply_moe(const struct core_input *in, struct core_arch *a, struct c
         a->moe_ffn_hidden = in->moe_ffn_hidden;
     if (in->dense_layers >= 0)
         a->dense_layers = in->dense_layers;
+    if (in->moe_router_num_groups >= 0)
+        a->router_groups = in->moe_router_num_groups;
+    if (in->moe_router_group_topk >= 0)
+        a->router_group_topk = in->moe_router_group_topk;
     if (a->experts == 0) { /* dense: the routing fields mean nothing */
         a->experts_per_token = 0;
+        a->router_groups = a->router_group_topk = 0;
         a->moe_layer_freq = a->moe_layer_phase = 0;
         a->router_bias = a->shared_expert_gate = false;
         if (in->experts_per_token > 0)
@@ -206,6 +238,7 @@ static void apply_moe(const struct core_input *in, struct core_arch *a, struct c
     else if (a->experts_per_token > a->experts)
         core_problem_add(p, "experts_per_token", "experts_per_token %lld exceeds experts %lld",
                          (long long)a->experts_per_token, (long long)a->experts);
+    router_groups_check(a, p);
     if (a->dense_layers >= a->layers)
         core_problem_add(p, "dense_layers",
                          "dense_layers %lld leaves no MoE layer of the %lld; give experts 0 for a "

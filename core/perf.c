@@ -110,10 +110,14 @@ static const struct gen gens[CORE_GEN_COUNT] = {
  * tests/validation/moe-measured.csv other than Kimi-K2 (tuning set), each priced with its
  * release's recipe (dispatcher, all-to-all overlap, CUDA graphs); the 25.11 rows, the write-up
  * rows and Kimi-K2 are the hold-out (docs/model.md, "Mixture of experts"). The fit puts all of
- * it on the per-expert part: the tuning MAPE is 14.9 % at a fixed part of 0, 15.5 % at 0.2 ms,
+ * it on the per-expert part: the tuning MAPE was 14.9 % at a fixed part of 0, 15.5 % at 0.2 ms,
  * 16.6 % at 0.5 ms (with the per-expert part refitted each time), so the rows do not pin the
- * fixed part down; 0 is the optimum. Per-layer CUDA graphs take the captured modules' share out
- * (CG_* below, measured), never below zero. */
+ * fixed part down; 0 is the optimum. With the expert data-parallel reduction, the per-module
+ * recompute, the last rank's output layer (zero_reduce, selective_recompute, last_stage) and
+ * the routing groups (perf_moe.c) the optimum stayed (0 + 0.140 ms and 0 + 0.147 ms: 7.6 %,
+ * 0.1 + 0.13 ms: 7.6 %, 0.1 + 0.147 ms: 8.6 %): not refitted.
+ * Per-layer CUDA graphs take the captured modules' share out (CG_* below, measured), never below
+ * zero. */
 #define MOE_SYNC_S        0.0
 #define MOE_EXPERT_HOST_S 0.147e-3
 
@@ -246,6 +250,33 @@ void core_perf_input_hardware(struct core_perf_input *in, int gpu, enum core_pre
     in->pcie_gbs = g->pcie_gbs;
 }
 
+/* The mixture-of-experts part of core_perf_input_resolved: the architecture's routing and the
+ * expert layout, dispatcher, overlap, imbalance and graphs as resolved. */
+static void moe_inputs(struct core_perf_input *in, const struct core_resolved *r)
+{
+    const struct core_arch *a = &r->shape.arch;
+
+    if (a->experts > 0) {
+        in->experts = a->experts;
+        in->experts_per_token = a->experts_per_token;
+        in->moe_ffn_hidden = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
+        in->shared_experts = a->shared_experts;
+        in->shared_ffn_hidden =
+            a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : in->moe_ffn_hidden;
+        in->moe_layers = core_arch_moe_layers(a);
+        in->router_groups = a->router_groups;
+        in->router_group_topk = a->router_group_topk;
+    }
+    in->ep = r->ep;
+    in->expert_params = (double)r->expert_params;
+    in->etp = core_etp(r); /* as given, else tp (Megatron-Core's default) */
+    in->mtp_layers = r->mtp_layers;
+    in->moe_dispatcher = r->moe_dispatcher;
+    in->moe_comm_overlap = r->moe_comm_overlap;
+    in->moe_load_imbalance = r->moe_load_imbalance;
+    in->cuda_graph_modules = r->cuda_graph_modules;
+}
+
 void core_perf_input_resolved(struct core_perf_input *in, const struct core_resolved *r)
 {
     const struct core_arch *a = &r->shape.arch;
@@ -293,23 +324,8 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->inter_node_gbs = r->inter_node_gbs;
     in->tp_comm_overlap = r->tp_comm_overlap;
     in->dp_comm_overlap = r->dp_comm_overlap;
-    if (a->experts > 0) {
-        in->experts = a->experts;
-        in->experts_per_token = a->experts_per_token;
-        in->moe_ffn_hidden = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
-        in->shared_experts = a->shared_experts;
-        in->shared_ffn_hidden =
-            a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : in->moe_ffn_hidden;
-        in->moe_layers = core_arch_moe_layers(a);
-    }
-    in->ep = r->ep;
-    in->expert_params = (double)r->expert_params;
-    in->etp = core_etp(r); /* as given, else tp (Megatron-Core's default) */
-    in->mtp_layers = r->mtp_layers;
-    in->moe_dispatcher = r->moe_dispatcher;
-    in->moe_comm_overlap = r->moe_comm_overlap;
-    in->moe_load_imbalance = r->moe_load_imbalance;
-    in->cuda_graph_modules = r->cuda_graph_modules;
+    moe_inputs(in, r);
+    in->recompute_modules = r->recompute_modules;
     in->q_lora_rank = a->q_lora_rank;
     in->kv_lora_rank = a->kv_lora_rank;
     in->qk_nope_head_dim = a->qk_nope_head_dim;
@@ -319,8 +335,9 @@ void core_perf_input_resolved(struct core_perf_input *in, const struct core_reso
     in->offload_params = r->offload_params == CORE_OFFLOAD_CPU;
     in->pcie_gbs = core_gpus[r->gpu].pcie_gbs;
     /* The pipeline split (layout.c): an uneven one, or MTP layers on the last rank. */
-    in->stage_layers =
-        r->split == CORE_SPLIT_EVEN && r->mtp_layers == 0 ? 0.0 : (double)core_layout_heaviest(r);
+    bool uneven = r->split != CORE_SPLIT_EVEN || r->mtp_layers != 0;
+    in->stage_layers = uneven ? (double)core_layout_heaviest(r) : 0.0;
+    in->last_stage_layers = uneven ? (double)core_layout_last(r) : 0.0;
     in->eager_kernels =
         !r->compile && (r->framework == CORE_FW_HF_TRAINER || r->framework == CORE_FW_TORCHTUNE);
     if (r->adapters.finetune != CORE_FT_FULL)
@@ -414,8 +431,9 @@ static double layer_gemms(const struct core_perf_input *in, const struct gen *k,
                gemm(rows, d, x->a * x->hd / t, rate, h) + gemm(rows, f_in / t, d, rate, h) +
                gemm(rows, d, x->f / t, rate, h);
     double dense_mlp = gemm(rows, f_in / t, d, rate, h) + gemm(rows, d, x->f / t, rate, h);
-    return attention_gemms(in, k, x) +
-           ((x->L - moe) * dense_mlp + moe * moe_mlp_gemms(in, k, x)) / x->L;
+    /* a dense MLA model has no expert GEMMs to price (0 x NaN would poison the sum) */
+    double moe_mlp = moe > 0 ? moe * moe_mlp_gemms(in, k, x) : 0.0;
+    return attention_gemms(in, k, x) + ((x->L - moe) * dense_mlp + moe_mlp) / x->L;
 }
 
 /* Element-wise bytes per token (of r) of one MoE layer's MLP, forward, in place of the dense
@@ -467,6 +485,99 @@ static double elementwise_bytes(const struct core_perf_input *in, const struct s
     return elt;
 }
 
+/* The modules selective recompute re-runs (0 = Megatron's default, core_attn). */
+static unsigned recompute_bits(const struct core_perf_input *in)
+{
+    return in->recompute_modules != 0 ? in->recompute_modules : (unsigned)CORE_RC_CORE_ATTN;
+}
+
+/* recompute_modules moe: the whole MoE block re-runs, its exchange and host work included. */
+static bool recomputes_moe(const struct core_perf_input *in)
+{
+    return in->checkpointing == CORE_CKPT_SELECTIVE && in->moe_layers > 0 &&
+           (recompute_bits(in) & CORE_RC_MOE) != 0;
+}
+
+/* Forward element-wise bytes per token (of r) of the recomputed element-wise modules, averaged
+ * over the layers. layernorm: the norms that are modules of their own - with Transformer
+ * Engine's layer spec (gpt_layer_specs.py) an MLA layer's input_layernorm and a MoE layer's
+ * pre_mlp_layernorm; the others are fused into the next linear (TELayerNormColumnParallelLinear,
+ * an IdentityOp that transformer_layer.py does not recompute) - each reading and writing d
+ * (split by tp under sequence parallelism), and under FP8 the next linear re-quantizing the kept
+ * input (set_for_recompute_input_layernorm / _pre_mlp_layernorm: read 2, write 1 byte a value).
+ * moe_act: the routed experts' activation (experts.py, CheckpointWithoutOutput around
+ * bias_act_func) reads the 2 f_e gate/up and writes f_e per copy, as moe_mlp_bytes() counts it
+ * forward, and under FP8 fc2 re-quantizes its input (set_save_original_input: 3 bytes a value).
+ * mla_up_proj (multi_latent_attention.py, qkv_up_proj_and_rope_apply): the fused RoPE reads the
+ * up projections' q (a (n + r)) and kv (a (n + v)) and writes query and key (a (n + r) each) and
+ * value (a v), split by tp; under FP8 the two latent inputs are quantized again. */
+static double recompute_elt_bytes(const struct core_perf_input *in, const struct shape *x,
+                                  unsigned bits, double moe, bool fp8)
+{
+    double t = x->t, e = x->e, d = x->d, b = 0.0;
+    double sp = in->sequence_parallel ? t : 1.0, fe = (double)in->moe_ffn_hidden;
+    double kk = at_least((double)in->experts_per_token, 1), gated = in->gated_mlp ? 2.0 : 1.0;
+    bool mla = in->kv_lora_rank > 0;
+
+    if (bits & CORE_RC_LAYERNORM)
+        b += ((mla ? 1.0 : 0.0) + moe) * (2.0 * e + (fp8 ? 3.0 : 0.0)) * d / sp;
+    if ((bits & CORE_RC_MOE_ACT) && !(bits & CORE_RC_MOE))
+        b += moe * imbalance(in) * kk * ((gated + 1.0) * e + (fp8 ? 3.0 : 0.0)) * fe / t;
+    if ((bits & CORE_RC_MLA_UP_PROJ) && mla) {
+        double n = (double)in->qk_nope_head_dim, r = (double)in->qk_rope_head_dim;
+        double v = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
+        b += e * x->a * (3.0 * (n + r) + (n + v) + v) / t;
+        b += fp8 ? 3.0 * (double)(in->q_lora_rank + in->kv_lora_rank) : 0.0;
+    }
+    return b;
+}
+
+/* Selective recompute (checkpointing selective; Megatron-Core's --recompute-granularity
+ * selective --recompute-modules, transformer_config.py): each recomputed module runs its
+ * forward once more in the backward, per layer pass, averaged over the layers (moe = the MoE
+ * layers' share). core_attn: the attention core (`core_attn`, the fused kernel or the
+ * materialized scores; the default); the element-wise modules at HBM bandwidth
+ * (recompute_elt_bytes); mla_up_proj: the q_b and kv_b GEMMs; mlp: a dense layer's MLP
+ * (transformer_layer.py recompute_mlp, not MoE layers: its GEMMs, activation and its one TP
+ * all-reduce, half of tp_f); shared_experts: the shared experts' GEMMs and activation
+ * (shared_experts.py); moe: the whole MoE block (moe_layer.py moe_layer_recompute: router,
+ * experts, element-wise - and its dispatch, combine and host work, added in ep_exchange and
+ * micro_batch). */
+static double selective_recompute(const struct core_perf_input *in, const struct gen *k,
+                                  const struct shape *x, double core_attn, double tp_f, double hbm)
+{
+    unsigned bits = recompute_bits(in);
+    double moe = in->moe_layers > 0 ? (double)in->moe_layers / x->L : 0.0, dense = 1.0 - moe;
+    double t = x->t, rows = x->rows, h = k->half_dim, d = x->d, rate = x->rate;
+    double f_in = in->gated_mlp ? 2.0 * x->f : x->f, gated = in->gated_mlp ? 2.0 : 1.0;
+    bool fp8 = in->precision == CORE_PREC_FP8;
+    double s = (bits & CORE_RC_CORE_ATTN) ? core_attn : 0.0;
+    double bytes = recompute_elt_bytes(in, x, bits, moe, fp8);
+
+    if ((bits & CORE_RC_MLA_UP_PROJ) && in->kv_lora_rank > 0) {
+        double n = (double)in->qk_nope_head_dim, r = (double)in->qk_rope_head_dim;
+        double v = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
+        s += gemm(rows, x->a * (n + v) / t, (double)in->kv_lora_rank, rate, h);
+        s += in->q_lora_rank > 0
+                 ? gemm(rows, x->a * (n + r) / t, (double)in->q_lora_rank, rate, h)
+                 : 0.0; /* no q latent: q is one projection from d, not an up projection */
+    }
+    if (bits & CORE_RC_MLP) {
+        s += dense *
+             (gemm(rows, f_in / t, d, rate, h) + gemm(rows, d, x->f / t, rate, h) + 0.5 * tp_f);
+        bytes += dense * (x->e * (f_in + x->f) / t + (fp8 ? 3.0 * (d + x->f / t) : 0.0));
+    }
+    if (moe > 0 && (bits & CORE_RC_MOE)) {
+        s += moe * moe_mlp_gemms(in, k, x);
+        bytes += moe * moe_mlp_bytes(in, x, fp8);
+    } else if (moe > 0 && (bits & CORE_RC_SHARED_EXPERTS) && in->shared_experts > 0) {
+        double fs = (double)in->shared_ffn_hidden, ns = (double)in->shared_experts;
+        s += moe * ns * (gemm(rows, gated * fs / t, d, rate, h) + gemm(rows, d, fs / t, rate, h));
+        bytes += moe * ns * (gated + 1.0) * fs / t * x->e;
+    }
+    return x->ls * (s + rows * bytes / hbm);
+}
+
 /* One all-to-all of one micro-batch (core_perf_ep_traffic): the NVLink and network parts run
  * at once, so the slower sets its time; the busiest rank receives `imbalance` times the mean.
  * NCCL's all-to-all posts a send and a receive per peer (ep - 1 steps of latency). With etp > 1
@@ -506,7 +617,7 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
                           const struct shape *x, double window)
 {
     double ep = at_least((double)in->ep, 1);
-    double passes = in->checkpointing == CORE_CKPT_FULL ? 6.0 : 4.0;
+    double passes = in->checkpointing == CORE_CKPT_FULL || recomputes_moe(in) ? 6.0 : 4.0;
 
     if (in->moe_layers <= 0 || ep <= 1)
         return 0.0;
@@ -515,21 +626,31 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
     return in->moe_comm_overlap ? exposed(comm, window, k->overlap) : comm;
 }
 
-/* Output layer and loss on the last stage (the pipeline runs at its pace): the logits GEMM
- * three times, and ~12 bytes per logit through HBM (write, fp32 softmax, gradient). Multi-token
- * prediction (DeepSeek-V3; Megatron-Core's --mtp-num-layers puts the modules on the last stage):
- * each module's transformer layer is one of stage_layers (layout.c counts it on the last rank);
- * here each adds its pass through the shared output layer and loss (its 2d -> d projection and
- * norms left out). */
+/* Output layer and loss on the last stage: the logits GEMM three times, and ~12 bytes per logit
+ * through HBM (write, fp32 softmax, gradient). Multi-token prediction (DeepSeek-V3;
+ * Megatron-Core's --mtp-num-layers puts the modules on the last stage): each module's
+ * transformer layer is one of the last rank's layers (layout.c); here each adds its pass through
+ * the shared output layer and loss (its 2d -> d projection and norms left out). The pipeline
+ * runs at the pace of its busiest rank (1F1B: every rank takes one micro-batch per slot), so
+ * only what the last rank's work exceeds the heaviest rank's by counts: when a split gives the
+ * last rank fewer layers (Megatron's pipeline_model_parallel_layout, the loss counted in the
+ * split, a last-stage layer count), their time (`slack`, at the per-layer cost of the pieces
+ * already in `u`) absorbs the output layer first. With an even split the last rank is the
+ * heaviest and it all counts. */
 static void last_stage(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
                        struct micro *u)
 {
     double hbm = core_gpus[in->gpu].hbm_tbps * 1e12 * k->hbm, vt = x->V / x->t;
     double logits = gemm(x->rows, vt, x->d, x->rate, k->half_dim);
     double n = 1.0 + (in->mtp_layers > 0 ? (double)in->mtp_layers : 0.0);
+    double c = 3.0 * n * logits, m = n * x->rows * vt * 12.0 / hbm;
+    double last = in->last_stage_layers > 0 ? in->last_stage_layers : x->ls;
+    double per_layer = (u->compute + u->memory + u->recompute + u->tp + u->cp + u->host) / x->ls;
+    double slack = at_least(x->ls - last, 0.0) * per_layer;
+    double share = c + m > 0.0 ? at_least(c + m - slack, 0.0) / (c + m) : 0.0;
 
-    u->compute += 3.0 * n * logits;
-    u->memory += n * x->rows * vt * 12.0 / hbm;
+    u->compute += share * c;
+    u->memory += share * m;
 }
 
 static double clamp_layers(double n, double max)
@@ -710,14 +831,13 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
 
     double ls = x->ls;
     double host_f = moe_host_forward(in, x);
-    u->host = (in->checkpointing == CORE_CKPT_FULL ? 4.0 : 3.0) * ls * host_f;
+    u->host = (in->checkpointing == CORE_CKPT_FULL || recomputes_moe(in) ? 4.0 : 3.0) * ls * host_f;
     u->fwd_compute = ls * (gemm_f + att_f);
     u->compute = 3.0 * u->fwd_compute;
     u->memory = 3.0 * ls * mem_f;
     u->tp = 3.0 * ls * tp_f;
     u->cp = 3.0 * ls * cp_f;
 
-    last_stage(in, k, x, u);
     double dq = 0.0;
     if (in->frozen_base)
         dq = frozen_micro(in, x, gemm_f, att_f, mem_f, hbm, h, u);
@@ -727,12 +847,14 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
         u->recompute = u->fwd_compute + ls * (mem_f + tp_f + cp_f) + dq;
         break;
     case CORE_CKPT_SELECTIVE:
-        u->recompute = ls * (att_f + score_mem_f);
+        u->recompute = selective_recompute(in, k, x, att_f + score_mem_f, tp_f, hbm);
         break;
     case CORE_CKPT_NONE:
     default:
         u->recompute = 0.0;
     }
+    if (!in->frozen_base) /* frozen_micro counts its own output layer */
+        last_stage(in, k, x, u);
 }
 
 static void shape_init(const struct core_perf_input *in, const struct gen *k, struct shape *x)
@@ -811,6 +933,28 @@ static void pipeline_terms(const struct core_perf_input *in, const struct gen *k
     }
 }
 
+/* The gradient reduction of ZeRO 0-2 (ZeRO 1-2: reduce-scatter plus the parameter all-gather,
+ * the same bytes as an all-reduce). The non-expert weights, N - N_e over tp pp, reduce over the
+ * dp ranks (tp cp apart). The routed experts' weights, N_e over ep etp pp, reduce over the
+ * expert data-parallel group instead (Megatron-Core's parallel_state.py: expert ranks ordered
+ * etp-ep-dp-pp, so its edp = tp cp dp / (ep etp) members sit ep etp ranks apart; the
+ * distributed optimizer keeps expert parameters in their own buffers, distributed/
+ * param_and_grad_buffer.py, reduced over that group): with ep filling a node, each member is on
+ * another node and the group has one NIC per rank. A dense model (N_e = 0) keeps one term. */
+static double zero_reduce(const struct core_perf_input *in, const struct gen *k,
+                          const struct shape *x, struct link dl)
+{
+    double ep = at_least((double)in->ep, 1), etp = etp_of(in);
+    double edp = at_least(x->t * x->c * x->dp / (ep * etp), 1);
+    double dense = (in->params - in->expert_params) / (x->t * x->p) * x->e;
+    double expert = in->expert_params / (ep * etp * x->p) * x->e;
+    double comm = all_reduce(dense, x->dp, dl);
+
+    if (expert > 0.0)
+        comm += all_reduce(expert, edp, group_link(in, k, edp, ep * etp));
+    return comm;
+}
+
 /* Data parallelism over the dp ranks (tp*cp apart). Local parameters N/(tp pp); gradients and
  * gathered weights in the 16-bit type (4 bytes for fp32 training). */
 static void dp_terms(const struct core_perf_input *in, const struct gen *k, const struct shape *x,
@@ -819,8 +963,7 @@ static void dp_terms(const struct core_perf_input *in, const struct gen *k, cons
     if (x->dp > 1) {
         struct link dl = group_link(in, k, x->dp, x->t * x->c);
         /* A MoE rank holds the non-expert weights split by tp and its experts' split by ep*etp
-         * (MoE parallel folding), and reduces the latter over the expert data-parallel group:
-         * about the same bytes per rank, counted here over dp. Scaled to the tp split below. */
+         * (MoE parallel folding). Scaled to the tp split below. */
         double etp = at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
         double held = in->params - in->expert_params +
                       in->expert_params * x->t / (at_least((double)in->ep, 1) * etp);
@@ -837,7 +980,7 @@ static void dp_terms(const struct core_perf_input *in, const struct gen *k, cons
             /* Gradients all-reduced once per step (ZeRO 0), or reduce-scattered and the new
              * weights all-gathered (ZeRO 1-2: the same bytes). Only the last micro-batch's
              * backward can hide it. */
-            comm = all_reduce(bytes, x->dp, dl);
+            comm = zero_reduce(in, k, x, dl);
             window = 2.0 * u->fwd_compute;
         }
         br->dp_comm = in->dp_comm_overlap ? exposed(comm, window, k->overlap) : comm;
@@ -873,6 +1016,39 @@ static void frozen_step(const struct core_perf_input *in, const struct gen *k,
     offload_terms(in, x, local, br);
 }
 
+/* FLOPs per token selective recompute re-runs (HFU; the modules of selective_recompute): the
+ * attention core's att / 3 with core_attn; the up projections of every MLA layer
+ * (2 a (n + v) kv_lora + 2 a (n + r) q_lora); a dense layer's MLP (2 (f_in + f) d); the shared
+ * experts (2 (gated + 1) f_s d each); the whole MoE block (2 k (gated + 1) f_e d + the router's
+ * 2 d E + the shared experts). The element-wise modules add bytes, not FLOPs. */
+static double selective_flops(const struct core_perf_input *in, const struct shape *x, double att)
+{
+    unsigned bits = recompute_bits(in);
+    double moe = in->moe_layers > 0 ? (double)in->moe_layers : 0.0, d = x->d;
+    double gated = in->gated_mlp ? 2.0 : 1.0, f = 0.0;
+    double shared = in->shared_experts > 0 ? (double)in->shared_experts * 2.0 * (gated + 1.0) *
+                                                 (double)in->shared_ffn_hidden * d
+                                           : 0.0;
+
+    if (bits & CORE_RC_CORE_ATTN)
+        f += att / 3.0;
+    if ((bits & CORE_RC_MLA_UP_PROJ) && in->kv_lora_rank > 0) {
+        double a = x->a, n = (double)in->qk_nope_head_dim, r = (double)in->qk_rope_head_dim;
+        double v = in->v_head_dim > 0 ? (double)in->v_head_dim : x->hd;
+        f += x->L * 2.0 *
+             (a * (n + v) * (double)in->kv_lora_rank + a * (n + r) * (double)in->q_lora_rank);
+    }
+    if (bits & CORE_RC_MLP)
+        f += (x->L - moe) * 2.0 * (gated + 1.0) * x->f * d;
+    if (moe > 0 && (bits & CORE_RC_MOE))
+        f += moe * (2.0 * at_least((double)in->experts_per_token, 1) * (gated + 1.0) *
+                        (double)in->moe_ffn_hidden * d +
+                    2.0 * d * (double)in->experts + shared);
+    else if (moe > 0 && (bits & CORE_RC_SHARED_EXPERTS))
+        f += moe * shared;
+    return f;
+}
+
 /* MFU, HFU and throughput of a step of `step` seconds; the expected error of the generation, or
  * of MoE layouts (core/validation.c). */
 static void step_rates(const struct core_perf_input *in, const struct shape *x, double step,
@@ -886,7 +1062,7 @@ static void step_rates(const struct core_perf_input *in, const struct shape *x, 
     if (in->frozen_base) /* input gradients only, plus the adapters' 6 per parameter */
         model = 4.0 * in->base_params + 6.0 * in->adapter_flops_params + att;
     double rec = in->checkpointing == CORE_CKPT_FULL        ? 2.0 * in->active_params + att / 3.0
-                 : in->checkpointing == CORE_CKPT_SELECTIVE ? att / 3.0
+                 : in->checkpointing == CORE_CKPT_SELECTIVE ? selective_flops(in, x, att)
                                                             : 0.0;
     out->tokens_per_second_per_gpu = tokens / step / g;
     out->model_tflops_per_gpu = out->tokens_per_second_per_gpu * model / 1e12;

@@ -62,6 +62,9 @@ struct core_perf_input {
      * layers, moe_layers route each token to experts_per_token of `experts` experts of width
      * moe_ffn_hidden, split over ep ranks, plus shared_experts of width shared_ffn_hidden. */
     int64_t experts, experts_per_token, moe_ffn_hidden, shared_experts, shared_ffn_hidden;
+    /* Group-limited routing: each token's experts come from router_group_topk of
+     * router_groups equal groups of consecutive experts (0 = no groups; perf_moe.c). */
+    int64_t router_groups, router_group_topk;
     int64_t moe_layers, ep;
     double expert_params; /* the routed experts' weights within params (ep divides them) */
     /* Expert layout and time (docs/model.md, "Mixture of experts"): etp is the experts' own
@@ -75,6 +78,10 @@ struct core_perf_input {
     /* Per-layer CUDA graphs (enum core_cuda_graph_module bits, the API's cuda_graph_modules):
      * the captured modules' host time is replayed from the graph, not launched (perf.c). */
     unsigned cuda_graph_modules;
+    /* Selective recompute's modules (enum core_recompute_module bits, the API's
+     * recompute_modules; Megatron-Core's --recompute-modules): what checkpointing selective
+     * re-runs in the backward (perf.c selective_recompute); 0 = core_attn, the default. */
+    unsigned recompute_modules;
     /* Multi-latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 prices the attention GEMMs as
      * the MLA projections (q down/up, kv down/up, output) instead of Q, K, V and O. */
     int64_t q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
@@ -88,6 +95,9 @@ struct core_perf_input {
     /* Pipeline split (core/layout.c): the layers of the heaviest pipeline rank, which sets the
      * pipeline's pace; 0 = an even split, layers / pp. */
     double stage_layers;
+    /* ... and the last rank's (its MTP layers included), which also runs the output layer and
+     * the loss; 0 = stage_layers (the last rank is the heaviest, as with an even split). */
+    double last_stage_layers;
     /* Fine-tuning with adapters (core/adapters.c; all 0 for full training): the frozen base's
      * backward computes only input gradients; the adapters on the wrapped linears of a layer
      * (their input widths summing to lora_in, output widths to lora_out, rank lora_rank) add

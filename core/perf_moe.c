@@ -43,6 +43,27 @@ static double etp_of(const struct core_perf_input *in)
     return at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
 }
 
+/* Probability that one token's k experts include any of `held` consecutive experts (a GPU's or
+ * a node's, starting on a multiple of `held`). Without groups: 1 - C(E - held, k) / C(E, k).
+ * With group-limited routing (Megatron-Core moe_utils.py group_limited_topk: the token takes the
+ * top group_topk of G groups by the sum of each group's top k / group_topk scores, then its top k
+ * inside them) and the force-balanced tables' random scores, the chosen groups are a uniform
+ * group_topk-subset and each gives about k / group_topk experts, uniform within it: `held`
+ * whole groups (held a multiple of E / G) are hit when one of them is chosen,
+ * 1 - C(G - held G / E, group_topk) / C(G, group_topk); `held` experts inside one group when
+ * that group is chosen and one of its k / group_topk picks lands on them. */
+static double hit(const struct core_perf_input *in, double E, double held, double k)
+{
+    double G = (double)in->router_groups, gk = (double)in->router_group_topk;
+
+    if (G <= 1 || gk <= 0 || gk >= G || fmod(E, G) != 0)
+        return 1.0 - miss_all(E, held, k);
+    double size = E / G, per = floor(k / gk) > 1 ? floor(k / gk) : 1;
+    if (held >= size)
+        return 1.0 - miss_all(G, floor(held / size), gk);
+    return gk / G * (1.0 - miss_all(size, held, per));
+}
+
 double core_perf_expert_tokens(const struct core_perf_input *in)
 {
     double t = at_least((double)in->tp, 1), c = at_least((double)in->cp, 1);
@@ -84,8 +105,8 @@ void core_perf_ep_traffic(const struct core_perf_input *in, struct core_ep_traff
      * local index, which forwards it over NVLink to each local GPU holding one (E / ep each);
      * inside a node it goes once to each GPU holding one. A GPU sends its own tokens to its
      * in_node - 1 peers and forwards the tokens of the nodes - 1 other nodes to them. */
-    double hit_node = 1.0 - miss_all(E, E * out->in_node / ep, k);
-    double hit_gpu = 1.0 - miss_all(E, E / ep, k);
+    double hit_node = hit(in, E, E * out->in_node / ep, k);
+    double hit_gpu = hit(in, E, E / ep, k);
     out->local = token * hit_gpu;
     out->network = token * (out->nodes - 1.0) * hit_node;
     out->nvlink = token * out->nodes * (out->in_node - 1.0) * hit_gpu;

@@ -40,7 +40,7 @@ const struct core_validation core_perf_validation[CORE_GEN_COUNT] = {
  * (perf.c). The write-up's intermediate steps (not rows of the file) set perf.c's CG_* host
  * shares; its three rows' own figures informed nothing. */
 const struct core_validation core_perf_moe_validation = {
-    .expected_error = 0.153,
+    .expected_error = 0.146,
     .unseen_runs = 10,
     .tuning_runs = 6,
     .unseen = "MB-2511, MLM-BLOG, MB-26041-KIMI-GB300",

@@ -295,6 +295,26 @@ START_TEST(moe_layer_rules)
                   "\"first_k_dense_replace\":1,\"moe_layer_freq\":2,\"num_experts_per_tok\":6}",
                   NULL);
     ASSERT_I64(c.moe_layers, 2);
+    /* DeepseekV3Config's routing groups: n_group 8, topk_group 4 by default, as given; V2's
+     * plain "greedy" top-k ignores them; one group is no limit. */
+    counts_of("{\"model_type\":\"deepseek_v3\",\"num_hidden_layers\":4}", &a);
+    ASSERT_I64(a.router_groups, 8);
+    ASSERT_I64(a.router_group_topk, 4);
+    counts_of("{\"model_type\":\"deepseek_v2\",\"num_hidden_layers\":4,\"num_experts_per_tok\":6,"
+              "\"topk_method\":\"greedy\",\"n_group\":8,\"topk_group\":3}",
+              &a);
+    ASSERT_I64(a.router_groups, 0);
+    counts_of("{\"model_type\":\"deepseek_v2\",\"num_hidden_layers\":4,\"num_experts_per_tok\":6,"
+              "\"topk_method\":\"group_limited_greedy\",\"n_group\":8,\"topk_group\":3}",
+              &a);
+    ASSERT_I64(a.router_groups, 8);
+    ASSERT_I64(a.router_group_topk, 3);
+    counts_of("{\"model_type\":\"deepseek_v3\",\"num_hidden_layers\":4,\"n_group\":1,"
+              "\"topk_group\":1}",
+              &a);
+    ASSERT_I64(a.router_groups, 0);
+    counts_of("{\"model_type\":\"qwen2_moe\",\"num_hidden_layers\":7,\"decoder_sparse_step\":3}",
+              &a);
     a.experts_per_token = a.experts + 1;
     ck_assert(!core_arch_count(&a, &c));
     ASSERT_I64(core_arch_params(&a), -1);
@@ -385,6 +405,9 @@ START_TEST(moe_presets_are_their_configs)
     ASSERT_I64(got.moe_layers, want.moe_layers);
     ck_assert(core_arch_attention_width(&from_config) ==
               core_arch_attention_width(&core_presets[idx].arch));
+    /* The routing groups too (deepseek-v3: n_group 8, topk_group 4; the others none). */
+    ASSERT_I64(from_config.router_groups, core_presets[idx].arch.router_groups);
+    ASSERT_I64(from_config.router_group_topk, core_presets[idx].arch.router_group_topk);
     /* Totals within 1 % of the published figure, as for every preset (test_core_papers).
      * Active counts: memwall counts the input embedding (Mistral's convention for Mixtral's
      * 12.9B); DeepSeek leaves it out (V2-Lite: 2.66B with it, 2.45B without, published 2.4B).

@@ -226,6 +226,14 @@ struct core_adapter_peak {
     double casts;                     /* autocast copies alive through the forward */
 };
 bool core_adapters_peak_state(const struct core_resolved *r, struct core_adapter_peak *o);
+/* The dtypes a wrapped linear's adapter tensors take (bytes per element; adapters.c
+ * adapter_dtypes): x its input, a the adapter's GEMMs, res the base output, sum after the add;
+ * PEFT's cast of x to the adapters' dtype, the sum's cast back, bnb's defensive clone. */
+struct core_adapter_dtypes {
+    int x, a, res, sum;
+    bool cast_in, cast_back, clone;
+};
+void core_adapters_dtypes(const struct core_resolved *r, struct core_adapter_dtypes *o);
 struct core_perf_input;
 void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *in);
 /* Advice that knows adapters: an NF4 base when the weights do not fit, a smaller rank when the

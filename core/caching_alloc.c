@@ -1,8 +1,8 @@
 /*
- * serve_alloc.c - the caching allocator's reserved memory over a replayed pass (serve_alloc.h
+ * caching_alloc.c - the caching allocator's reserved memory over a replayed pass (caching_alloc.h
  * states the rules and the PyTorch file they are read from).
  */
-#include "serve_alloc.h"
+#include "caching_alloc.h"
 
 #include <string.h>
 

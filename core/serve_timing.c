@@ -93,7 +93,11 @@ void core_serve_time_input_of(const struct core_serve_result *r, struct core_ser
     out->linear_bytes_per_weight = linear_bytes_per_weight(q, dtype);
     /* The embedding table is split over tp (vocab-parallel) and held by the first stage. */
     out->embedding_bytes = (double)c.embedding * dtype / tp;
-    out->expert_bytes = (double)c.experts * linear_bytes_per_weight(q, dtype) / (tp * ep * pp);
+    /* The routed experts as the rank holds them (core_serve_weight_bytes): split over max(tp,
+     * ep) ranks, whole experts under expert parallelism (vLLM's and SGLang's EP group is the
+     * tp x dp ranks, so ep = tp at dp 1), slices under tensor parallelism, then over the stages. */
+    out->expert_bytes =
+        (double)c.experts * linear_bytes_per_weight(q, dtype) / ((ep > tp ? ep : tp) * pp);
     if (out->embedding_bytes + out->expert_bytes > out->weight_bytes)
         out->expert_bytes = out->weight_bytes > out->embedding_bytes
                                 ? out->weight_bytes - out->embedding_bytes

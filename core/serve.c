@@ -178,7 +178,12 @@ static void check_parallel(const struct core_arch *a, const struct core_serve_re
     if (s->pp > a->layers)
         core_problem_add(p, "pp", "pp = %lld exceeds the %lld layers", (long long)s->pp,
                          (long long)a->layers);
-    if (s->ep > 1 && (a->experts == 0 || a->experts % s->ep != 0))
+    if (s->ep > 1 && a->experts == 0)
+        core_problem_add(p, "ep",
+                         "ep = %lld: the model is dense (no routed experts to split); expert "
+                         "parallelism needs a mixture-of-experts model",
+                         (long long)s->ep);
+    else if (s->ep > 1 && a->experts % s->ep != 0)
         core_problem_add(p, "ep", "ep = %lld must divide the model's %lld routed experts",
                          (long long)s->ep, (long long)a->experts);
     if (s->ep > s->gpus)
@@ -537,5 +542,7 @@ enum core_status core_serve_resolve(const struct core_serve_input *in,
     check_formats(in, &out->model, p);
     check_block_size(in, p);
     check_engine_version(in, p);
+    if (p->count == 0)
+        core_serve_check_rules(in, &out->model, &out->resolved, p);
     return p->count > 0 ? CORE_EINVAL : CORE_OK;
 }

@@ -182,6 +182,10 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
         int64_t u = core_serve_usable_bytes((int)g);
         if (core_gpus[g].generation == CORE_GEN_TPU) /* the engines modelled run on GPUs */
             continue;
+        /* Only a part that runs the model's dtype and the weight format (else a 422 there). */
+        if (!core_serve_gpu_runs((int)g, r->model.precision, in->base.peak_tflops > 0, s.engine,
+                                 s.quantization))
+            continue;
         if (u > r->per_gpu.capacity && (best < 0 || u < core_serve_usable_bytes(best)) &&
             serves_with(a, in, r, &s, (int)g))
             best = (int)g;

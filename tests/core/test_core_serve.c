@@ -196,6 +196,7 @@ START_TEST(vllm_eager_profile_keeps_gate_up)
     in.base.preset = core_preset_find("llama2-7b");
     in.max_num_batched_tokens = 2048;
     in.max_num_seqs = 256;
+    in.max_model_len = 2048; /* V0 without chunked prefill refuses 2048 tokens below 4096 */
     in.engine = CORE_ENGINE_VLLM_V0;
     ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
     ASSERT_I64(r.per_gpu.activations, INT64_C(398589952));

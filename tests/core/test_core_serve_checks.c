@@ -69,12 +69,209 @@ START_TEST(expert_parallel_decode_reads_the_touched_experts)
 }
 END_TEST
 
+/* The advice's larger GPU must be one the model runs on (qa3 "Found" 3): the V100 has no bf16
+ * tensor cores (its catalog bf16 peak is 0, and evaluate.c refuses the dtype), so a bf16 model
+ * re-posted on it is a 422. Mistral NeMo 12B GPTQ on the 24 GB parts (A10G, L4, RTX 3090) and
+ * gpt-oss-20b FP8 under TensorRT-LLM on an RTX 4090 were advised `v100-sxm-32gb`. Whatever
+ * larger_gpu names now, re-posted, is accepted and serves. */
+START_TEST(larger_gpu_runs_the_model)
+{
+    static const struct {
+        const char *model, *gpu;
+        enum core_quant q;
+        enum core_engine e;
+    } cases[] = {
+        {"mistral-nemo-12b", "a10g", CORE_QUANT_GPTQ, CORE_ENGINE_VLLM},
+        {"mistral-nemo-12b", "l4", CORE_QUANT_GPTQ, CORE_ENGINE_VLLM},
+        {"mistral-nemo-12b", "rtx-3090", CORE_QUANT_GPTQ, CORE_ENGINE_VLLM},
+        {"gpt-oss-20b", "rtx-4090", CORE_QUANT_FP8, CORE_ENGINE_TRTLLM},
+    };
+    int larger = 0;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find(cases[i].model);
+        in.base.gpu = core_gpu_find(cases[i].gpu);
+        in.quantization = cases[i].q;
+        in.engine = cases[i].e;
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+        for (int k = 0; k < r.advice_count; k++) {
+            if (strcmp(r.advice[k].code, "larger_gpu") != 0)
+                continue;
+            const char *id = r.advice[k].changes[0].string_value;
+            struct core_serve_result again;
+            struct core_problems q = {0};
+
+            larger++;
+            ck_assert_str_ne(id, "v100-sxm-32gb");
+            in.base.gpu = core_gpu_find(id);
+            ck_assert_msg(core_serve(&in, &again, &q) == CORE_OK, "%s on %s: %s", cases[i].model,
+                          id, q.count > 0 ? q.items[0].message : "");
+            ck_assert(again.fits);
+        }
+    }
+    ck_assert_int_ge(larger, 1);
+}
+END_TEST
+
+/* The weight formats' minimum compute capability (vLLM get_min_capability): fp8.py Fp8Config
+ * 80, awq.py AWQConfig 75. The V100 is sm 7.0, the T4 sm 7.5, the A100 sm 8.0. Llama 3 8B in
+ * fp16 (the V100 and T4 have fp16 tensor cores): fp8 on the V100 and the T4 and AWQ on the
+ * V100 are refused naming quantization; AWQ on the T4 and fp8 on the A100 (FP8 Marlin) load. */
+START_TEST(formats_need_their_compute_capability)
+{
+    static const struct {
+        const char *gpu;
+        enum core_quant q;
+        bool ok;
+    } cases[] = {
+        {"v100-sxm-32gb", CORE_QUANT_FP8, false}, {"t4", CORE_QUANT_FP8, false},
+        {"v100-sxm-32gb", CORE_QUANT_AWQ, false}, {"t4", CORE_QUANT_AWQ, true},
+        {"a100-sxm-80gb", CORE_QUANT_FP8, true},  {"v100-sxm-32gb", CORE_QUANT_GPTQ, true},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find("llama3-8b");
+        in.base.precision = CORE_PREC_FP16;
+        in.base.gpu = core_gpu_find(cases[i].gpu);
+        in.quantization = cases[i].q;
+        in.max_model_len = 4096;
+        if (cases[i].ok) {
+            ck_assert_msg(core_serve(&in, &r, &p) == CORE_OK, "%s %s: %s", cases[i].gpu,
+                          core_quant_names[cases[i].q], p.count ? p.items[0].message : "");
+        } else {
+            ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+            ck_assert_str_eq(p.items[0].field, "quantization");
+        }
+    }
+}
+END_TEST
+
+/* AWQ / GPTQ per tensor-parallel rank (vLLM awq.py, gptq.py create_weights;
+ * marlin_utils.py verify_marlin_supports_shape): input_size_per_partition % group_size == 0.
+ * Qwen2.5-72B's down_proj takes f = 29,568 inputs, split over tp: 29,568 / 128 = 231 groups at
+ * tp 1; tp 2: 14,784 = 115.5 x 128; tp 4: 7,392 = 57.75 x 128; tp 8: 3,696 = 28.875 x 128: all
+ * refused, naming tp. Qwen's own AWQ checkpoints pad f to 29,696 (= 232 x 128; / 8 = 3,712 =
+ * 29 x 128), which loads at tp 8. Llama 3.1 70B: 28,672 / 8 = 3,584 = 28 x 128, accepted. A
+ * group of 100 does not divide d = 8,192 even at tp 1 (q, k, v take d inputs): refused naming
+ * quant_group_size. */
+START_TEST(awq_groups_per_tensor_parallel_rank)
+{
+    static const struct {
+        const char *model;
+        int64_t tp, ffn, group;
+        const char *field; /* NULL: accepted */
+    } cases[] = {
+        {"qwen2.5-72b", 8, 0, 0, "tp"},
+        {"qwen2.5-72b", 4, 0, 0, "tp"},
+        {"qwen2.5-72b", 2, 0, 0, "tp"},
+        {"qwen2.5-72b", 1, 0, 0, NULL},
+        {"qwen2.5-72b", 8, 29696, 0, NULL},
+        {"llama3.1-70b", 8, 0, 0, NULL},
+        {"llama3.1-70b", 1, 0, 100, "quant_group_size"},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int q = 0; q < 2; q++) {
+            struct core_serve_input in;
+            struct core_serve_result r;
+            struct core_problems p = {0};
+
+            core_serve_input_init(&in);
+            in.base.preset = core_preset_find(cases[i].model);
+            in.base.tp = cases[i].tp;
+            in.base.ffn_hidden = cases[i].ffn;
+            in.quant_group_size = cases[i].group;
+            in.quantization = q == 0 ? CORE_QUANT_AWQ : CORE_QUANT_GPTQ;
+            in.max_model_len = 4096;
+            if (cases[i].field == NULL) {
+                ck_assert_msg(core_serve(&in, &r, &p) == CORE_OK, "%s tp %lld: %s", cases[i].model,
+                              (long long)cases[i].tp, p.count ? p.items[0].message : "");
+            } else {
+                ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+                ck_assert_str_eq(p.items[0].field, cases[i].field);
+            }
+        }
+    }
+}
+END_TEST
+
+/* vLLM's SchedulerConfig (vllm/config/scheduler.py): max_num_batched_tokens >= max_num_seqs, and
+ * without chunked prefill >= max_model_len. On an H100 (>= 70 GiB) V1's max_num_seqs is 1024:
+ * 1 and 1023 tokens are refused, 1024 accepted (V1 chunks its prefill, so 1024 < 8192 is fine).
+ * V0 at max_model_len 8192 (no chunked prefill up to 32k): 4096 tokens refused; at 40,000 (V0
+ * chunks above 32k) 4096 accepted. Llama 3 8B. */
+START_TEST(vllm_scheduler_rule)
+{
+    static const struct {
+        enum core_engine e;
+        int64_t tokens, len;
+        bool ok;
+    } cases[] = {
+        {CORE_ENGINE_VLLM, 1, 8192, false},       {CORE_ENGINE_VLLM, 1023, 8192, false},
+        {CORE_ENGINE_VLLM, 1024, 8192, true},     {CORE_ENGINE_VLLM_V0, 4096, 8192, false},
+        {CORE_ENGINE_VLLM_V0, 4096, 40000, true},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find("llama3.1-8b");
+        in.engine = cases[i].e;
+        in.max_num_batched_tokens = cases[i].tokens;
+        in.max_model_len = cases[i].len;
+        if (cases[i].ok) {
+            ck_assert_msg(core_serve(&in, &r, &p) == CORE_OK, "%lld: %s",
+                          (long long)cases[i].tokens, p.count ? p.items[0].message : "");
+        } else {
+            ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+            ck_assert_str_eq(p.items[0].field, "max_num_batched_tokens");
+        }
+    }
+}
+END_TEST
+
+/* ep on a dense model says so (not "must divide the model's 0 routed experts"). */
+START_TEST(ep_on_a_dense_model)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.base.tp = 2;
+    in.base.ep = 2;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "ep");
+    ck_assert(strstr(p.items[0].message, "dense") != NULL);
+    ck_assert(strstr(p.items[0].message, "0 routed") == NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve_checks");
     TCase *t = tcase_create("serve_checks");
 
     tcase_add_test(t, expert_parallel_decode_reads_the_touched_experts);
+    tcase_add_test(t, larger_gpu_runs_the_model);
+    tcase_add_test(t, formats_need_their_compute_capability);
+    tcase_add_test(t, awq_groups_per_tensor_parallel_rank);
+    tcase_add_test(t, vllm_scheduler_rule);
+    tcase_add_test(t, ep_on_a_dense_model);
     suite_add_tcase(s, t);
     return s;
 }

@@ -1,0 +1,169 @@
+/*
+ * serve_checks.c - the engines' own refusals that core_serve() reproduces as a 422 (serve.h),
+ * beyond the heads and the formats (serve.c): whether the GPU runs the model's dtype and weight
+ * format, the quantized kernels' shape rule per tensor-parallel rank, and vLLM's scheduler rule.
+ * docs/serving.md ("Checks") has the rules and their sources.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+#include "serve.h"
+#include "serve_internal.h"
+#include "serve_trace.h"
+
+/* The CUDA compute capability of an NVIDIA row, read off the catalog's generation (sm 70
+ * Volta, sm 75 Turing - the T4, the one Volta-generation row with INT8 tensor cores - sm 80 and
+ * 86 Ampere, sm 89 Ada, sm 90 Hopper, sm 100 Blackwell); 0 for AMD and TPU rows, whose kernels
+ * these capability rules do not describe. */
+static int capability(int gpu)
+{
+    const struct core_gpu *g = &core_gpus[gpu];
+
+    switch (g->generation) {
+    case CORE_GEN_VOLTA:
+        return g->int8_tops > 0 ? 75 : 70;
+    case CORE_GEN_AMPERE:
+        return 80;
+    case CORE_GEN_ADA:
+        return 89;
+    case CORE_GEN_HOPPER:
+        return 90;
+    case CORE_GEN_BLACKWELL:
+        return 100;
+    case CORE_GEN_CDNA3:
+    case CORE_GEN_TPU:
+        break;
+    }
+    return 0;
+}
+
+/* The smallest compute capability whose kernels load format q under engine e (0: no rule):
+ * vLLM's QuantizationConfig.get_min_capability - fp8.py Fp8Config 80 (FP8 Marlin below sm 89),
+ * awq.py AWQConfig 75 ("The AWQ kernel only supports Turing or newer GPUs"); SGLang loads the
+ * same configs; TensorRT-LLM's FP8 GEMMs need FP8 tensor cores (sm 89). */
+static int min_capability(enum core_engine e, enum core_quant q)
+{
+    if (q == CORE_QUANT_FP8)
+        return e == CORE_ENGINE_TRTLLM ? 89 : e == CORE_ENGINE_LLAMACPP ? 0 : 80;
+    if (q == CORE_QUANT_AWQ && e != CORE_ENGINE_LLAMACPP)
+        return 75;
+    return 0;
+}
+
+bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given,
+                         enum core_engine e, enum core_quant q)
+{
+    int cc = capability(gpu), need = min_capability(e, q);
+
+    if (!peak_given && core_catalog_peak_tflops(gpu, precision) <= 0)
+        return false; /* evaluate.c's rule: the catalog has no peak for the dtype */
+    return cc == 0 || need == 0 || cc >= need;
+}
+
+static void check_gpu(const struct core_serve_input *in, const struct core_resolved *m,
+                      struct core_problems *p)
+{
+    int cc = capability(m->gpu), need = min_capability(in->engine, in->quantization);
+
+    if (cc > 0 && need > 0 && cc < need)
+        core_problem_add(p, "quantization",
+                         "%s weights need compute capability %d.%d under %s "
+                         "(get_min_capability of its quantization config); %s is %d.%d",
+                         core_quant_names[in->quantization], need / 10, need % 10,
+                         core_engine_names[in->engine], core_gpus[m->gpu].id, cc / 10, cc % 10);
+}
+
+/* One linear layer of a rank as vLLM's create_weights sees it. */
+struct rank_linear {
+    const char *name;
+    int64_t in, out, tp_in; /* input size, output size, and the divisor of the input (row) */
+};
+
+/*
+ * AWQ and GPTQ per tensor-parallel rank (vLLM, SGLang): awq.py and gptq.py create_weights raise
+ * when input_size_per_partition % group_size != 0 or output_size_per_partition % pack_factor
+ * != 0 (8 4-bit codes per int32), and the Marlin kernels they run on sm >= 80
+ * (marlin_utils.py verify_marlin_supports_shape) ask the same of the group. Column-parallel
+ * layers (q, k, v, gate, up) keep every input channel and split the output; row-parallel ones
+ * (o, down) split the input over tp. The routed experts (fused MoE kernels) are not checked.
+ */
+static void check_group_shapes(const struct core_arch *a, const struct core_serve_resolved *s,
+                               struct core_problems *p)
+{
+    int64_t tp = s->tp, g = s->quant_group_size, kv = core_serve_kv_heads_per_rank(a->kv_heads, tp);
+    struct rank_linear l[4];
+    int n = 0;
+
+    if ((s->quantization != CORE_QUANT_AWQ && s->quantization != CORE_QUANT_GPTQ) || g <= 0 ||
+        s->engine == CORE_ENGINE_TRTLLM || s->engine == CORE_ENGINE_LLAMACPP)
+        return;
+    if (a->kv_lora_rank == 0) {
+        l[n++] =
+            (struct rank_linear){"qkv_proj", a->hidden, (a->heads / tp + 2 * kv) * a->head_dim, 1};
+        l[n++] = (struct rank_linear){"o_proj", a->heads * a->head_dim, a->hidden, tp};
+    }
+    if (core_arch_moe_layers(a) < a->layers) {
+        l[n++] = (struct rank_linear){"gate_up_proj", a->hidden,
+                                      (a->gated_mlp ? 2 : 1) * a->ffn_hidden / tp, 1};
+        l[n++] = (struct rank_linear){"down_proj", a->ffn_hidden, a->hidden, tp};
+    }
+    for (int i = 0; i < n; i++) {
+        int64_t in = l[i].in / l[i].tp_in;
+
+        if (in % g != 0) {
+            core_problem_add(p, l[i].in % g == 0 ? "tp" : "quant_group_size",
+                             "%s at tp %lld: %s has %lld input channels per rank, not a multiple "
+                             "of the group size %lld (vLLM %s.py create_weights: "
+                             "input_size_per_partition %% group_size)",
+                             core_quant_names[s->quantization], (long long)tp, l[i].name,
+                             (long long)in, (long long)g, core_quant_names[s->quantization]);
+            return;
+        }
+        if (l[i].out % 8 != 0) {
+            core_problem_add(p, "tp",
+                             "%s at tp %lld: %s has %lld output channels per rank, not a "
+                             "multiple of the 8 4-bit codes packed per int32 (vLLM %s.py "
+                             "create_weights: output_size_per_partition %% pack_factor)",
+                             core_quant_names[s->quantization], (long long)tp, l[i].name,
+                             (long long)l[i].out, core_quant_names[s->quantization]);
+            return;
+        }
+    }
+}
+
+/*
+ * vLLM's scheduler rule (vllm/config/scheduler.py, SchedulerConfig.verify_max_model_len in the
+ * 0.10-0.11 releases, _verify_args before, the same two checks since v0.2): max_num_batched_tokens
+ * >= max_num_seqs (every scheduled sequence gets a token per step), and without chunked prefill
+ * >= max_model_len (a prompt is prefilled in one step). V1 always chunks its prefill; V0 chunks
+ * only above 32k (arg_utils.py) and the vllm_0.2 / vllm_0.4 releases modelled here never did.
+ */
+static void check_scheduler(const struct core_serve_input *in, const struct core_serve_resolved *s,
+                            struct core_problems *p)
+{
+    const char *field = in->max_num_batched_tokens > 0 ? "max_num_batched_tokens" : "max_num_seqs";
+    bool chunked =
+        s->engine == CORE_ENGINE_VLLM ||
+        (!core_serve_releases[s->engine_version].prefill_whole && s->max_model_len > 32768);
+
+    if (s->engine != CORE_ENGINE_VLLM && s->engine != CORE_ENGINE_VLLM_V0)
+        return;
+    if (s->max_num_batched_tokens < s->max_num_seqs)
+        core_problem_add(p, field,
+                         "max_num_batched_tokens %lld is below max_num_seqs %lld: vLLM refuses it "
+                         "(vllm/config/scheduler.py, SchedulerConfig)",
+                         (long long)s->max_num_batched_tokens, (long long)s->max_num_seqs);
+    else if (!chunked && s->max_num_batched_tokens < s->max_model_len)
+        core_problem_add(p, in->max_num_batched_tokens > 0 ? field : "max_model_len",
+                         "max_num_batched_tokens %lld is below max_model_len %lld without chunked "
+                         "prefill: vLLM refuses it (vllm/config/scheduler.py, SchedulerConfig)",
+                         (long long)s->max_num_batched_tokens, (long long)s->max_model_len);
+}
+
+void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,
+                            const struct core_serve_resolved *s, struct core_problems *p)
+{
+    check_gpu(in, m, p);
+    check_group_shapes(&m->shape.arch, s, p);
+    check_scheduler(in, s, p);
+}

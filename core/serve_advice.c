@@ -61,9 +61,16 @@ static bool serves_with(const struct core_arch *a, const struct core_serve_input
 {
     struct core_serve_result trial;
 
+    struct core_problems refused = {0};
+
     trial.model = r->model;
     trial.model.gpu = gpu;
     core_serve_engine_defaults(in, gpu, s);
+    /* A change the engine would refuse (serve_checks.c) is no advice. */
+    core_serve_check_rules(in, &trial.model, s, &refused);
+    if (refused.count > 0 || !core_serve_gpu_runs(gpu, r->model.precision, in->base.peak_tflops > 0,
+                                                  s->engine, s->quantization))
+        return false;
     return core_serve_size_replica(a, gpu, &in->base, s, &trial) && trial.fits;
 }
 
@@ -182,10 +189,7 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
         int64_t u = core_serve_usable_bytes((int)g);
         if (core_gpus[g].generation == CORE_GEN_TPU) /* the engines modelled run on GPUs */
             continue;
-        /* Only a part that runs the model's dtype and the weight format (else a 422 there). */
-        if (!core_serve_gpu_runs((int)g, r->model.precision, in->base.peak_tflops > 0, s.engine,
-                                 s.quantization))
-            continue;
+        /* serves_with: only a part that runs the dtype and the format (else a 422 there) */
         if (u > r->per_gpu.capacity && (best < 0 || u < core_serve_usable_bytes(best)) &&
             serves_with(a, in, r, &s, (int)g))
             best = (int)g;

@@ -60,17 +60,16 @@ bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given
     return cc == 0 || need == 0 || cc >= need;
 }
 
-static void check_gpu(const struct core_serve_input *in, const struct core_resolved *m,
-                      struct core_problems *p)
+static void check_gpu(const struct core_serve_resolved *s, int gpu, struct core_problems *p)
 {
-    int cc = capability(m->gpu), need = min_capability(in->engine, in->quantization);
+    int cc = capability(gpu), need = min_capability(s->engine, s->quantization);
 
     if (cc > 0 && need > 0 && cc < need)
         core_problem_add(p, "quantization",
                          "%s weights need compute capability %d.%d under %s "
                          "(get_min_capability of its quantization config); %s is %d.%d",
-                         core_quant_names[in->quantization], need / 10, need % 10,
-                         core_engine_names[in->engine], core_gpus[m->gpu].id, cc / 10, cc % 10);
+                         core_quant_names[s->quantization], need / 10, need % 10,
+                         core_engine_names[s->engine], core_gpus[gpu].id, cc / 10, cc % 10);
 }
 
 /* One linear layer of a rank as vLLM's create_weights sees it. */
@@ -163,7 +162,7 @@ static void check_scheduler(const struct core_serve_input *in, const struct core
 void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,
                             const struct core_serve_resolved *s, struct core_problems *p)
 {
-    check_gpu(in, m, p);
+    check_gpu(s, m->gpu, p);
     check_group_shapes(&m->shape.arch, s, p);
     check_scheduler(in, s, p);
 }

@@ -261,6 +261,88 @@ START_TEST(ep_on_a_dense_model)
 }
 END_TEST
 
+/* Apply one advice's changes to a serving request (the inputs serve_advice.c changes). */
+static void apply_advice(const struct core_note *n, struct core_serve_input *in)
+{
+    for (int i = 0; i < n->change_count; i++) {
+        const struct core_change *c = &n->changes[i];
+
+        if (strcmp(c->input, "max_model_len") == 0)
+            in->max_model_len = c->int_value;
+        else if (strcmp(c->input, "input_len") == 0)
+            in->input_len = c->int_value;
+        else if (strcmp(c->input, "tp") == 0)
+            in->base.tp = c->int_value;
+        else if (strcmp(c->input, "gpus") == 0)
+            in->base.gpus = c->int_value;
+        else if (strcmp(c->input, "gpu") == 0)
+            in->base.gpu = core_gpu_find(c->string_value);
+        else if (strcmp(c->input, "kv_cache_dtype") == 0)
+            in->kv_cache_dtype = CORE_KV_FP8;
+        else if (strcmp(c->input, "quantization") == 0)
+            in->quantization =
+                strcmp(c->string_value, "fp8") == 0 ? CORE_QUANT_FP8 : CORE_QUANT_AWQ;
+        else if (strcmp(c->input, "gpu_memory_utilization") == 0)
+            in->gpu_memory_utilization = c->real_value;
+        else if (strcmp(c->input, "enforce_eager") == 0)
+            in->enforce_eager = c->bool_value;
+        else
+            ck_abort_msg("advice changes %s", c->input);
+    }
+}
+
+/* Every advice, taken, is accepted (no 422) and serves. Qwen2.5-72B AWQ on one L40S (48 GB; about
+ * 41 GB of 4-bit weights) does not serve at its 32k context; tp 2 and 4 would hold it, but vLLM
+ * refuses AWQ there (awq_groups_per_tensor_parallel_rank: 14,784 and 7,392 down_proj inputs are
+ * not multiples of 128), so no more_tensor_parallel is advised. Llama 3.1 8B fp16 on a V100 at
+ * 131,072 tokens: fp8 weights (sm 8.0) are not advised there. */
+START_TEST(every_serving_advice_is_accepted)
+{
+    static const struct {
+        const char *model, *gpu;
+        enum core_quant q;
+        enum core_precision prec;
+        int64_t len;
+    } cases[] = {
+        {"qwen2.5-72b", "l40s", CORE_QUANT_AWQ, CORE_PREC_BF16, 32768},
+        {"llama3.1-8b", "v100-sxm-32gb", CORE_QUANT_NONE, CORE_PREC_FP16, 131072},
+        {"llama3.1-70b", "rtx-4090", CORE_QUANT_AWQ, CORE_PREC_BF16, 8192},
+        {"mistral-nemo-12b", "a10g", CORE_QUANT_GPTQ, CORE_PREC_BF16, 0},
+    };
+    int taken = 0;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find(cases[i].model);
+        in.base.gpu = core_gpu_find(cases[i].gpu);
+        in.base.precision = cases[i].prec;
+        in.quantization = cases[i].q;
+        in.max_model_len = cases[i].len;
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+        ck_assert_msg(!r.fits, "%s on %s serves", cases[i].model, cases[i].gpu);
+        for (int k = 0; k < r.advice_count; k++) {
+            struct core_serve_input again = in;
+            struct core_serve_result r2;
+            struct core_problems q = {0};
+
+            if (i == 0)
+                ck_assert_str_ne(r.advice[k].code, "more_tensor_parallel");
+            apply_advice(&r.advice[k], &again);
+            ck_assert_msg(core_serve(&again, &r2, &q) == CORE_OK, "%s on %s, %s: %s",
+                          cases[i].model, cases[i].gpu, r.advice[k].code,
+                          q.count > 0 ? q.items[0].message : "");
+            ck_assert_msg(r2.fits, "%s: %s does not serve", cases[i].model, r.advice[k].code);
+            taken++;
+        }
+    }
+    ck_assert_int_ge(taken, 5);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve_checks");
@@ -272,6 +354,7 @@ static Suite *suite(void)
     tcase_add_test(t, awq_groups_per_tensor_parallel_rank);
     tcase_add_test(t, vllm_scheduler_rule);
     tcase_add_test(t, ep_on_a_dense_model);
+    tcase_add_test(t, every_serving_advice_is_accepted);
     suite_add_tcase(s, t);
     return s;
 }

@@ -46,6 +46,12 @@ struct search {
     double best_tpot, best_ttft, best_rate;
     int64_t refused;             /* configurations core_serve() refused (422) */
     struct core_problem refusal; /* the first refusal's problem */
+    /* Configurations whose weights and pool hold a request but whose CUDA graphs do not fit the
+     * 1 - gpu_memory_utilization headroom (vLLM captures them after the pool), and the highest
+     * utilization /inference advises for one of them (0: none), and whether eager serves one. */
+    int64_t headroom_only;
+    double headroom_u;
+    bool headroom_eager;
 };
 
 static void reason(struct core_serve_plan_summary *out, const char *field, const char *fmt, ...)
@@ -230,6 +236,43 @@ static double price_of(const struct core_serve_plan_input *in, int gpu)
     return gpu >= 0 && gpu < CORE_PLAN_GPU_MAX ? in->usd_per_gpu_hour[gpu] : -1.0;
 }
 
+/* The first refusal, in the request's own terms: the planner sets max_model_len to
+ * input_len + output_len when it is not given, so a length beyond the model's positions is the
+ * workload's input_len (docs/serving.md, "Planner"). */
+static void note_refusal(struct search *s, const struct core_problem *p)
+{
+    s->refusal = *p;
+    if (s->in->base.max_model_len == 0 && p->field != NULL &&
+        strcmp(p->field, "max_model_len") == 0) {
+        s->refusal.field = "input_len";
+        snprintf(s->refusal.message, sizeof s->refusal.message,
+                 "input_len + output_len = %lld is longer than the model allows (%.100s)",
+                 (long long)(s->in->base.input_len + s->in->base.output_len), p->message);
+    }
+}
+
+/* A replica that holds the weights and a request and fails only on vLLM's CUDA-graph headroom
+ * (serve_advice.c's cuda_graphs_exceed_headroom): count it, with /inference's own advice. */
+static void note_headroom(struct search *s, const struct core_serve_result *r)
+{
+    const struct core_serve_resolved *w = &r->resolved;
+
+    if ((w->engine != CORE_ENGINE_VLLM && w->engine != CORE_ENGINE_VLLM_V0) ||
+        r->per_gpu.cuda_graphs <= 0 || !r->kv.max_model_len_fits || r->kv.available <= 0 ||
+        core_serve_max_concurrency(r, s->in->base.input_len, s->in->base.output_len) < 1)
+        return;
+    s->headroom_only++;
+    for (int i = 0; i < r->advice_count; i++) {
+        const struct core_note *n = &r->advice[i];
+
+        if (strcmp(n->code, "lower_gpu_memory_utilization") == 0 &&
+            n->changes[0].real_value > s->headroom_u)
+            s->headroom_u = n->changes[0].real_value;
+        if (strcmp(n->code, "enforce_eager") == 0)
+            s->headroom_eager = true;
+    }
+}
+
 /* Size, time and rank one configuration. */
 static void try_config(struct search *s, int gpu, int64_t tp, enum core_quant q,
                        enum core_kv_dtype kv)
@@ -250,7 +293,7 @@ static void try_config(struct search *s, int gpu, int64_t tp, enum core_quant q,
     s->out->evaluated++;
     if (core_serve(&c.serve, &c.res, &problems) != CORE_OK) {
         if (s->refused++ == 0 && problems.count > 0)
-            s->refusal = problems.items[0];
+            note_refusal(s, &problems.items[0]);
         return;
     }
     if (c.res.fits &&
@@ -264,8 +307,10 @@ static void try_config(struct search *s, int gpu, int64_t tp, enum core_quant q,
         }
         return;
     }
-    if (!c.res.fits)
+    if (!c.res.fits) {
+        note_headroom(s, &c.res);
         return;
+    }
     c.cmax = core_serve_max_concurrency(&c.res, s->in->base.input_len, s->in->base.output_len);
     if (c.cmax < 1)
         return;
@@ -294,6 +339,21 @@ static void explain(struct search *s)
     }
     if (out->fitting == 0 && s->refused == out->evaluated && s->refusal.field != NULL) {
         reason(out, s->refusal.field, "every configuration is refused: %s", s->refusal.message);
+        return;
+    }
+    if (out->fitting == 0 && s->headroom_only > 0) {
+        char fix[96] = "";
+
+        if (s->headroom_u > 0)
+            snprintf(fix, sizeof fix, "gpu_memory_utilization %.2f%s", s->headroom_u,
+                     s->headroom_eager ? " or enforce_eager" : "");
+        else if (s->headroom_eager)
+            snprintf(fix, sizeof fix, "enforce_eager");
+        reason(out, "gpu_memory_utilization",
+               "%lld of %lld configurations hold the weights and a request, not the CUDA graphs "
+               "vLLM captures after the KV pool in the %.2f headroom%s%s",
+               (long long)s->headroom_only, (long long)out->evaluated,
+               1 - in->base.gpu_memory_utilization, fix[0] ? ": serves with " : "", fix);
         return;
     }
     if (out->fitting == 0) {

@@ -59,8 +59,9 @@ struct core_serve_plan {
 };
 
 struct core_serve_plan_reason {
-    const char *field; /* the constraint: "memory", "tpot_slo_seconds", "ttft_slo_seconds",
-                          "requests_per_second", "concurrency", "gpu" */
+    const char *field; /* the constraint: "memory", "gpu_memory_utilization" (CUDA graphs),
+                          "tpot_slo_seconds", "ttft_slo_seconds", "requests_per_second",
+                          "concurrency", "gpu", or the field of a refusal ("input_len") */
     char message[CORE_MESSAGE_MAX];
 };
 

@@ -343,6 +343,63 @@ START_TEST(every_serving_advice_is_accepted)
 }
 END_TEST
 
+static struct core_serve_plan plans[CORE_SPLAN_TOP], pareto[CORE_SPLAN_PARETO_MAX];
+
+/* Llama 3.1 70B on RTX 4090s (23.64 GiB usable), 4 sequences of 1024 + 128: vLLM V1 with
+ * max_num_seqs 256 (< 70 GiB) captures [1, 2, 4] + 8..248 by 8 + 256..512 by 16 = 3 + 31 + 17
+ * = 51 graph sizes x 80 layers x 512 KiB = 1.99 GiB after the pool, in the 1 - 0.9 headroom of
+ * 2.36 GiB, where the CUDA context (0.5 GiB) and the parallel non-torch reserve (0.25 GiB) also
+ * live: 2.74 > 2.36 at every tp; at tp 8 AWQ the pool itself holds hundreds of thousands of
+ * tokens. So the planner's reason is the headroom, naming gpu_memory_utilization (not "memory":
+ * the weights and a request fit), with the value /inference advises. */
+START_TEST(plan_reason_names_the_cuda_graph_headroom)
+{
+    struct core_serve_plan_input in;
+    struct core_serve_plan_summary s;
+    struct core_problems p = {0};
+
+    core_serve_plan_input_init(&in);
+    in.base.base.preset = core_preset_find("llama3.1-70b");
+    in.base.input_len = 1024;
+    in.base.output_len = 128;
+    in.concurrency = 4;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("rtx-4090");
+    ck_assert_int_eq(
+        core_serve_plan_search(&in, plans, CORE_SPLAN_TOP, pareto, CORE_SPLAN_PARETO_MAX, &s, &p),
+        CORE_OK);
+    ck_assert_int_eq(s.plan_count, 0);
+    ck_assert_int_ge(s.reason_count, 1);
+    ck_assert_str_eq(s.reasons[0].field, "gpu_memory_utilization");
+    ck_assert_msg(strstr(s.reasons[0].message, "serves with gpu_memory_utilization 0.") != NULL,
+                  "%s", s.reasons[0].message);
+}
+END_TEST
+
+/* A workload longer than the model (Llama 3.1 8B: 131,072 positions): 200,000 + 128 tokens. The
+ * planner sets max_model_len to the workload's 200,128 when it is not given, so the refusal is
+ * the request's input_len, the field the user gave (docs/serving.md, "Planner"). */
+START_TEST(plan_reason_names_input_len)
+{
+    struct core_serve_plan_input in;
+    struct core_serve_plan_summary s;
+    struct core_problems p = {0};
+
+    core_serve_plan_input_init(&in);
+    in.base.base.preset = core_preset_find("llama3.1-8b");
+    in.base.input_len = 200000;
+    in.base.output_len = 128;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    ck_assert_int_eq(
+        core_serve_plan_search(&in, plans, CORE_SPLAN_TOP, pareto, CORE_SPLAN_PARETO_MAX, &s, &p),
+        CORE_OK);
+    ck_assert_int_eq(s.plan_count, 0);
+    ck_assert_str_eq(s.reasons[0].field, "input_len");
+    ck_assert(strstr(s.reasons[0].message, "200128") != NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve_checks");
@@ -355,6 +412,8 @@ static Suite *suite(void)
     tcase_add_test(t, vllm_scheduler_rule);
     tcase_add_test(t, ep_on_a_dense_model);
     tcase_add_test(t, every_serving_advice_is_accepted);
+    tcase_add_test(t, plan_reason_names_the_cuda_graph_headroom);
+    tcase_add_test(t, plan_reason_names_input_len);
     suite_add_tcase(s, t);
     return s;
 }

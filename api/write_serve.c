@@ -22,7 +22,12 @@ void api_write_serve_inputs(struct api_jsonw *w, const struct core_serve_result 
     k_str(w, KEY("engine"), core_engine_names[s->engine]);
     k_str(w, KEY("engine_version"), core_engine_version_names[s->engine_version]);
     k_str(w, KEY("quantization"), core_quant_names[s->quantization]);
-    k_int(w, KEY("quant_group_size"), s->quant_group_size);
+    /* null where the format's layout is fixed (none, fp8, bnb, GGUF, MXFP4): the echo posts
+     * back as "not given" */
+    if (core_quant_formats[s->quantization].group_settable)
+        k_int(w, KEY("quant_group_size"), s->quant_group_size);
+    else
+        k_str(w, KEY("quant_group_size"), NULL);
     k_str(w, KEY("kv_cache_dtype"), core_kv_dtype_names[s->kv_cache_dtype]);
     k_real(w, KEY("gpu_memory_utilization"), s->gpu_memory_utilization);
     k_real(w, KEY("mem_fraction_static"), s->mem_fraction_static);

@@ -237,12 +237,12 @@ const struct core_input_spec core_inputs[] = {
      ECHO(virtual_stages)},
     /* The pipeline split: /plan chooses its own (even) splits, so these are planned rows. */
     {"decoder_first_pipeline_num_layers", CORE_KIND_INT, CORE_STORE_I64, AT(first_stage_layers), 1,
-     CORE_LAYERS_MAX, false, 0, true, false, false, true, NO_CHOICES, "layers", "an even split",
+     CORE_LAYERS_MAX, false, 0, true, true, false, true, NO_CHOICES, "layers", "an even split",
      "layers on the first pipeline rank (Megatron-LM); the rest split evenly over the middle "
      "ranks; a multiple of virtual_stages",
      ECHO(first_stage_layers)},
     {"decoder_last_pipeline_num_layers", CORE_KIND_INT, CORE_STORE_I64, AT(last_stage_layers), 1,
-     CORE_LAYERS_MAX, false, 0, true, false, false, true, NO_CHOICES, "layers", "an even split",
+     CORE_LAYERS_MAX, false, 0, true, true, false, true, NO_CHOICES, "layers", "an even split",
      "layers on the last pipeline rank (Megatron-LM); a multiple of virtual_stages",
      ECHO(last_stage_layers)},
     {"pipeline_model_parallel_layout", CORE_KIND_TEXT, CORE_STORE_TEXT, AT(pipeline_layout), 0, 0,
@@ -279,7 +279,7 @@ const struct core_input_spec core_inputs[] = {
              "the catalog value of gpu", "network bandwidth per GPU per direction",
              ECHO(inter_node_gbs)),
     REAL_ROW("memory_gb", memory_gb, CORE_MEMORY_GB_MIN, CORE_MEMORY_GB_MAX, false, 0, true,
-             false, "GB", "the catalog value of gpu", "per-GPU memory (decimal GB, 1e9 bytes)",
+             true, "GB", "the catalog value of gpu", "per-GPU memory (decimal GB, 1e9 bytes)",
              ECHO(memory_gb)),
     REAL_ROW("peak_tflops", peak_tflops, CORE_PEAK_TFLOPS_MIN, CORE_PEAK_TFLOPS_MAX, false, 0,
              true, false, "TFLOP/s", "the catalog value of gpu for precision",
@@ -346,11 +346,13 @@ const struct core_input_spec core_inputs[] = {
                "frozen base's storage: none, nf4 (torchao under torchtune, bitsandbytes "
                "double-quantized elsewhere), nf4_torchao, nf4_bnb, nf4_bnb_dq, int8",
                ECHO(adapters.base_quant)),
-    CHOICE_ROW("optimizer_state_dtype", optimizer_state_dtype, core_state_dtype_names, -1, true,
-               "the framework's: fp32 in the ledger, like the parameters under torchtune, "
-               "torchtitan and hf_trainer",
-               "dtype of the optimizer's moments: fp32 or bf16 (PyTorch AdamW on bf16 weights)",
-               ECHO(adapters.optimizer_state_dtype)),
+    /* nullable: its echo is null while unset, and that posts back */
+    {"optimizer_state_dtype", CORE_KIND_CHOICE, CORE_STORE_INT, AT(optimizer_state_dtype), 0, 0,
+     false, -1, true, true, false, false, CHOICES(core_state_dtype_names), "",
+     "the framework's: fp32 in the ledger, like the parameters under torchtune, torchtitan and "
+     "hf_trainer",
+     "dtype of the optimizer's moments: fp32 or bf16 (PyTorch AdamW on bf16 weights)",
+     ECHO(adapters.optimizer_state_dtype)},
 };
 
 const struct core_input_spec core_plan_inputs[] = {

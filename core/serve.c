@@ -209,7 +209,9 @@ static void check_formats(const struct core_serve_input *in, const struct core_r
     if (in->engine == CORE_ENGINE_LLAMACPP && in->kv_cache_dtype != CORE_KV_AUTO)
         core_problem_add(p, "kv_cache_dtype",
                          "llama.cpp caches K and V in f16, q8_0 or q4_0, not fp8");
-    if (in->quant_group_size > 0 && !f->group_settable)
+    /* A fixed layout takes its own block (bnb 64, GGUF 32, ...) and nothing else. */
+    if (in->quant_group_size > 0 && !f->group_settable &&
+        in->quant_group_size != core_quant_linear(in->quantization, 0).block)
         core_problem_add(p, "quant_group_size", "%s has a fixed block layout", f->name);
 }
 

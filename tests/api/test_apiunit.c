@@ -460,6 +460,59 @@ START_TEST(inputs_echo_follows_the_table)
 END_TEST
 
 /*
+ * Every echoed input posts back (qa3 "Found" 6): the `inputs` echo of /fit and of /inference,
+ * without `shape` (the resolved architecture, not inputs), re-posted as the request, is accepted
+ * and echoes the same inputs. For /inference over the weight formats with a fixed layout: the
+ * echo of quant_group_size was 0 for none and fp8 (below its own bound of 1) and 64 / 32 for bnb
+ * and GGUF (then "has a fixed block layout"); it is null there now, and the format's own block
+ * is accepted too.
+ */
+START_TEST(echoed_inputs_post_back)
+{
+    static const struct {
+        const char *route, *query;
+    } cases[] = {
+        {"/fit", NULL},
+        {"/fit", "model=llama3-8b&gpus=8&tp=2&finetune=lora&lora_rank=16"},
+        {"/inference", NULL},
+        {"/inference", "model=llama3.1-8b&quantization=fp8"},
+        {"/inference", "model=llama3.1-8b&quantization=awq&quant_group_size=64"},
+        {"/inference", "model=llama3.1-8b&quantization=gptq"},
+        {"/inference", "model=llama3.1-8b&quantization=bnb_nf4"},
+        {"/inference", "model=llama3.1-8b&quantization=gguf_q4_k_m&engine=llama.cpp"},
+        {"/inference", "model=gpt-oss-20b&quantization=mxfp4"},
+        {"/inference", "model=llama3.1-8b&quantization=int8&kv_cache_memory=8000000000"},
+        {"/inference", "model=qwen3-30b-a3b&tp=2&ep=2&usd_per_gpu_hour=2&concurrency=max"},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct api_response a, b;
+        json_t *ja, *jb, *in;
+        char *body;
+
+        get(cases[i].route, cases[i].query, &a);
+        ck_assert_msg(a.status == 200, "%s?%s -> %u", cases[i].route, cases[i].query, a.status);
+        ja = parse(&a);
+        in = json_deep_copy(path_get(ja, "inputs"));
+        json_object_del(in, "shape");
+        body = json_dumps(in, JSON_COMPACT);
+        post(cases[i].route, body, &b);
+        ck_assert_msg(b.status == 200, "%s %s -> %u %.*s", cases[i].route, body, b.status,
+                      (int)b.body_len, b.body);
+        jb = parse(&b);
+        ck_assert_msg(json_equal(path_get(ja, "inputs"), path_get(jb, "inputs")),
+                      "%s?%s: the echo changed on the way back", cases[i].route, cases[i].query);
+        free(body);
+        json_decref(in);
+        json_decref(ja);
+        json_decref(jb);
+        api_response_free(&a);
+        api_response_free(&b);
+    }
+}
+END_TEST
+
+/*
  * Lesson runtime: 6 * 7e9 * 1.4e12 = 5.88e22 FLOPs; 8 H100 at 989.4e12 * 0.5 = 3.9576e15 FLOP/s
  * -> 5.88e22 / 3.9576e15 = 14,857,489.39 s = 171.96 days. usd 2 -> gpu_hours = s/3600*8,
  * cost = 2 * gpu_hours.
@@ -1151,6 +1204,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, errors_capped);
     tcase_add_test(tc, default_fit);
     tcase_add_test(tc, inputs_echo_follows_the_table);
+    tcase_add_test(tc, echoed_inputs_post_back);
     tcase_add_test(tc, lesson_runtime);
     tcase_add_test(tc, flops_route);
     tcase_add_test(tc, number_printing);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "inputs.h"
 #include "internal.h"
 #include "peak.h"
 
@@ -96,10 +97,81 @@ void core_adapters_advice(struct core_result *res)
         advise_rank(res);
 }
 
-void core_adapters_warnings(struct core_result *res, unsigned parts)
+/* The lora_* rows that a full fine-tune ignores, when they differ from the table's default
+ * (core/inputs.c): their names, comma-separated, into out; false when none. */
+static bool ignored_lora_inputs(const struct core_input *in, char *out, size_t size)
+{
+    size_t n = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < core_input_count; i++) {
+        const struct core_input_spec *row = &core_inputs[i];
+        const char *at = (const char *)in + row->offset;
+        double v;
+
+        if (strncmp(row->name, "lora_", 5) != 0)
+            continue;
+        if (row->store == CORE_STORE_DOUBLE) {
+            memcpy(&v, at, sizeof v);
+        } else if (row->store == CORE_STORE_I64) {
+            int64_t x;
+            memcpy(&x, at, sizeof x);
+            v = (double)x;
+        } else {
+            int x;
+            memcpy(&x, at, sizeof x);
+            v = (double)x;
+        }
+        if (v == row->dflt)
+            continue;
+        size_t len = strlen(row->name);
+        if (n + len + 3 > size)
+            break;
+        if (n > 0) {
+            memcpy(out + n, ", ", 2);
+            n += 2;
+        }
+        memcpy(out + n, row->name, len + 1);
+        n += len;
+    }
+    return n > 0;
+}
+
+/*
+ * Adapters under a framework profile that has no LoRA of its own: Megatron-LM's training loop
+ * (megatron/training) has none - LoRA on Megatron-core is NeMo's and Megatron-Bridge's PEFT -
+ * and torchtitan's is a model converter still being added (pytorch/torchtitan#2515,
+ * LoRAConverter over every nn.Linear). The profile's buffers are priced as the framework's own,
+ * with memwall's adapter ledger: a warning, not a refusal, since both stacks do run LoRA.
+ */
+static void warn_framework_adapters(const struct core_resolved *r, struct core_result *res)
+{
+    if (r->framework == CORE_FW_MEGATRON)
+        core_note_add(res->warnings, &res->warning_count, "adapters_not_in_framework",
+                      "Megatron-LM's own training loop has no LoRA (NeMo / Megatron-Bridge PEFT "
+                      "runs it on Megatron-core): priced as Megatron-LM's buffers with the %s "
+                      "adapters",
+                      core_finetune_names[r->adapters.finetune]);
+    else if (r->framework == CORE_FW_TORCHTITAN)
+        core_note_add(res->warnings, &res->warning_count, "adapters_not_in_framework",
+                      "torchtitan's LoRA is a model converter still being added "
+                      "(pytorch/torchtitan#2515): priced as torchtitan's buffers with the %s "
+                      "adapters",
+                      core_finetune_names[r->adapters.finetune]);
+}
+
+void core_adapters_warnings(const struct core_input *in, struct core_result *res, unsigned parts)
 {
     const struct core_resolved *r = &res->resolved;
+    char names[96];
 
+    if (r->adapters.finetune == CORE_FT_FULL && ignored_lora_inputs(in, names, sizeof names))
+        core_note_add(res->warnings, &res->warning_count, "lora_inputs_ignored",
+                      "%s: finetune is full (every weight trains), so the adapter inputs price "
+                      "nothing; give finetune lora, qlora or dora",
+                      names);
+    if (r->adapters.finetune != CORE_FT_FULL)
+        warn_framework_adapters(r, res);
     if (r->adapters.finetune == CORE_FT_FULL || !(parts & CORE_PART_RUNTIME) ||
         r->count != CORE_COUNT_SIX_ND || r->mfu_predicted)
         return;

@@ -239,8 +239,9 @@ void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *i
 /* Advice that knows adapters: an NF4 base when the weights do not fit, a smaller rank when the
  * adapters' state matters (notes.c calls it first). */
 void core_adapters_advice(struct core_result *res);
-/* A fine-tune's runtime under the six_nd count (which assumes the base's weight gradients). */
-void core_adapters_warnings(struct core_result *res, unsigned parts);
+/* A fine-tune's runtime under the six_nd count (which assumes the base's weight gradients); the
+ * lora_* inputs a full fine-tune ignores; adapters under a framework with no LoRA of its own. */
+void core_adapters_warnings(const struct core_input *in, struct core_result *res, unsigned parts);
 
 /* notes.c */
 /* parts: what core_evaluate_parts computed (a warning about the runtime needs it). */

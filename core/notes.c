@@ -138,7 +138,7 @@ void core_warnings(const struct core_input *in, struct core_result *res, unsigne
     if (parts & CORE_PART_RUNTIME)
         warn_runtime(res);
     warn_unvalidated(res, parts);
-    core_adapters_warnings(res, parts);
+    core_adapters_warnings(in, res, parts);
     if ((parts & CORE_PART_FIT) && res->fit.judged_peak && !res->fit.fits)
         WARN(res, "peak_exceeds_capacity",
              "with %s the device peak is %.4g GB at %s on the %s stage, over the %.4g GB capacity",

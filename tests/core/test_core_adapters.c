@@ -308,6 +308,53 @@ START_TEST(full_ignores_adapter_inputs)
 }
 END_TEST
 
+static const struct core_note *warning_named(const struct core_result *r, const char *code)
+{
+    for (int i = 0; i < r->warning_count; i++)
+        if (strcmp(r->warnings[i].code, code) == 0)
+            return &r->warnings[i];
+    return NULL;
+}
+
+/* ...but says so (qa3 "Found" 10): lora_rank 64, lora_alpha 128 and lora_targets under finetune
+ * full are named in a lora_inputs_ignored warning; the defaults alone raise none. Under
+ * framework megatron (Megatron-LM's loop has no LoRA: NeMo / Megatron-Bridge run it) and
+ * torchtitan (its LoRA converter is still being added, pytorch/torchtitan#2515) a LoRA or QLoRA
+ * fine-tune warns adapters_not_in_framework; under torchtune (its own LoRA recipes) none. */
+START_TEST(ignored_adapter_inputs_and_frameworks_warn)
+{
+    static struct core_result r;
+    struct core_input in;
+    const struct core_note *n;
+
+    core_input_init(&in);
+    EVAL_OK(in, r);
+    ck_assert_ptr_null(warning_named(&r, "lora_inputs_ignored"));
+    in.lora_rank = 64;
+    in.lora_alpha = 128;
+    in.lora_targets = (int)CORE_MOD_ALL_LINEAR;
+    EVAL_OK(in, r);
+    n = warning_named(&r, "lora_inputs_ignored");
+    ck_assert_ptr_nonnull(n);
+    ck_assert(strstr(n->message, "lora_rank") && strstr(n->message, "lora_alpha") &&
+              strstr(n->message, "lora_targets"));
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.finetune = CORE_FT_LORA;
+    in.framework = CORE_FW_MEGATRON;
+    EVAL_OK(in, r);
+    ck_assert_ptr_nonnull(warning_named(&r, "adapters_not_in_framework"));
+    in.framework = CORE_FW_TORCHTITAN;
+    in.finetune = CORE_FT_QLORA;
+    EVAL_OK(in, r);
+    ck_assert_ptr_nonnull(warning_named(&r, "adapters_not_in_framework"));
+    in.framework = CORE_FW_TORCHTUNE;
+    EVAL_OK(in, r);
+    ck_assert_ptr_null(warning_named(&r, "adapters_not_in_framework"));
+}
+END_TEST
+
 /* FLOPs per token with a frozen base: forward 2 N + 2 A + att/3, backward 2 N + 4 A + 2 att/3,
  * att = 12 L s (a h_d) = 12 x 32 x 512 x 4096 = 805,306,368. N = 8,030,261,248, A = 3,407,872:
  *   forward 16,060,522,496 + 6,815,744 + 268,435,456 = 16,335,773,696;
@@ -570,6 +617,7 @@ static Suite *suite(void)
     tcase_add_test(tc, contradictions);
     tcase_add_test(tc, module_names);
     tcase_add_test(tc, adapter_advice);
+    tcase_add_test(tc, ignored_adapter_inputs_and_frameworks_warn);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -427,8 +427,8 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
         core_serve_weight_bytes(a, s->quantization, s->quant_group_size, db, s->tp, s->pp, s->ep);
     if (g->weights < 0)
         return false;
-    g->activations =
-        core_serve_profile_bytes(a, s->tp, s->max_num_batched_tokens, seqs, db, profile_eager(s));
+    g->activations = core_serve_profile_bytes(a, s->tp, s->ep, s->max_num_batched_tokens, seqs, db,
+                                              profile_eager(s));
     if (g->activations < 0)
         return false;
     if (core_serve_releases[s->engine_version].peak_reserved && s->kv_cache_memory == 0) {

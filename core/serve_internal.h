@@ -11,9 +11,9 @@
 int64_t core_serve_kv_heads_per_rank(int64_t kv_heads, int64_t tp);
 
 /* The profiling forward pass's peak on one rank: `tokens` through the model, the sampler over
- * `seqs` sequences, act_bytes per activation, eager: run without torch.compile (serve_size.c
- * documents the terms); -1 beyond 4e18 bytes. */
-int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t tokens,
+ * `seqs` sequences, act_bytes per activation, eager: run without torch.compile, ep > 1: the
+ * routed experts whole on each rank (serve_size.c documents the terms); -1 beyond 4e18 bytes. */
+int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t ep, int64_t tokens,
                                  int64_t seqs, int act_bytes, bool eager);
 
 /* The usable (driver-reported) bytes of catalog row gpu: usable_gib, else the nominal GB. */

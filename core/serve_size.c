@@ -201,7 +201,8 @@ int64_t core_serve_kv_bytes_per_token(const struct core_arch *a, int64_t tp, int
  *            attention T (2 a/tp + 2 k_r) h_d b (q, k, v and the output)
  *            MLP       T (gated ? 3 : 2) f/tp b (gate_up and the activation), plus T d b when
  *                      the pass runs eager and gated (below)
- *            MoE       T top_k ((gated ? 3 : 2) f_e/tp + d) b (fused_moe's three caches)
+ *            MoE       T top_k ((gated ? 3 : 2) f_e/tp + d) b (fused_moe's three caches; f_e
+ *                      whole under expert parallelism, where the experts are not split over tp)
  *   sampler  S V 26 (bf16 logits 2, fp32 logits 4, probabilities 4, log-probabilities 4, the
  *            top-p/top-k sort's fp32 values 4 and int64 indices 8)
  * Eager (vLLM V0's prefill, V1 under enforce_eager): the models' gated MLP forward
@@ -213,7 +214,7 @@ int64_t core_serve_kv_bytes_per_token(const struct core_arch *a, int64_t tp, int
  */
 #define SAMPLER_BYTES_PER_LOGIT 26
 
-int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t tokens,
+int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t ep, int64_t tokens,
                                  int64_t seqs, int act_bytes, bool eager)
 {
     double T = (double)tokens, b = act_bytes, d = (double)a->hidden;
@@ -234,7 +235,11 @@ int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t 
             T * (ups * (double)a->ffn_hidden / (double)tp + (eager && a->gated_mlp ? d : 0.0)) * b;
     if (a->experts > 0) {
         double mf = (double)(a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden);
-        double moe = T * (double)a->experts_per_token * (ups * mf / (double)tp + d) * b;
+        /* Under expert parallelism the experts are whole on each rank (the experts' tp is 1,
+         * fused_moe/config.py FusedMoEParallelConfig), and fused_experts' caches are sized
+         * M x top_k x w1's full width for every token (the expert map masks the others). */
+        double etp = ep > 1 ? 1.0 : (double)tp;
+        double moe = T * (double)a->experts_per_token * (ups * mf / etp + d) * b;
 
         mlp = moe > mlp ? moe : mlp;
     }

@@ -10,6 +10,7 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "serve.h"
+#include "serve_internal.h"
 #include "serve_plan.h"
 #include "serve_timing.h"
 
@@ -400,12 +401,29 @@ START_TEST(plan_reason_names_input_len)
 }
 END_TEST
 
+/* The profiling pass under expert parallelism (vLLM fused_moe: the experts' tp is 1 under EP, and
+ * fused_experts sizes intermediate_cache1..3 as M x top_k x w1's width, 2 f_e for a whole expert).
+ * Qwen3-235B-A22B (every layer MoE, top 8, f_e 1536, d 4096) at 2048 tokens, bf16 activations,
+ * tp 8: the MoE transient is 2048 x 8 x (3 f_e / tp + d) x 2 = 2048 x 8 x (576 + 4096) x 2 =
+ * 153,092,096 under tp, and 2048 x 8 x (4608 + 4096) x 2 = 285,212,672 under ep 8 (attention,
+ * 2048 x (2 x 8 + 2 x 1) x 128 x 2 = 9,437,184, stays below both): 132,120,576 more. */
+START_TEST(expert_parallel_profile_caches_whole_experts)
+{
+    const struct core_arch *a = &core_presets[core_preset_find("qwen3-235b-a22b")].arch;
+    int64_t tp = core_serve_profile_bytes(a, 8, 1, 2048, 256, 2, false);
+    int64_t ep = core_serve_profile_bytes(a, 8, 8, 2048, 256, 2, false);
+
+    ASSERT_I64(ep - tp, INT64_C(132120576));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve_checks");
     TCase *t = tcase_create("serve_checks");
 
     tcase_add_test(t, expert_parallel_decode_reads_the_touched_experts);
+    tcase_add_test(t, expert_parallel_profile_caches_whole_experts);
     tcase_add_test(t, larger_gpu_runs_the_model);
     tcase_add_test(t, formats_need_their_compute_capability);
     tcase_add_test(t, awq_groups_per_tensor_parallel_rank);

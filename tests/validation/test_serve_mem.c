@@ -30,7 +30,7 @@
 #define ROWS_MAX  128
 #define FIELDS    30
 #define FIELD_MAX 1200
-/* The end-to-end MAPE guard, set just above the measured 32.7 % (docs/serving.md): two rows of
+/* The end-to-end MAPE guard, set just above the measured 32.4 % (docs/serving.md): two rows of
  * 2024 vLLM, each under its release's sizing code (engine_version), reserve more than memwall
  * replays (0.2.7 with AWQ +127 %, V0 of mid 2024 on T4 +26 %); the two vLLM V1 rows are guarded
  * at 5 % each, the TensorRT-LLM row (its engine sized from build.py's own defaults, no constant

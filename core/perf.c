@@ -150,6 +150,13 @@ static const struct gen gens[CORE_GEN_COUNT] = {
 #define DEEPEP_MNNVL_DISPATCH 400e9
 #define DEEPEP_MNNVL_COMBINE  190e9
 
+/* NCCL's all-to-all (the alltoall dispatcher) over such a domain: the write-up's baseline ran it
+ * on GB200 NVL72 (EP32) and, switching to DeepEP, "did not get the communication benefits" (its
+ * gain came from fewer router/preprocess kernels). No NCCL figure is published for it, so NCCL's
+ * exchange there is priced no faster than DeepEP's measured one for the same tokens (mnnvl_s):
+ * what the write-up says, a statement, not a fitted number; it makes the write-up rows the
+ * tuning rows of this rule (tests/validation/test_moe_throughput.c). */
+
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
@@ -583,6 +590,26 @@ static double selective_recompute(const struct core_perf_input *in, const struct
  * NCCL's all-to-all posts a send and a receive per peer (ep - 1 steps of latency). With etp > 1
  * the received tokens are also all-gathered over the etp group (reduce-scattered on the way
  * back; token_dispatcher.py, gather_from_sequence_parallel_region). */
+/* DeepEP's exchange time over an NVLink domain of more than DEEPEP_DOMAIN GPUs: what the rank
+ * takes in, half the passes at the dispatch rate and half at the combine rate. */
+static double deepep_mnnvl_s(const struct core_ep_traffic *tr, double lam)
+{
+    double got = lam * (tr->local + tr->nvlink);
+
+    return 0.5 * (got / DEEPEP_MNNVL_DISPATCH + got / DEEPEP_MNNVL_COMBINE);
+}
+
+/* The NCCL all-to-all's floor over such a domain: DeepEP's time for the same tokens. */
+static double nccl_mnnvl_floor(const struct core_perf_input *in, double lam)
+{
+    struct core_perf_input flex = *in;
+    struct core_ep_traffic tr;
+
+    flex.moe_dispatcher = CORE_MOE_DEEPEP;
+    core_perf_ep_traffic(&flex, &tr);
+    return deepep_mnnvl_s(&tr, lam);
+}
+
 static double ep_all_to_all(const struct core_perf_input *in, const struct gen *k)
 {
     struct core_ep_traffic tr;
@@ -592,10 +619,11 @@ static double ep_all_to_all(const struct core_perf_input *in, const struct gen *
 
     core_perf_ep_traffic(in, &tr);
     double nvl_s = lam * tr.nvlink / up, net_s = lam * tr.network / net;
-    if (in->moe_dispatcher == CORE_MOE_DEEPEP && tr.in_node > DEEPEP_DOMAIN) {
-        /* the mean of the two: each pass has one dispatch and one combine */
-        double got = lam * (tr.local + tr.nvlink);
-        nvl_s = 0.5 * (got / DEEPEP_MNNVL_DISPATCH + got / DEEPEP_MNNVL_COMBINE);
+    if (in->moe_dispatcher == CORE_MOE_DEEPEP && tr.in_node > DEEPEP_DOMAIN)
+        nvl_s = deepep_mnnvl_s(&tr, lam); /* each pass has one dispatch and one combine */
+    if (in->moe_dispatcher == CORE_MOE_ALLTOALL && tr.in_node > DEEPEP_DOMAIN) {
+        double floor_s = nccl_mnnvl_floor(in, lam);
+        nvl_s = nvl_s > floor_s ? nvl_s : floor_s;
     }
     double one = k->lat_base + (ep - 1.0) * (tr.network > 0 ? k->hop_net : k->hop_up) +
                  (nvl_s > net_s ? nvl_s : net_s);

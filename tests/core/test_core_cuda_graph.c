@@ -192,6 +192,52 @@ START_TEST(test_deepep_over_nvl72)
 END_TEST
 
 /*
+ * NCCL's all-to-all (alltoall dispatcher) over the same 72-GPU domain, same job as above: one
+ * copy per chosen expert, 8 x 58,720,256 = 469,762,048 bytes, 31/32 of them to peers,
+ * 455,081,984 bytes over NVLink at 900 GB/s x 0.80 = 0.632058 ms per exchange; DeepEP's time for
+ * the same tokens is 1.656302 ms (above), so the floor applies: 1.656302 + 0.041 = 1.697302 ms,
+ * x 32 exchanges = 54.313669 ms, DeepEP's figure (the write-up: no communication gain from the
+ * switch). The floor is for NVLink domains of more than 8 GPUs only: with 8 per node the same
+ * job's exchange is network-bound and not DeepEP's figure.
+ */
+START_TEST(test_nccl_over_nvl72)
+{
+    struct core_perf_input in;
+
+    memset(&in, 0, sizeof in);
+    in.precision = CORE_PREC_BF16;
+    core_perf_input_hardware(&in, core_gpu_find("gb200"), in.precision);
+    in.layers = in.moe_layers = 8;
+    in.hidden = 7168;
+    in.heads = 128;
+    in.kv_heads = 128;
+    in.head_dim = 128;
+    in.ffn_hidden = 18432;
+    in.vocab = 129280;
+    in.gated_mlp = true;
+    in.params = 1e11;
+    in.active_params = 1e10;
+    in.expert_params = 9e10;
+    in.experts = 256;
+    in.experts_per_token = 8;
+    in.moe_ffn_hidden = in.shared_ffn_hidden = 2048;
+    in.seq_len = 4096;
+    in.micro_batch = 1;
+    in.global_batch = 32;
+    in.gpus = in.dp = in.ep = 32;
+    in.tp = in.pp = in.cp = in.virtual_stages = in.etp = 1;
+    in.zero_stage = 1;
+    in.flash_attention = true;
+    in.moe_load_imbalance = 1.0;
+
+    in.moe_dispatcher = CORE_MOE_ALLTOALL;
+    NEAR(run(&in).breakdown.ep_comm, 0.054313669, 1e-6);
+    in.gpus_per_node = 8;
+    ck_assert(fabs(run(&in).breakdown.ep_comm - 0.054313669) > 1e-3);
+}
+END_TEST
+
+/*
  * The overlapped exchange hides under the paired micro-batch's whole time, host time included:
  * on a network slow enough that the exchange outlasts the window, exposed = comm - 0.5 x window,
  * so taking host time away with graphs (a smaller window) exposes half of it: ep_comm rises by
@@ -281,6 +327,7 @@ static Suite *cuda_graph_suite(void)
     tcase_add_test(tc, test_graph_host_by_hand);
     tcase_add_test(tc, test_graph_only_moves_host);
     tcase_add_test(tc, test_deepep_over_nvl72);
+    tcase_add_test(tc, test_nccl_over_nvl72);
     tcase_add_test(tc, test_overlap_window_has_host);
     tcase_add_test(tc, test_graph_rules);
     suite_add_tcase(s, tc);

@@ -150,6 +150,14 @@ static const struct gen gens[CORE_GEN_COUNT] = {
 #define DEEPEP_MNNVL_DISPATCH 400e9
 #define DEEPEP_MNNVL_COMBINE  190e9
 
+/* HybridEP over such a domain: the write-up's figure "Performance test on GB200 NVL36, TOPK = 8"
+ * (images/image6.png) measures 694.1 GB/s dispatch and 617.62 GB/s combine of algorithm
+ * bandwidth (uni-directional, what a rank takes in) with 16 CUDA blocks, Megatron-Core's
+ * moe_hybridep_num_sms default (transformer_config.py @79e8592: "In pure NVL scenarios, 16 SMs can
+ * generally achieve good bandwidth"); 32 blocks reach 714.66 / 657.72. */
+#define HYBRIDEP_MNNVL_DISPATCH 694.1e9
+#define HYBRIDEP_MNNVL_COMBINE  617.62e9
+
 /* NCCL's all-to-all (the alltoall dispatcher) over such a domain: the write-up's baseline ran it
  * on GB200 NVL72 (EP32) and, switching to DeepEP, "did not get the communication benefits" (its
  * gain came from fewer router/preprocess kernels). No NCCL figure is published for it, so NCCL's
@@ -591,12 +599,21 @@ static double selective_recompute(const struct core_perf_input *in, const struct
  * the received tokens are also all-gathered over the etp group (reduce-scattered on the way
  * back; token_dispatcher.py, gather_from_sequence_parallel_region). */
 /* DeepEP's exchange time over an NVLink domain of more than DEEPEP_DOMAIN GPUs: what the rank
- * takes in, half the passes at the dispatch rate and half at the combine rate. */
+ * takes in, half the passes at the dispatch rate and half at the combine rate (each pass has one
+ * dispatch and one combine). */
 static double deepep_mnnvl_s(const struct core_ep_traffic *tr, double lam)
 {
     double got = lam * (tr->local + tr->nvlink);
 
     return 0.5 * (got / DEEPEP_MNNVL_DISPATCH + got / DEEPEP_MNNVL_COMBINE);
+}
+
+/* HybridEP's, the same way at its measured rates. */
+static double hybridep_mnnvl_s(const struct core_ep_traffic *tr, double lam)
+{
+    double got = lam * (tr->local + tr->nvlink);
+
+    return 0.5 * (got / HYBRIDEP_MNNVL_DISPATCH + got / HYBRIDEP_MNNVL_COMBINE);
 }
 
 /* The NCCL all-to-all's floor over such a domain: DeepEP's time for the same tokens. */
@@ -620,7 +637,9 @@ static double ep_all_to_all(const struct core_perf_input *in, const struct gen *
     core_perf_ep_traffic(in, &tr);
     double nvl_s = lam * tr.nvlink / up, net_s = lam * tr.network / net;
     if (in->moe_dispatcher == CORE_MOE_DEEPEP && tr.in_node > DEEPEP_DOMAIN)
-        nvl_s = deepep_mnnvl_s(&tr, lam); /* each pass has one dispatch and one combine */
+        nvl_s = deepep_mnnvl_s(&tr, lam);
+    if (in->moe_dispatcher == CORE_MOE_HYBRIDEP && tr.in_node > DEEPEP_DOMAIN)
+        nvl_s = hybridep_mnnvl_s(&tr, lam);
     if (in->moe_dispatcher == CORE_MOE_ALLTOALL && tr.in_node > DEEPEP_DOMAIN) {
         double floor_s = nccl_mnnvl_floor(in, lam);
         nvl_s = nvl_s > floor_s ? nvl_s : floor_s;

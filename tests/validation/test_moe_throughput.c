@@ -13,13 +13,13 @@
  * Two constants were fitted: perf.c's MOE_SYNC_S and MOE_EXPERT_HOST_S (the MoE host time, a
  * fixed part and a part per local expert), on the six Megatron-Bridge 26.04.01 rows (the tuning
  * set); the 25.11 rows and the Kimi-K2 GB300 row (scored only after the constants were set) are
- * the hold-out. The host share CUDA graphs remove (perf.c CG_*), DeepEP's bandwidth over a
- * 72-GPU NVLink domain and NCCL's floor there come from the write-up's measurements and text
- * (one of its steps is the deepep row), so the write-up's three rows are tuning rows as well;
- * --steps prints its whole sequence of steps against the model. Everything else is the dense model's per-generation constants,
- * and each row's framework settings (dispatcher, all-to-all overlap, CUDA graphs, expert tensor
- * parallelism) come from the recipe of the release that ran it, in the settings table below, not
- * from the measured value.
+ * the hold-out. The host share CUDA graphs remove (perf.c CG_*), DeepEP's and HybridEP's rates over
+ * a 72-GPU NVLink domain and NCCL's floor there come from the write-up's measurements and text (one
+ * of its steps is the deepep row), so the write-up's three rows are tuning rows as well;
+ * --steps prints its whole sequence of steps against the model. Everything else is the dense
+ * model's per-generation constants, and each row's framework settings (dispatcher, all-to-all
+ * overlap, CUDA graphs, expert tensor parallelism) come from the recipe of the release that ran it,
+ * in the settings table below, not from the measured value.
  */
 #include <math.h>
 #include <stdio.h>

@@ -559,6 +559,7 @@ static char *manifest_command(const char *text, int *line)
     } else if (first != NULL) {
         size_t i;
         json_t *w;
+        char *plain;
 
         put(&cmd, "", 0);
         json_array_foreach (items, i, w) {
@@ -566,10 +567,13 @@ static char *manifest_command(const char *text, int *line)
                 put(&cmd, " ", 1);
             put_quoted(&cmd, json_string_value(w));
         }
-        if (megatron_command(cmd.s) || serving_command(cmd.s))
+        /* detected on the words, not on their quotes: 'vllm' 'serve' is "vllm serve" */
+        plain = words_joined(cmd.s);
+        if (plain != NULL && (megatron_command(plain) || serving_command(plain)))
             out = cmd.s;
         else
             free(cmd.s);
+        free(plain);
     }
     json_decref(items);
     return out;

@@ -57,6 +57,8 @@ struct row {
 #define DECIDES                                                                                    \
     2u /* the exit status is CLI_EXIT_NO unless the value is true (a YESNO row)                    \
         * or its array has items (the first column of a table) */
+#define ABSENT                                                                                     \
+    4u /* the row prints only when its value is absent or null (why a member is not there) */
 
 #define FLOPS   (1u << CLI_VIEW_FLOPS)
 #define MEMORY  (1u << CLI_VIEW_MEMORY)
@@ -128,6 +130,9 @@ static const struct row rows[] = {
     {PLAN, COLUMN, "gpus", "plans[].gpus", INT, "%6lld", 0},
     {PLAN, COLUMN, "tp", "plans[].tp", INT, "%3lld", 0},
     {PLAN, COLUMN, "pp", "plans[].pp", INT, "%3lld", 0},
+    {PLAN, COLUMN, "v", "plans[].virtual_stages", INT, "%2lld", 0},
+    {PLAN, COLUMN, "cp", "plans[].cp", INT, "%3lld", 0},
+    {PLAN, COLUMN, "ep", "plans[].ep", INT, "%4lld", OPTIONAL}, /* MoE plans only */
     {PLAN, COLUMN, "dp", "plans[].dp", INT, "%5lld", 0},
     {PLAN, COLUMN, "zero", "plans[].zero_stage", INT, "%4lld", 0},
     {PLAN, COLUMN, "ckpt", "plans[].checkpointing", STR, "%-9s", 0},
@@ -160,7 +165,11 @@ static const struct row rows[] = {
      0},
     {SERVE, INDENTED, "error", "inference.kv_cache.expected_error", NUM,
      "%12.3f (pool, typical relative)", 0},
-    {SERVE, HEADING, "time (docs/serving.md, \"Time\")", NULL, NONE, NULL, 0},
+    {SERVE, HEADING, "time (docs/serving.md, \"Time\")", "time", NONE, NULL, OPTIONAL},
+    {SERVE, HEADING,
+     "time: none (docs/serving.md, \"Time\"): the replica does not serve, input_len + output_len "
+     "exceed max_model_len, or its KV pool holds no such request",
+     "time", NONE, NULL, ABSENT},
     {SERVE, INDENTED, "concurrency", "time.concurrency", INT, "%12lld", OPTIONAL},
     {SERVE, INDENTED, "batching", "time.batching", STR, "%12s", OPTIONAL},
     {SERVE, INDENTED, "ttft", "time.ttft_seconds", NUM, "%12.4f s", OPTIONAL},
@@ -392,6 +401,12 @@ static json_t *cell(json_t *item, const char *path)
     return member_at(item, member, strlen(member));
 }
 
+/* An OPTIONAL column is shown only when the first item has its value (ep: MoE plans only). */
+static bool column_shown(const struct row *r, json_t *items)
+{
+    return !(r->flags & OPTIONAL) || present(r->kind, cell(json_array_get(items, 0), r->path));
+}
+
 /* The table of the columns rows[first..end) over the items of their array; returns end. */
 static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
 {
@@ -405,6 +420,8 @@ static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
         end++;
     fputs("  #  ", to);
     for (size_t c = first; c < end; c++) {
+        if (!column_shown(&rows[c], items))
+            continue;
         as_string_format(rows[c].format, heading, sizeof heading);
         fputs(c > first ? " " : "", to);
         put(to, heading, rows[c].label);
@@ -413,6 +430,8 @@ static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
     json_array_foreach (items, i, item) {
         fprintf(to, "%3zu  ", i + 1);
         for (size_t c = first; c < end; c++) {
+            if (!column_shown(&rows[c], items))
+                continue;
             fputs(c > first ? " " : "", to);
             put_value(to, &rows[c], cell(item, rows[c].path));
         }
@@ -424,8 +443,10 @@ static size_t put_columns(FILE *to, size_t first, unsigned view, json_t *answer)
 static void put_row(FILE *to, const struct row *r, json_t *answer)
 {
     json_t *v = r->path != NULL ? member_at(answer, r->path, strlen(r->path)) : NULL;
+    /* a heading with a path stands for that member: there when it is not null */
+    bool have = r->kind == NONE ? v != NULL && !json_is_null(v) : present(r->kind, v);
 
-    if ((r->flags & OPTIONAL) && !present(r->kind, v))
+    if (((r->flags & OPTIONAL) && !have) || ((r->flags & ABSENT) && have))
         return;
     switch (r->layout) {
     case PAIR:

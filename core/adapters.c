@@ -503,6 +503,20 @@ static void adapter_dtypes(const struct core_resolved *r, struct elt_dtypes *t)
                                           r->adapters.base_quant == CORE_BASEQ_NF4_BNB_DQ);
 }
 
+void core_adapters_dtypes(const struct core_resolved *r, struct core_adapter_dtypes *o)
+{
+    struct elt_dtypes t;
+
+    adapter_dtypes(r, &t);
+    *o = (struct core_adapter_dtypes){.x = (int)t.x,
+                                      .a = (int)t.a,
+                                      .res = (int)t.res,
+                                      .sum = (int)t.sum,
+                                      .cast_in = t.cast_in,
+                                      .cast_back = t.cast_back,
+                                      .clone = t.clone};
+}
+
 /* Element-wise bytes per token of one wrapped linear of `in` and `out` features, forward (*f)
  * and backward (*b), from the kernels of the dtypes above (r = read, w = write):
  * forward per input element: the cast to the adapters' dtype (r x w a), lora_A reading it (r a);

@@ -552,9 +552,10 @@ struct core_resolved {
     bool tp_comm_overlap, dp_comm_overlap;
     int64_t gpus_per_node;
     double intra_node_gbs, inter_node_gbs;
-    double global_batch;  /* sequences per optimizer step */
-    double micro_batches; /* m = global_batch / (batch dp) per pipeline */
-    bool mfu_predicted;   /* mfu was "predicted": the runtime comes from the time model */
+    double global_batch;     /* sequences per optimizer step */
+    double micro_batches;    /* m = global_batch / (batch dp) per pipeline */
+    bool global_batch_given; /* global_batch was an input: kept, so batch * dp must divide it */
+    bool mfu_predicted;      /* mfu was "predicted": the runtime comes from the time model */
     double memory_gb, peak_tflops, reserve_gb, mfu;
     /* The device's memory as the driver reports it (core_gpu_usable_bytes; memory_gb when given):
      * what a device peak is judged against (a framework profile's /fit, /inference). */
@@ -659,9 +660,9 @@ struct core_fit {
     int64_t headroom;   /* capacity - judged (negative when it does not fit) */
     double utilization; /* judged / capacity */
     enum core_bottleneck bottleneck;
-    int64_t min_gpus;            /* smallest G (multiple of tp*pp) that fits; 0 = none does */
+    int64_t min_gpus; /* smallest G (multiple of tp*pp) that fits, judged as fits is; 0 = none */
     int64_t min_gpus_state_only; /* same, activations ignored; 0 = none does */
-    int64_t max_batch;           /* largest micro-batch that fits at this G; 0 = none */
+    int64_t max_batch; /* largest micro-batch that fits at this G, judged as fits is; 0 = none */
 };
 
 struct core_runtime {
@@ -800,7 +801,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
 #define CORE_PLAN_GLOBAL_BATCH  4194304 /* default global batch, tokens (2^22, ~4M: Llama 2) */
 #define CORE_PLAN_DEADLINE_MAX  1e6     /* days */
 #define CORE_PLAN_BUDGET_MAX    1e15    /* USD */
-#define CORE_PLAN_REASONS       4
+#define CORE_PLAN_REASONS       6
 
 struct core_plan_input {
     /* Model, training and precision inputs as for core_evaluate(). The cluster fields the

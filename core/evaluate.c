@@ -100,6 +100,7 @@ static void resolve_batch(const struct core_input *in, struct core_resolved *r)
 {
     double seq = (double)in->seq_len, per_step = (double)in->batch * (double)r->dp;
 
+    r->global_batch_given = in->global_batch > 0 || in->global_batch_tokens > 0;
     if (in->global_batch > 0) {
         r->global_batch = in->global_batch;
         r->global_batch_tokens =

@@ -96,6 +96,9 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
 /* Megatron-Core's (or torchtitan's) rules for the split and the experts' layout. */
 void core_layout_check(const struct core_input *in, const struct core_resolved *r, bool shaped,
                        struct core_problems *p);
+/* Does r's GPU count hold its experts' grid (check_experts' rules: etp*ep*pp divides gpus; under
+ * torchtitan ep divides dp*cp*tp)? True for a dense model. */
+bool core_layout_experts_ok(const struct core_resolved *r);
 /* Decoder layers on virtual stage g (0 .. pp*virtual_stages - 1, Megatron's interleaved order). */
 int64_t core_stage_decoders(const struct core_resolved *r, int64_t g);
 /* Decoder layers on pipeline rank `rank` (its virtual_stages chunks) and how many are MoE. */
@@ -172,6 +175,13 @@ enum core_status core_peak_in(const struct core_resolved *r, const struct core_m
 /* fit.c */
 int64_t core_min_gpus(const struct core_resolved *r, const struct core_state *mp, int stage,
                       int64_t activations, int64_t capacity);
+/* Does r fit as /fit judges it (the ledger total under the generic profile, the device peak
+ * under a framework profile), its ledger and peak recomputed? r's batch fields must agree. */
+bool core_config_fits(const struct core_resolved *r, int64_t capacity);
+/* The same, judged as /fit judges: the ledger (core_min_gpus) under the generic profile, the
+ * device peak of the config at each G under a framework profile. */
+int64_t core_min_gpus_judged(const struct core_resolved *r, const struct core_state *mp, int stage,
+                             int64_t activations, int64_t capacity);
 int64_t core_max_batch(const struct core_resolved *r, int64_t state, int64_t capacity,
                        enum core_checkpointing ckpt);
 int64_t core_max_seq_len(const struct core_resolved *r, int64_t state, int64_t capacity);
@@ -216,6 +226,14 @@ struct core_adapter_peak {
     double casts;                     /* autocast copies alive through the forward */
 };
 bool core_adapters_peak_state(const struct core_resolved *r, struct core_adapter_peak *o);
+/* The dtypes a wrapped linear's adapter tensors take (bytes per element; adapters.c
+ * adapter_dtypes): x its input, a the adapter's GEMMs, res the base output, sum after the add;
+ * PEFT's cast of x to the adapters' dtype, the sum's cast back, bnb's defensive clone. */
+struct core_adapter_dtypes {
+    int x, a, res, sum;
+    bool cast_in, cast_back, clone;
+};
+void core_adapters_dtypes(const struct core_resolved *r, struct core_adapter_dtypes *o);
 struct core_perf_input;
 void core_adapters_perf(const struct core_resolved *r, struct core_perf_input *in);
 /* Advice that knows adapters: an NF4 base when the weights do not fit, a smaller rank when the

@@ -402,6 +402,14 @@ static void check_experts(const struct core_resolved *r, struct core_problems *p
                          (long long)r->gpus, (long long)ways);
 }
 
+bool core_layout_experts_ok(const struct core_resolved *r)
+{
+    struct core_problems p = {0};
+
+    check_experts(r, &p);
+    return p.count == 0;
+}
+
 void core_layout_check(const struct core_input *in, const struct core_resolved *r, bool shaped,
                        struct core_problems *p)
 {

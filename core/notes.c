@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "rules.h"
 #include "validation.h"
 
 #define MFU_OPTIMISTIC     0.6
@@ -166,6 +167,112 @@ static const char *enough(bool fits)
     return fits ? "enough on its own" : "not enough on its own";
 }
 
+/* The micro-batch an advice may name: the largest b in [lo, hi] the step's schedule takes. With a
+ * given global batch, b * dp must divide it (megatron/core/num_microbatches_calculator.py asserts
+ * it; /fit's 422 on global_batch), and under the interleaved schedule its micro-batches per step,
+ * global_batch / (b dp), must stay a multiple of pp (rules.h). 0 when none does within
+ * BATCH_WALK values below hi (a larger walk buys nothing a user would launch). */
+#define BATCH_WALK 4096
+static int64_t schedulable_batch(const struct core_resolved *r, int64_t lo, int64_t hi,
+                                 int64_t capacity)
+{
+    if (!r->global_batch_given)
+        return hi >= lo ? hi : 0;
+    for (int64_t b = hi; b >= lo && b > hi - BATCH_WALK; b--) {
+        double per = (double)b * (double)r->dp;
+        struct core_resolved y = *r;
+
+        if (fmod(r->global_batch, per) != 0 ||
+            (r->pp > 1 && !core_rule_interleave(r->pp, r->virtual_stages, r->global_batch / per)))
+            continue;
+        /* a kept global batch in smaller micro-batches is more of them, and a pipeline holds more
+         * in flight: max_batch bounds the search but each candidate is judged itself */
+        y.batch = b;
+        y.micro_batches = r->global_batch / per;
+        if (r->pp <= 1 || core_config_fits(&y, capacity))
+            return b;
+    }
+    return 0;
+}
+
+/* The GPU count an advice may name: the smallest G >= g (a multiple of tp*pp*cp) that /fit then
+ * accepts at micro-batch b: with a given global batch b * dp must divide it and, interleaved,
+ * leave a multiple of pp micro-batches (as above), and the experts' grid must hold (layout.c).
+ * More GPUs only shard more, so G still fits. 0 when none does within BATCH_WALK data-parallel
+ * sizes (b * dp already above the global batch, say). */
+static int64_t schedulable_gpus(const struct core_resolved *r, int64_t g, int64_t b)
+{
+    int64_t ways = r->tp * r->pp * r->cp;
+    struct core_resolved y = *r;
+
+    for (int64_t dp = g / ways; g > 0 && dp < g / ways + BATCH_WALK && dp * ways <= CORE_GPUS_MAX;
+         dp++) {
+        double per = (double)b * (double)dp;
+
+        y.dp = dp;
+        y.gpus = dp * ways;
+        if (r->global_batch_given &&
+            (fmod(r->global_batch, per) != 0 ||
+             (r->pp > 1 && !core_rule_interleave(r->pp, r->virtual_stages, r->global_batch / per))))
+            continue;
+        if (core_layout_experts_ok(&y))
+            return y.gpus;
+    }
+    return 0;
+}
+
+/* The smallest global batch >= the given one that G GPUs split into whole micro-batches of the
+ * batch asked (and, interleaved, into a multiple of pp of them). */
+static int64_t split_global_batch(const struct core_resolved *r, int64_t g)
+{
+    int64_t unit = r->batch * (g / (r->tp * r->pp * r->cp)) * (r->virtual_stages > 1 ? r->pp : 1);
+    int64_t k = (int64_t)ceil(r->global_batch / (double)unit);
+
+    return (k > 0 ? k : 1) * unit;
+}
+
+/* Sharding over g GPUs: the schedulable G at the micro-batch asked, or, when a given global batch
+ * cannot be split into b * dp with dp >= g / (tp pp cp), at the largest smaller micro-batch that
+ * can and still fits (judged: a smaller b is more micro-batches, and a pipeline holds more of
+ * them in flight). *b is the micro-batch, 0 when none splits the global batch over that many
+ * ranks: then the G the experts' grid alone takes (the caller raises the global batch). */
+static int64_t shard_gpus(const struct core_resolved *r, int64_t g, int stage, int64_t capacity,
+                          int64_t *b)
+{
+    int64_t gs = schedulable_gpus(r, g, r->batch), ways = r->tp * r->pp * r->cp;
+
+    *b = r->batch;
+    if (gs > 0 || g <= 0 || !r->global_batch_given)
+        return gs > 0 ? gs : g;
+    for (int64_t c = r->batch - 1, tries = 0; c >= 1 && tries < 64; c--, tries++) {
+        struct core_resolved y = *r;
+
+        if ((double)c * (double)(g / ways) > r->global_batch)
+            continue;
+        gs = schedulable_gpus(r, g, c);
+        if (gs == 0)
+            continue;
+        /* more micro-batches per step hold more in flight in a pipeline: verify */
+        y.batch = c;
+        y.gpus = gs;
+        y.dp = gs / ways;
+        y.zero_stage = stage;
+        y.micro_batches = r->global_batch / ((double)c * (double)y.dp);
+        if (core_config_fits(&y, capacity)) {
+            *b = c;
+            return gs;
+        }
+    }
+    *b = 0; /* no micro-batch splits it: the experts' grid alone, and the global batch raised */
+    {
+        struct core_resolved free_gb = *r;
+
+        free_gb.global_batch_given = false;
+        gs = schedulable_gpus(&free_gb, g, r->batch);
+    }
+    return gs > 0 ? gs : g;
+}
+
 /* Materialized attention scores dominate a layer's activations when 5 a s / d, their bytes per
  * token over d, reaches the 34 of everything else (Korthikanti's table): then FlashAttention,
  * which costs no recompute, is the cheapest fix. */
@@ -197,7 +304,8 @@ static void advise_parallel(struct core_result *res)
                    "sequence parallelism divides the activations tp replicates by tp = %lld",
                    (long long)r->tp);
         core_note_change_bool(n, "sequence_parallel", true);
-    } else if (r->seq_len % (2 * r->cp) == 0 && r->gpus <= CORE_GPUS_MAX / 2) {
+    } else if (core_rule_cp_seq(r->seq_len, 2 * r->cp) && r->gpus <= CORE_GPUS_MAX / 2) {
+        /* the doubled cp splits the sequence into 4 cp chunks (rules.h): 4094 tokens do not */
         n = ADVISE(res, "enable_context_parallel",
                    "context parallelism over %lld ranks halves each GPU's tokens (and doubles "
                    "the GPUs to keep dp)",
@@ -242,13 +350,16 @@ static void advise_activations(struct core_result *res)
 
     advise_flash(res);
     advise_checkpointing(res);
-    if (res->fit.max_batch >= 1) {
-        n = ADVISE(res, "reduce_batch", "the micro-batch must shrink to %lld to fit",
-                   (long long)res->fit.max_batch);
-        core_note_change_int(n, "batch", res->fit.max_batch);
+    int64_t b = schedulable_batch(
+        r, 1, res->fit.max_batch < r->batch ? res->fit.max_batch : r->batch - 1, res->fit.capacity);
+    if (b >= 1) {
+        n = ADVISE(res, "reduce_batch", "the micro-batch must shrink to %lld to fit", (long long)b);
+        core_note_change_int(n, "batch", b);
         return;
     }
     int64_t s = core_max_seq_len(r, res->memory.state, res->fit.capacity);
+    if (r->cp > 1) /* context parallelism takes 2 cp equal chunks (rules.h) */
+        s -= s % (2 * r->cp);
     if (s > 0) {
         n = ADVISE(res, "reduce_seq_len",
                    "even a micro-batch of 1 overflows; seq_len must shrink to %lld", (long long)s);
@@ -260,33 +371,63 @@ static void advise_activations(struct core_result *res)
     }
 }
 
+/* The fewest GPUs under full checkpointing, for a run whose activations, not its state, set
+ * min_gpus (70B at T 1024 with eager attention on 48 GB: 859 GPUs as asked, 30-odd with full
+ * recompute); then "checkpointing cannot help" would be false. 0 when already full. */
+static int64_t full_ckpt_gpus(const struct core_resolved *r, const struct core_memory *m,
+                              const struct core_state *mp, int stage, int64_t capacity)
+{
+    struct core_resolved f = *r;
+    int64_t cur_l, cur_g, full_l, full_g;
+
+    if (r->checkpointing == CORE_CKPT_FULL ||
+        !core_activation_bytes(r, r->batch, r->seq_len, r->checkpointing, &cur_l, &cur_g) ||
+        !core_activation_bytes(r, r->batch, r->seq_len, CORE_CKPT_FULL, &full_l, &full_g))
+        return 0;
+    f.checkpointing = CORE_CKPT_FULL;
+    /* the adapters' transient weight (m->activations beyond the layers and logits) stays */
+    return core_min_gpus_judged(&f, mp, stage, m->activations - cur_l - cur_g + full_l + full_g,
+                                capacity);
+}
+
 static void advise_state(const struct core_memory *m, const struct core_state *mp,
                          struct core_result *res)
 {
     const struct core_resolved *r = &res->resolved;
-    int64_t g = res->fit.min_gpus;
+    int64_t g = res->fit.min_gpus, b, gf;
     bool zero3 = false;
+    char ckpt[64] = "";
     struct core_note *n;
 
     if (g == 0 && r->zero_stage < 3) {
-        g = core_min_gpus(r, mp, 3, m->activations, res->fit.capacity);
+        g = core_min_gpus_judged(r, mp, 3, m->activations, res->fit.capacity);
         zero3 = g > 0;
     }
+    g = shard_gpus(r, g, zero3 ? 3 : r->zero_stage, res->fit.capacity, &b);
+    gf = g > 0 ? full_ckpt_gpus(r, m, mp, zero3 ? 3 : r->zero_stage, res->fit.capacity) : 0;
+    if (gf > 0 && gf < g)
+        snprintf(ckpt, sizeof ckpt, " (about %lld with full checkpointing)", (long long)gf);
     if (g > 0) {
         /* The lesson's wording when it is literally true (7B: 84 GB of optimizer > 80 GB). */
-        n = ADVISE(res, "shard_state",
-                   "the %s overflows; checkpointing cannot help \u2014 shard it across \u2265 %lld "
-                   "GPUs%s",
+        n = ADVISE(res, "shard_state", "the %s overflows; %sshard it across \u2265 %lld GPUs%s%s%s",
                    m->optimizer > res->fit.capacity
                        ? "optimizer state alone"
                        : "training state (weights, gradients, optimizer)",
-                   (long long)g, zero3 ? " with zero_stage 3" : "");
+                   ckpt[0] ? "" : "checkpointing cannot help \u2014 ", (long long)g,
+                   zero3 ? " with zero_stage 3" : "", ckpt,
+                   b == 0          ? "; raise global_batch to a multiple of batch*dp"
+                   : b != r->batch ? ", a micro-batch that splits the global batch"
+                                   : "");
         core_note_change_int(n, "gpus", g);
         if (zero3)
             core_note_change_int(n, "zero_stage", 3);
+        if (b != 0 && b != r->batch)
+            core_note_change_int(n, "batch", b);
+        if (b == 0) /* the smallest global batch that G's ranks split (interleaved: into pp) */
+            core_note_change_int(n, "global_batch", split_global_batch(r, g));
         return;
     }
-    g = core_min_gpus(r, mp, 3, 0, res->fit.capacity);
+    g = shard_gpus(r, core_min_gpus(r, mp, 3, 0, res->fit.capacity), 3, res->fit.capacity, &b);
     if (g > 0) {
         n = ADVISE(res, "shard_state",
                    "the optimizer state overflows and the activations alone exceed a GPU: shard "
@@ -295,6 +436,10 @@ static void advise_state(const struct core_memory *m, const struct core_state *m
         core_note_change_int(n, "gpus", g);
         if (r->zero_stage < 3)
             core_note_change_int(n, "zero_stage", 3);
+        if (b != 0 && b != r->batch)
+            core_note_change_int(n, "batch", b);
+        if (b == 0)
+            core_note_change_int(n, "global_batch", split_global_batch(r, g));
         advise_checkpointing(res);
         return;
     }
@@ -317,12 +462,15 @@ void core_advice(const struct core_memory *m, const struct core_state *mp, struc
         advise_activations(res);
         break;
     case CORE_BOTTLENECK_NONE:
-    default:
-        if (fit->max_batch > res->resolved.batch) {
-            struct core_note *n = ADVISE(res, "batch_headroom", "micro-batch can grow to %lld",
-                                         (long long)fit->max_batch);
-            core_note_change_int(n, "batch", fit->max_batch);
+    default: {
+        int64_t b = schedulable_batch(&res->resolved, res->resolved.batch + 1, fit->max_batch,
+                                      fit->capacity);
+        if (b > res->resolved.batch) {
+            struct core_note *n =
+                ADVISE(res, "batch_headroom", "micro-batch can grow to %lld", (long long)b);
+            core_note_change_int(n, "batch", b);
         }
         break;
+    }
     }
 }

@@ -13,8 +13,10 @@
  */
 #include <math.h>
 
+#include "adapters.h"
 #include "internal.h"
 #include "peak.h"
+#include "peak_replay.h"
 
 const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "backward",
                                                                "optimizer_step"};
@@ -749,15 +751,70 @@ static bool generic_stage(const struct core_resolved *r, const struct core_peak_
     return true;
 }
 
+/* peak.h: the replayed step of a frozen base under Hugging Face's Trainer (peak_replay.h). */
+bool core_peak_replay(const struct core_resolved *r, const struct core_peak_options *o,
+                      struct core_step_replay *out)
+{
+    enum core_loss loss = o->loss >= 0 && o->loss < CORE_LOSS_COUNT
+                              ? (enum core_loss)o->loss
+                              : profiles[CORE_FW_HF_TRAINER].loss;
+    const struct core_arch *a = &r->shape.arch;
+    struct stage_shape sh;
+    struct core_adapter_peak ap;
+    bool stream = core_adapters_fp32_stream(r);
+    int e = r->precision == CORE_PREC_FP32 ? 4 : 2;
+    double tokens = ceil((double)r->seq_len / (double)r->cp) * (double)r->batch;
+    enum core_base_quant bq = r->adapters.base_quant;
+
+    /* LoRA / QLoRA only: DoRA's weight-norm temporaries and the int8 or torchao layouts' kernels
+     * are not in the replay. */
+    if (o->framework != CORE_FW_HF_TRAINER ||
+        (r->adapters.finetune != CORE_FT_LORA && r->adapters.finetune != CORE_FT_QLORA) ||
+        (bq != CORE_BASEQ_NONE && bq != CORE_BASEQ_NF4_BNB && bq != CORE_BASEQ_NF4_BNB_DQ) ||
+        r->checkpointing != CORE_CKPT_FULL || r->pp != 1 || o->compile || o->activation_offload ||
+        !r->flash_attention || !a->gated_mlp || a->experts > 0 || r->sequence_parallel ||
+        !core_adapters_peak_state(r, &ap) || !(tokens < 1e12))
+        return false;
+    stage_shape(r, 0, &sh);
+    struct core_step_shape s = {
+        .tokens = (int64_t)tokens,
+        .layers = (int64_t)sh.layers,
+        .hidden = a->hidden,
+        .q = a->heads * a->head_dim / r->tp,
+        .kv = a->kv_heads * a->head_dim / r->tp,
+        .heads = a->heads / r->tp,
+        .ffn = a->ffn_hidden / r->tp,
+        .vocab = a->vocab / r->tp,
+        .stream = stream ? 4 : e,
+        .norm_out = stream ? 4 : e,
+        .compute = e,
+        .dequant = r->adapters.base_quant == CORE_BASEQ_NF4_BNB ||
+                   r->adapters.base_quant == CORE_BASEQ_NF4_BNB_DQ,
+        .gather = r->zero_stage >= 3 && r->dp * r->cp > 1 ? (int64_t)(sh.layer * ap.stored_bpp) : 0,
+        /* .hold_inputs stays false: the allocated peak does not price FSDP1's end-of-backward
+         * hold yet (PROVENANCE-peft.md, "the FSDP term"), and the replay follows it. */
+        .loss = loss,
+        .rank = r->adapters.rank,
+        .wrapped = r->adapters.targets,
+    };
+    struct core_adapter_dtypes dt;
+    core_adapters_dtypes(r, &dt);
+    s.a = dt.a, s.res = dt.res, s.sum = dt.sum;
+    s.cast_in = dt.cast_in, s.cast_back = dt.cast_back, s.clone = dt.clone;
+    return core_step_replay(&s, out);
+}
+
 /* The statistic asked for. Reserved adds the caching allocator's slack, capped where the
  * allocator would free its cache and retry rather than fail (the capacity less the context);
  * device adds the CUDA context and, with more than one GPU, the communicators' buffers. */
 static double metric_bytes(const struct core_resolved *r, const struct profile *pf, bool compiled,
-                           enum core_memory_metric metric, double allocated, double stranded)
+                           enum core_memory_metric metric, double allocated, double stranded,
+                           const double *slack)
 {
     double fixed = CONTEXT_GIB * GIB + (r->gpus > 1 ? COMM_GIB * GIB : 0);
-    double reserved =
-        (allocated + stranded) * (compiled ? pf->reserved_compiled : pf->reserved_eager);
+    double reserved = slack != NULL ? allocated + *slack
+                                    : (allocated + stranded) *
+                                          (compiled ? pf->reserved_compiled : pf->reserved_eager);
     double cap = (double)r->usable_bytes - fixed;
 
     if (reserved > cap)
@@ -814,7 +871,17 @@ void core_peak_compute(const struct core_resolved *r, const struct core_peak_opt
                                                 : "middle";
     out->allocated = best;
     out->held = best + out->stages[out->stage == 0 ? 0 : 1][out->at].stranded;
-    out->bytes = metric_bytes(r, &profiles[fw], o->compile, o->metric, best, out->held - best);
+    /* Where the step can be replayed (core_peak_replay), its slack replaces the profile's
+     * factor: the segments' high-water mark less the live one, never below zero (the small
+     * pool's blocks count live, not reserved). */
+    struct core_step_replay rp;
+    double slack = 0;
+    bool replayed = (o->metric == CORE_METRIC_RESERVED || o->metric == CORE_METRIC_DEVICE) &&
+                    core_peak_replay(r, &opt, &rp);
+    if (replayed)
+        slack = fmax(0, (double)(rp.peak_reserved - rp.peak_live));
+    out->bytes = metric_bytes(r, &profiles[fw], o->compile, o->metric, best, out->held - best,
+                              replayed ? &slack : NULL);
     out->gb = out->bytes / 1e9;
     out->gib = out->bytes / GIB;
 }

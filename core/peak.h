@@ -82,4 +82,15 @@ struct core_peak {
 void core_peak_compute(const struct core_resolved *r, const struct core_peak_options *o,
                        struct core_peak *out);
 
+/* The caching allocator over a replayed step (peak_replay.h), where the replay's code is the
+ * framework's: LoRA or QLoRA (an unquantized or bitsandbytes NF4 base) under Hugging Face's
+ * Trainer (PEFT, the Llama/Mistral layer, flash attention, reentrant full checkpointing,
+ * transformers' unfused fp32 loss), one pipeline stage, no sequence parallelism, eager, no
+ * offload; false elsewhere. Its segments' high-water mark less its live bytes' is the
+ * allocator's slack: core_peak_compute's reserved and device figures add it to the allocated
+ * peak instead of the profile's factor (docs/frameworks.md, "The statistic"). */
+struct core_step_replay;
+bool core_peak_replay(const struct core_resolved *r, const struct core_peak_options *o,
+                      struct core_step_replay *out);
+
 #endif

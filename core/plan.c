@@ -344,14 +344,12 @@ static void reason(struct core_plan_summary *out, const char *field, const char 
     va_end(ap);
 }
 
-static void explain(const struct search *s)
+static void explain_constraints(const struct search *s)
 {
     const struct core_plan_input *in = s->in;
     struct core_plan_summary *out = s->out;
     const char *unit = out->ranked_by_cost ? "USD" : "GPU-hours";
 
-    if (out->plan_count > 0)
-        return;
     if (out->fitting == 0) {
         if (s->batch_indivisible > 0) {
             /* Megatron-LM asserts global_batch % (micro_batch * dp) == 0 */
@@ -372,8 +370,11 @@ static void explain(const struct search *s)
         else
             reason(out, "memory",
                    "no configuration of up to %lld GPUs fits in memory; the smallest needs "
-                   "%.4g GB per GPU",
-                   (long long)in->gpus_max, (double)s->min_need / 1e9);
+                   "%.4g GB per GPU%s",
+                   (long long)in->gpus_max, (double)s->min_need / 1e9,
+                   s->r.framework != CORE_FW_GENERIC
+                       ? " by the ledger, before the framework's own buffers"
+                       : "");
         return;
     }
     if (in->deadline_days > 0 && s->min_days_fit > in->deadline_days)
@@ -387,6 +388,18 @@ static void explain(const struct search *s)
                "no plan meets both: the cheapest within the %g-day deadline costs %.6g %s "
                "(budget %g)",
                in->deadline_days, s->min_cost_in_time, unit, in->budget_usd);
+}
+
+/* The constraint at fault, then the layouts the searches never tried (plan_skips.c). */
+static void explain(const struct search *s)
+{
+    struct core_plan_summary *out = s->out;
+
+    if (out->plan_count > 0)
+        return;
+    explain_constraints(s);
+    out->reason_count += plan_skip_reasons(s, &out->reasons[out->reason_count],
+                                           CORE_PLAN_REASONS - out->reason_count);
 }
 
 enum core_status core_plan_search(const struct core_plan_input *in, struct core_plan *plans,

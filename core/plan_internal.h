@@ -94,6 +94,10 @@ bool plan_judge(const struct search *s, struct core_plan *c, int64_t ledger_tota
  * resolve them. */
 void plan_resolve(const struct search *s, const struct core_plan *p, struct core_resolved *r);
 
+/* plan_skips.c: the layout rules that ruled out a tp, pp or cp the search would otherwise have
+ * tried, as reasons written to out[0..room); returns how many. */
+int plan_skip_reasons(const struct search *s, struct core_plan_reason *out, int room);
+
 /* plan_table.c: activations of every checkpointing mode and micro-batch for s->r's tp, pp and
  * cp. */
 void plan_activation_table(struct search *s, struct layout *L);

@@ -11,7 +11,10 @@
 /* megatron/core/transformer/transformer_config.py, TransformerConfig.__post_init__:
  * "num_attention_heads must be a multiple of tensor_model_parallel_size", and
  * "num_query_groups must be a multiple or divisor of tensor_model_parallel_size" (the key/value
- * heads are then replicated over tp / num_query_groups ranks). */
+ * heads are then replicated over tp / num_query_groups ranks). The serving engines have the same
+ * two (vLLM: ModelConfig.verify_with_parallel_config, "Total number of attention heads must be
+ * divisible by tensor parallel size"; QKVParallelLinear replicates a key/value head over
+ * tp / kv_heads ranks and asserts tp % kv_heads == 0), and /inference resolves its model here. */
 bool core_rule_tp_heads(int64_t heads, int64_t kv_heads, int64_t tp)
 {
     if (tp <= 1)
@@ -50,13 +53,13 @@ void core_check_layout_rules(const struct core_resolved *r, bool shaped, struct 
     if (shaped && !core_rule_tp_heads(a->heads, a->kv_heads, r->tp)) {
         if (a->heads % r->tp != 0)
             core_problem_add(p, "tp",
-                             "tp = %lld does not divide the %lld attention heads (Megatron-LM "
-                             "splits heads over tp)",
+                             "tp = %lld does not divide the %lld attention heads (each "
+                             "tensor-parallel rank holds whole heads: Megatron-LM, vLLM)",
                              (long long)r->tp, (long long)a->heads);
         else
             core_problem_add(p, "tp",
                              "tp = %lld is neither a multiple nor a divisor of the %lld "
-                             "key/value heads (Megatron-LM's query groups)",
+                             "key/value heads (each rank holds whole ones or a replica of one)",
                              (long long)r->tp, (long long)a->kv_heads);
     }
     if (r->cp > 1 && r->seq_len % r->cp == 0 && !core_rule_cp_seq(r->seq_len, r->cp))

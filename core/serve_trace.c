@@ -1,7 +1,7 @@
 /*
  * serve_trace.c - engine releases as data, and the eager profiling pass of a release whose
  * profile peak is a drop in free memory, replayed through the caching-allocator model
- * (serve_alloc.h). The pass's allocations and frees follow the models' forward code of the
+ * (caching_alloc.h). The pass's allocations and frees follow the models' forward code of the
  * release (docs/serving.md, "Engine releases"):
  *  - the decoder (vllm/model_executor/models/llama.py, mixtral.py): the embedding's output is the
  *    first residual; the first layer's input norm writes a new tensor, later norms work in place
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "serve_alloc.h"
+#include "caching_alloc.h"
 #include "serve_internal.h"
 #include "serve_trace.h"
 

@@ -1,7 +1,7 @@
 /*
  * serve_trace.h - engine releases whose sizing differs from the engine's current code, as data
  * (one row each: core_serve_releases, serve_trace.c), and the profiling pass those releases run,
- * replayed through the caching-allocator model (serve_alloc.h). docs/serving.md, "Engine
+ * replayed through the caching-allocator model (caching_alloc.h). docs/serving.md, "Engine
  * releases", has each row's derivation and the files it is read from.
  */
 #ifndef MEMWALL_CORE_SERVE_TRACE_H

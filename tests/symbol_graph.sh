@@ -3,8 +3,15 @@
 # (core/, api/, server/, cli/) use each other's symbols in a cycle. Read with nm from the built
 # archive: object A -> object B when A uses (U) a global symbol B defines. The edges go to
 # tsort, which reports any loop on stderr and exits non-zero (include_graph.sh does the same
-# for #include). --edges prints the graph instead.
+# for #include). ARCHIVE may be several archives joined by ':', read as one graph (server/: the
+# daemon's archive and the executable's own objects). --edges prints the graph instead.
 set -u
+# nm_each LIST OPTION...: nm -A over every archive of the ':'-separated LIST
+nm_each() {
+    list=$1
+    shift
+    (IFS=:; set -f; nm -A "$@" $list)
+}
 print=0
 if [ "${1:-}" = --edges ]; then
     print=1
@@ -16,8 +23,8 @@ while [ $# -ge 2 ]; do
     shift 2
     # "D object symbol" for every defined global symbol, "U object symbol" for every use; nm -A
     # names each line "archive:member:" (with the address glued on for a defined symbol)
-    table=$({ nm -A -g --defined-only "$archive" | awk '{ print "D", $1, $NF }'
-        nm -A -u "$archive" | awk '{ print "U", $1, $NF }'; } 2>/dev/null |
+    table=$({ nm_each "$archive" -g --defined-only | awk '{ print "D", $1, $NF }'
+        nm_each "$archive" -u | awk '{ print "U", $1, $NF }'; } 2>/dev/null |
         awk '{ n = split($2, p, ":"); obj = p[n - 1]; sub(/\.c\.o$/, "", obj); sub(/\.o$/, "", obj)
                print $1, obj, $3 }')
     edges=$(echo "$table" | awk '

@@ -154,6 +154,30 @@
      * Controls: one per input, hand-laid (found by id) or rendered from its /inputs row
      * ------------------------------------------------------------------------------------- */
 
+    /* text into el with a line-break opportunity (<wbr>) after every underscore of each word of
+     * at least minLen characters, so that a narrow column wraps an input name such as
+     * gpu_memory_utilization at its parts rather than mid-word or past the column's edge
+     * (textContent is unchanged: <wbr> holds no text). */
+    function setIdentText(el, text, minLen) {
+        var run = '';
+        el.textContent = '';
+        text.split(/(\s+)/).forEach(function (word) {
+            if (word.length < minLen || word.indexOf('_') < 0) {
+                run += word;
+                return;
+            }
+            word.split('_').forEach(function (part, i, parts) {
+                run += part + (i < parts.length - 1 ? '_' : '');
+                if (i < parts.length - 1) {
+                    el.appendChild(document.createTextNode(run));
+                    el.appendChild(document.createElement('wbr'));
+                    run = '';
+                }
+            });
+        });
+        el.appendChild(document.createTextNode(run));
+    }
+
     function addOption(select, value, text) {
         var o = document.createElement('option');
         o.value = value;
@@ -346,7 +370,7 @@
         var id = 'in-' + row.name;
         var label = document.createElement('label');
         label.htmlFor = id;
-        label.textContent = row.name + (row.unit ? ' (' + row.unit + ')' : '');
+        setIdentText(label, row.name + (row.unit ? ' (' + row.unit + ')' : ''), 0);
         var el;
         if (row.kind === 'boolean' && row['default'] !== null) {
             el = document.createElement('input');
@@ -370,8 +394,8 @@
         var hint = document.createElement('p');
         hint.className = 'hint';
         hint.id = 'hint-' + row.name;
-        hint.textContent = row.description + (row['default'] === null && row.default_doc
-            ? '. Default: ' + row.default_doc + '.' : '.');
+        setIdentText(hint, row.description + (row['default'] === null && row.default_doc
+            ? '. Default: ' + row.default_doc + '.' : '.'), 16);
         var err = document.createElement('p');
         err.className = 'err';
         err.id = 'err-' + row.name;
@@ -470,8 +494,9 @@
     }
 
     /* After a good reply: the resolved value of every input left empty shows as its
-     * placeholder, and the N slider follows the server's N. */
-    function showResolved(inputs) {
+     * placeholder, and the N slider follows the server's N. With `only`, just the inputs it
+     * names (the serving reply resolves the engine's knobs: max_model_len, max_num_seqs...). */
+    function showResolved(inputs, only) {
         /* The architecture's resolved fields sit in inputs.shape. */
         var resolved = {};
         [inputs.shape || {}, inputs].forEach(function (o) {
@@ -479,7 +504,7 @@
         });
         Object.keys(controls).forEach(function (name) {
             var c = controls[name];
-            if (!(name in resolved) || c.el.type === 'checkbox')
+            if (!(name in resolved) || c.el.type === 'checkbox' || (only && !(name in only)))
                 return;
             if (c.el.tagName === 'SELECT') {
                 /* "auto" says what it resolved to */
@@ -498,6 +523,8 @@
                 c.el.placeholder = name === 'params' && models[resolved.model]
                     ? text + ' (from the preset)' : text;
         });
+        if (only)
+            return;
         var n = resolved.params;
         var slider = $('in-params-slider');
         if (n > 0) {
@@ -801,12 +828,13 @@
             return;
         }
         var inf = r.inference, kv = inf.kv_cache, tm = r.time;
+        showResolved(r.inputs, serveSpecs);
         /* expected_error is null where no unseen measured row backs this engine (on this GPU
          * generation, for the time): a warning in the list says why (core/serve_validation.c). */
         var trust = function (err) {
             return typeof err === 'number' ? ' ± ' + fmtPct(err) : ' (unvalidated)';
         };
-        setKpi('ttft', tm ? (1e3 * tm.ttft_seconds).toFixed(1) + ' ms' : '—', tm ? tm.ttft_seconds : undefined);
+        setKpi('ttft', tm ? fmtSeconds(tm.ttft_seconds) : '—', tm ? tm.ttft_seconds : undefined);
         setKpi('tpot', tm ? (1e3 * tm.tpot_seconds).toFixed(2) + ' ms' + trust(tm.expected_error) : '—',
             tm ? tm.tpot_seconds : undefined);
         setKpi('serve-tps', tm ? Math.round(tm.output_tokens_per_second).toLocaleString('en-US') : '—',
@@ -853,6 +881,7 @@
         s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: H - m.b, x2: W - m.r, y2: H - m.b }));
         s.appendChild(svg('line', { 'class': 'axis', x1: m.l, y1: m.t, x2: m.l, y2: H - m.b }));
         s.appendChild(svg('text', { 'class': 'tick', x: 4, y: m.t + 10 }, ymax.toFixed(1) + '×'));
+        s.appendChild(svg('text', { 'class': 'tick y0', x: 4, y: H - m.b }, '0×'));
         s.appendChild(svg('text', { 'class': 'title', x: m.l, y: H - 6 }, 'max_model_len (tokens)'));
         s.appendChild(svg('polyline', { 'class': 'sv-line', points: rows.map(function (r) {
             return X(r.len).toFixed(1) + ',' + Y(r.conc).toFixed(1); }).join(' ') }));
@@ -920,6 +949,9 @@
         s.appendChild(svg('text', { 'class': 'tick', x: 2, y: m.t + 10 }, Math.round(tmax) + ' tok/s'));
         s.appendChild(svg('text', { 'class': 'tick', x: W - m.r + 4, y: m.t + 10 },
             (1e3 * pmax).toFixed(1) + ' ms'));
+        /* both axes start at zero: say so, or the slopes read as ratios of unknown scale */
+        s.appendChild(svg('text', { 'class': 'tick y0', x: 2, y: H - m.b }, '0 tok/s'));
+        s.appendChild(svg('text', { 'class': 'tick y0', x: W - m.r + 4, y: H - m.b }, '0 ms'));
         s.appendChild(svg('text', { 'class': 'title', x: m.l, y: H - 6 }, 'concurrency (sequences)'));
         if (lastTime.knee >= rows[0].conc && lastTime.knee <= rows[rows.length - 1].conc)
             s.appendChild(svg('line', { 'class': 'capline', 'data-knee': lastTime.knee,
@@ -1062,7 +1094,16 @@
         });
         if (!b.advice.length && fits) {
             var li = document.createElement('li');
-            li.textContent = 'It fits: ' + fmtGB(b.fit.headroom.gb) + ' GB of headroom per GPU.';
+            /* Under a profile the device peak is capped at the capacity once the allocator's
+             * cache would overflow it (it frees the cache and retries): 0 headroom then means
+             * "the cache fills the GPU", not "one byte from an OOM". */
+            var capped = b.fit.judged === 'device_peak' && b.fit.headroom.bytes === 0;
+            li.textContent = capped
+                ? 'It fits: the caching allocator may fill the GPU (the device figure is capped at the ' +
+                  'capacity); the ' + b.memory.peak.metric + ' peak is ' + fmtGB(b.memory.peak.gb) +
+                  ' of ' + fmtGB(b.fit.capacity.gb) + ' GB.'
+                : 'It fits: ' + fmtGB(b.fit.headroom.gb) + ' GB of headroom per GPU.';
+            li.dataset.testid = 'fits-note';
             advice.appendChild(li);
         }
         renderWarnings(b.warnings);

@@ -784,7 +784,14 @@ test('readable at 375 px: one column, no sideways scrolling', async () => {
         assert.ok(box && box.x >= 0 && box.x + box.width <= 375, `${testid} within the screen`);
     }
     assert.equal(await text(page, 'fits'), 'No');
-    await page.screenshot({ path: path.join(SHOTS, 'dashboard-375.png'), fullPage: true });
+    /* Every KPI value, with its error ("659,856 ± 0.5%", "30.25 ms ± 16.9%" for 70B FP8 on four
+     * H100s), stays inside its own box: none is cut off at the panel's edge. */
+    await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4&max_model_len=32768');
+    const clipped = await page.locator('.perf-value').evaluateAll((els) => els
+        .filter((e) => e.scrollWidth > e.clientWidth + 1 ||
+            e.getBoundingClientRect().right > e.closest('.panel').getBoundingClientRect().right)
+        .map((e) => e.dataset.testid + ': ' + e.textContent));
+    assert.deepEqual(clipped, [], 'KPI values cut off at 375 px');
     await page.close();
     assert.deepEqual(consoleErrors, [], 'no console errors');
 });
@@ -813,6 +820,59 @@ async function assertXTicksApart(page) {
     }
 }
 
+/* The labels of the inputs rendered from GET /inputs (two to a row, ~150 px at 1440) wrap between
+ * the parts of a name, never inside one: gpu_memory_utilization printed "gpu_memory_utilizat" over
+ * "ion (fraction)". A line change between two characters of one text node that are not spaces is
+ * a word broken mid-way (the page puts a <wbr> after each underscore, which splits text nodes). */
+/* Under a framework profile the device figure is capped at the capacity once the caching
+ * allocator's slack would overflow it (docs/frameworks.md): the verdict then has 0 bytes of
+ * headroom, which "It fits: 0.00 GB of headroom" read as one byte from an OOM. Llama 3 8B under
+ * torchtitan on 8 H100s at T 2048, b 9 (its max_batch): the note says the cache may fill the GPU
+ * and gives the allocated peak of the reply against the capacity. */
+test('a capped device peak reads as a full cache, not as zero headroom', async () => {
+    const page = await newPage(1440, 1000);
+    const q = '?model=llama3-8b&framework=torchtitan&gpus=8&seq_len=2048&flash_attention=true&checkpointing=selective&batch=9';
+    await open(page, q);
+    const reply = await page.evaluate(async (query) => (await fetch('/fit' + query)).json(), q);
+    assert.equal(reply.fit.judged, 'device_peak');
+    assert.equal(reply.fit.headroom.bytes, 0);
+    const note = await text(page, 'fits-note');
+    assert.match(note, /caching allocator may fill the GPU/);
+    assert.ok(note.includes(reply.memory.peak.gb.toFixed(2) + ' of ' + reply.fit.capacity.gb.toFixed(2) + ' GB'), note);
+    await page.close();
+});
+
+test('the rendered inputs wrap their labels between words, not inside one', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page, '?model=llama3-8b');
+    const broken = await page.evaluate(() => {
+        const out = [];
+        for (const label of document.querySelectorAll('.generic .field > label:not(.check)')) {
+            const walk = document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+            for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+                const range = document.createRange();
+                let prevTop = null;
+                for (let i = 0; i < node.length; i++) {
+                    range.setStart(node, i);
+                    range.setEnd(node, i + 1);
+                    const rect = range.getClientRects()[0];
+                    if (!rect) continue;
+                    const ch = node.data[i];
+                    if (prevTop !== null && rect.top > prevTop + 2 && !/\s/.test(ch) &&
+                        !/\s/.test(node.data[i - 1]))
+                        out.push(label.textContent + ' at "' + node.data.slice(0, i) + '|' + node.data.slice(i) + '"');
+                    prevTop = rect.top;
+                }
+            }
+        }
+        return out;
+    });
+    assert.deepEqual(broken, [], 'labels broken inside a word');
+    const label = await page.locator('label[for="in-gpu_memory_utilization"]').textContent();
+    assert.equal(label, 'gpu_memory_utilization (fraction)', 'the label reads as the input name');
+    await page.close();
+});
+
 test('the serving panel: the meter is the reply, the chart its concurrency, a bad knob is named', async () => {
     const page = await newPage(1440, 1000, { httpErrors: true });
     await open(page, '?model=llama3-8b');
@@ -824,6 +884,13 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
         'a serving knob never reaches /evaluate');
     const reply = serve[0].body[0];
     const per = reply.inference.memory.per_gpu;
+    /* The engine's own defaults show as placeholders, as the training inputs' do: vLLM's
+     * max_num_seqs is 1024 on a GPU of at least 70 GiB (an H100's 79.19), and max_model_len,
+     * once cleared, is Llama 3 8B's 8192 positions. */
+    assert.equal(await page.getAttribute('[data-testid="max_num_seqs"]', 'placeholder'), '1024');
+    await set(page, 'max_model_len', '');
+    assert.equal(await page.getAttribute('[data-testid="max_model_len"]', 'placeholder'), '8192');
+    await set(page, 'max_model_len', '4096');
     /* Llama 3 8B in bf16 on one H100: 128 KiB of KV per token (32 x 2 x 8 x 128 x 2 bytes). */
     assert.equal(reply.inference.kv_cache.bytes_per_token, 32 * 2 * 8 * 128 * 2);
     assert.equal(await text(page, 'serves'), reply.inference.fits ? 'yes' : 'no');
@@ -845,7 +912,13 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
         reply.time.tpot_seconds);
     assert.equal(Number(await page.locator('[data-testid="ttft"]').getAttribute('data-value')),
         reply.time.ttft_seconds);
+    /* in the unit that reads best: Llama 3 8B, 1024 prompt tokens on one H100 is tens of ms */
+    assert.match(await text(page, 'ttft'), reply.time.ttft_seconds >= 1 ? / s$/ : / ms$/);
     assert.equal(await text(page, 'serve-bottleneck'), reply.time.bottleneck);
+    /* Both charts' y axes start at zero (Y(0) is the x axis) and say so at the bottom. */
+    assert.equal(await page.locator('[data-testid="serve-chart"] text.y0').textContent(), '0×');
+    assert.deepEqual(await page.locator('[data-testid="serve-time-chart"] text.y0').allTextContents(),
+        ['0 tok/s', '0 ms']);
     const pts = page.locator('[data-testid="serve-time-chart"] circle');
     assert.ok(await pts.count() >= 2, 'points of the time chart');
     const tps = [];
@@ -883,12 +956,24 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     /* A length beyond the model's 8192 positions: the server's 422 under the field. */
     await set(page, 'max_model_len', '9000');
     assert.match(await page.locator('#err-max_model_len').textContent(), /exceeds the model's 8192 positions/);
-    /* No reply: every serving KPI goes back to a dash, the concurrency one included. */
+    /* No reply: every serving KPI goes back to a dash, the concurrency one included, and the
+     * charts leave no empty 240 px boxes behind (nor captions over nothing). */
     assert.equal(await text(page, 'serve-concurrency'), '—');
+    for (const chart of ['serve-chart', 'serve-time-chart']) {
+        const box = await page.locator(`[data-testid="${chart}"]`).boundingBox();
+        assert.ok(!box || box.height < 10, `${chart} is ${box && box.height} px tall with no reply`);
+    }
+    assert.equal(await page.locator('.serve-panel .perf-caption:visible').count(), 0);
     /* Llama 3.1 70B in FP8 over 4 H100s at its 128k context: the length axis ends at 128k, and
      * the pool's last concurrency (about 570) falls beside 512; no label may print over another. */
     await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4');
     await assertXTicksApart(page);
+    /* A 30,000-token prompt on that replica: at least 2 x 70.6e9 x 30,000 = 4.2e15 FLOPs over
+     * four H100s of 1,979 TFLOP/s FP8 (dense) is 0.53 s at full speed and above 1 s at the
+     * <= 50 % of peak a prefill reaches, so the first token reads in seconds, not "42751.3 ms". */
+    await open(page, '?model=llama3.1-70b&quantization=fp8&tp=4&gpus=4&input_len=30000&output_len=2000');
+    assert.ok(Number(await page.locator('[data-testid="ttft"]').getAttribute('data-value')) >= 1);
+    assert.match(await text(page, 'ttft'), /^[0-9.]+ s$/);
     /* Llama 3.1 8B in AWQ on an RTX 4090 at its 131,072-token context: 16 GiB of KV for one
      * request (131072 x 128 KiB) against a ~15 GiB pool, so the replica does not start and the
      * time chart says so instead of standing empty. */

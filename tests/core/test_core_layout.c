@@ -13,6 +13,7 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "perf.h"
+#include "serve.h"
 
 /* Mistral-7B's shape (the nearest preset of 7e9): L 32, d 4096, V 32000. */
 static void mistral_shape(struct core_input *in)
@@ -232,6 +233,151 @@ START_TEST(runtime_warns_when_the_layout_does_not_fit)
 }
 END_TEST
 
+/* /inference resolves its model through core_evaluate, so its tp rule is the training one; the
+ * message must not tell a vLLM user that Megatron-LM refused it (it said "Megatron-LM splits
+ * heads over tp"). Llama 3.1 8B: 32 heads, 8 key/value heads; 32 mod 3 = 2. */
+START_TEST(serving_tp_rule_speaks_of_the_engine_too)
+{
+    struct core_serve_input in;
+    struct core_serve_result out;
+    struct core_problems p;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.base.tp = 3;
+    in.base.gpus = 3;
+    memset(&p, 0, sizeof p);
+    ck_assert_int_eq(core_serve(&in, &out, &p), CORE_EINVAL);
+    ck_assert_int_ge(p.count, 1);
+    ck_assert_str_eq(p.items[0].field, "tp");
+    ck_assert_ptr_nonnull(strstr(p.items[0].message, "32 attention heads"));
+    ck_assert_ptr_nonnull(strstr(p.items[0].message, "vLLM"));
+}
+END_TEST
+
+/* A micro-batch an advice names must be one /fit then accepts. Llama 3 8B on 8 GPUs (dp 8), T 2048,
+ * FlashAttention and selective recompute, a given global batch of 64 sequences: memory holds
+ * b = 6 (max_batch), but 64 / (6 x 8) is not whole, so /fit of batch 6 is a 422 on global_batch
+ * (it was the advice). b x 8 divides 64 for b in {1, 2, 4, 8}: the advice is 4. With pp 2 and
+ * v 2 (dp 4) the micro-batches per step 64 / (4 b) must also be a multiple of pp = 2: 16 / b
+ * even, b in {1, 2, 4, 8} again, so 4 below a max_batch of 7. Without a global batch it is the
+ * max_batch itself. */
+START_TEST(batch_advice_keeps_a_given_global_batch)
+{
+    struct core_input in;
+    struct core_result r, t;
+    const struct core_note *n;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.gpus = 8;
+    in.seq_len = 2048;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    in.global_batch = 64;
+    EVAL_OK(in, r);
+    ck_assert_int_ge(r.fit.max_batch, 4);
+    ck_assert_int_lt(r.fit.max_batch, 8);
+    n = find_note(r.advice, r.advice_count, "batch_headroom");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 4);
+    in.batch = n->changes[0].int_value;
+    EVAL_OK(in, t); /* taken, it is accepted */
+
+    in.batch = 1;
+    in.pp = 2;
+    in.virtual_stages = 2;
+    EVAL_OK(in, r);
+    ck_assert_int_ge(r.fit.max_batch, 4);
+    ck_assert_int_lt(r.fit.max_batch, 8);
+    n = find_note(r.advice, r.advice_count, "batch_headroom");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 4);
+
+    in.pp = 1;
+    in.virtual_stages = 1;
+    in.global_batch = 0;
+    EVAL_OK(in, r);
+    n = find_note(r.advice, r.advice_count, "batch_headroom");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, r.fit.max_batch);
+}
+END_TEST
+
+/* The GPU counts /fit reports and advises are ones it then accepts. Llama 3 70B at T 4096 with
+ * full recompute under megatron, a given global batch of 64: memory needs between 17 and 32 H100s
+ * (20 by the device peak), but 64 / dp must be whole (tp = pp = cp = 1, b 1, so dp = G): the
+ * divisors of 64 are the powers of two, and the smallest at or above min_gpus is 32. Generic needs
+ * 16, which divides 64. Qwen3-30B-A3B (128 experts) with ep 16 fits a GPU's memory with far fewer
+ * ranks, but Megatron-Core needs etp * ep * pp to divide G (parallel_state.py): 1 * 16 * 1 = 16,
+ * and at tp 2 (etp defaults to tp) 2 * 16 = 32. */
+START_TEST(gpu_counts_respect_the_schedule_and_the_experts_grid)
+{
+    struct core_input in;
+    struct core_result r, t;
+    const struct core_note *n;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-70b");
+    in.seq_len = 4096;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_FULL;
+    in.global_batch = 64;
+    in.framework = CORE_FW_MEGATRON;
+    EVAL_OK(in, r);
+    ck_assert_int_gt(r.fit.min_gpus, 16);
+    ck_assert_int_le(r.fit.min_gpus, 32);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 32);
+    in.gpus = n->changes[0].int_value;
+    EVAL_OK(in, t);
+    ck_assert(t.fit.fits);
+
+    in.gpus = 1;
+    in.framework = CORE_FW_GENERIC;
+    EVAL_OK(in, r);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ASSERT_I64(n->changes[0].int_value, 16);
+
+    /* At micro-batch 4 and a global batch of 32, no G >= min_gpus (>= 16 for 70B's state)
+     * splits it: 4 x 16 = 64 > 32. The advice then lowers the micro-batch too, to a b with b x G
+     * dividing 32, and /fit of the advice fits. */
+    in.batch = 4;
+    in.global_batch = 32;
+    EVAL_OK(in, r);
+    n = find_note(r.advice, r.advice_count, "shard_state");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_int_eq(n->change_count, 2);
+    ck_assert_str_eq(n->changes[1].input, "batch");
+    ck_assert_int_lt(n->changes[1].int_value, 4);
+    ck_assert_int_ge(n->changes[0].int_value, 16);
+    ASSERT_I64(32 % (n->changes[1].int_value * n->changes[0].int_value), 0);
+    in.gpus = n->changes[0].int_value;
+    in.batch = n->changes[1].int_value;
+    EVAL_OK(in, t);
+    ck_assert(t.fit.fits);
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.seq_len = 4096;
+    in.flash_attention = true;
+    in.checkpointing = CORE_CKPT_FULL;
+    in.framework = CORE_FW_MEGATRON;
+    in.zero_stage = 1;
+    in.ep = 16;
+    in.gpus = 16;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.fit.min_gpus, 16);
+    ASSERT_I64(r.fit.min_gpus_state_only, 16);
+    in.tp = 2;
+    in.gpus = 32;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.fit.min_gpus, 32);
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
     Suite *s = suite_create("core_layout");
@@ -243,6 +389,9 @@ static Suite *layout_suite(void)
     tcase_add_test(t, layout_422_names_the_input_that_fixes_it);
     tcase_add_test(t, global_batch_sets_steps_and_micro_batches);
     tcase_add_test(t, runtime_warns_when_the_layout_does_not_fit);
+    tcase_add_test(t, serving_tp_rule_speaks_of_the_engine_too);
+    tcase_add_test(t, batch_advice_keeps_a_given_global_batch);
+    tcase_add_test(t, gpu_counts_respect_the_schedule_and_the_experts_grid);
     suite_add_tcase(s, t);
     return s;
 }

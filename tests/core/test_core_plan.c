@@ -676,6 +676,76 @@ START_TEST(tp_inside_a_node_first)
 }
 END_TEST
 
+/* An empty answer names the layouts the searches never tried (core/plan_skips.c). A shape of
+ * 61 layers (a prime, as DeepSeek-V3's), 14 heads over 2 key/value heads (Qwen2.5-0.5B's) and
+ * seq_len 4095, on a 1 GB GPU where nothing fits, under the step-time model (tp up to 16):
+ *   tp: 14 mod 2 = 0 and 2 mod 2 = 0, so tp 2 is searched; 14 mod 4 = 2, 14 mod 8 = 6,
+ *       14 mod 16 = 14: tp 4, 8, 16 are not;
+ *   pp: 61 mod 2 = 1, 61 mod 4 = 1, 61 mod 8 = 5: pp 2, 4, 8 are not;
+ *   cp: 4095 mod (2 * 2) = 3 (and 4095 / 2 >= 1024 tokens per rank): cp 2 is not.
+ * Llama 3 8B's shape (32 layers, 32 heads over 8, seq_len 4096) breaks none of the rules: its
+ * only reason is memory. */
+START_TEST(empty_plan_names_the_skipped_layouts)
+{
+    struct core_plan_input in;
+    struct core_plan_summary out;
+
+    core_plan_input_init(&in);
+    in.base.layers = 61;
+    in.base.hidden = 1792;
+    in.base.heads = 14;
+    in.base.kv_heads = 2;
+    in.base.ffn_hidden = 4864;
+    in.base.vocab = 151936;
+    in.base.seq_len = 4095;
+    in.base.memory_gb = 1;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 64;
+    search_ok(&in, &out);
+    ck_assert_int_eq(out.plan_count, 0);
+    ck_assert_int_eq(out.reason_count, 4);
+    ck_assert_str_eq(out.reasons[0].field, "memory");
+    ck_assert_str_eq(out.reasons[1].field, "heads");
+    ck_assert_msg(strstr(out.reasons[1].message, "tp 4, 8, 16 not searched") != NULL, "%s",
+                  out.reasons[1].message);
+    ck_assert_str_eq(out.reasons[2].field, "layers");
+    ck_assert_msg(strstr(out.reasons[2].message, "pp 2, 4, 8 not searched: the 61 layers") != NULL,
+                  "%s", out.reasons[2].message);
+    ck_assert_str_eq(out.reasons[3].field, "seq_len");
+    ck_assert_msg(strstr(out.reasons[3].message, "seq_len 4095") != NULL, "%s",
+                  out.reasons[3].message);
+
+    /* Under a framework profile the smallest need is still the ledger's (at b = 1), which the
+     * device peak exceeds; the reason says which figure it is. DeepSeek-V3 on 8 H100s: 671e9
+     * parameters x at least 2 bytes / 8 GPUs is over 160 GB a GPU, and 61 is a prime. */
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("deepseek-v3");
+    in.base.framework = CORE_FW_MEGATRON;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 8;
+    search_ok(&in, &out);
+    ck_assert_int_eq(out.plan_count, 0);
+    ck_assert_str_eq(out.reasons[0].field, "memory");
+    ck_assert_msg(strstr(out.reasons[0].message, "by the ledger") != NULL, "%s",
+                  out.reasons[0].message);
+    ck_assert_str_eq(out.reasons[1].field, "layers");
+
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.base.seq_len = 4096;
+    in.base.memory_gb = 1;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 64;
+    search_ok(&in, &out);
+    ck_assert_int_eq(out.plan_count, 0);
+    ck_assert_int_eq(out.reason_count, 1);
+    ck_assert_str_eq(out.reasons[0].field, "memory");
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
     Suite *s = suite_create("core_plan");
@@ -692,6 +762,7 @@ static Suite *plan_suite(void)
     tcase_add_test(t, predicted_plans_reproduce);
     tcase_add_test(t, given_global_batch_is_kept);
     tcase_add_test(t, indivisible_global_batch_reason);
+    tcase_add_test(t, empty_plan_names_the_skipped_layouts);
     tcase_add_test(t, megatron_plans_judged_by_device_peak);
     tcase_add_test(t, llama3_70b_front);
     tcase_add_test(t, tp_inside_a_node_first);

@@ -1,5 +1,5 @@
 /*
- * test_core_serve_alloc.c - the caching-allocator model (core/serve_alloc.h) against its rules
+ * test_core_caching_alloc.c - the caching-allocator model (core/caching_alloc.h) against its rules
  * as c10/cuda/CUDACachingAllocator.cpp states them, the release rows (core/serve_trace.c) and the
  * replayed profiling passes of vLLM V0 releases, each value walked by hand below.
  */
@@ -8,7 +8,7 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "serve.h"
-#include "serve_alloc.h"
+#include "caching_alloc.h"
 #include "serve_trace.h"
 
 #define MIB ((int64_t)1 << 20)

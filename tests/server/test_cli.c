@@ -253,13 +253,27 @@ START_TEST(test_command_tables)
         {{"memory", "--model", "llama3-8b", "--finetune", "lora", NULL},
          0,
          {"adapters: 3407872 trainable parameters, 0.014 GB; frozen base 16.061 GB\n"}},
+        /* A plan's table gives the whole layout to launch: the interleaved stages and cp, and
+         * for a mixture of experts (Qwen3-30B-A3B's 128) the expert parallelism too (it had
+         * only tp, pp, dp); a dense model's table has no ep column */
+        {{"plan", "--model", "qwen3-30b-a3b", "--usd_per_gpu_hour", "h100-sxm=2", "--gpus_max", "8",
+          NULL},
+         0,
+         {" gpus  tp  pp  v  cp   ep    dp zero "}},
+        {{"plan", "--model", "llama3-8b", "--usd_per_gpu_hour", "h100-sxm=2", "--gpus_max", "8",
+          NULL},
+         0,
+         {" gpus  tp  pp  v  cp    dp zero "}},
         /* Llama 3 8B on an H100: KV 32 layers x 2 x 8 heads x 128 x 2 bytes = 131,072 per token;
          * it serves (exit 0) */
         {{"inference", "--model", "llama3-8b", NULL},
          0,
          {"per-GPU memory (GiB)\n", "  bytes/token        131072\n", "serves: yes\n"}},
-        /* Llama 3 70B in bf16 (131 GiB of weights) on one 80 GB H100 does not (exit 1) */
-        {{"inference", "--model", "llama3-70b", NULL}, 1, {"serves: no\n", "advice: "}},
+        /* Llama 3 70B in bf16 (131 GiB of weights) on one 80 GB H100 does not (exit 1), so it
+         * is not timed: the time heading says so rather than standing over nothing */
+        {{"inference", "--model", "llama3-70b", NULL},
+         1,
+         {"serves: no\n", "advice: ", "time: none (docs/serving.md, \"Time\"): the replica"}},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -276,6 +290,8 @@ START_TEST(test_command_tables)
                       "%s: a value missing from the table:\n%s", cases[i].args[0], out);
         if (strcmp(cases[i].args[0], "runtime") == 0)
             ck_assert_ptr_null(strstr(out, "cost_usd"));
+        if (cases[i].status == 1 && strcmp(cases[i].args[0], "inference") == 0)
+            ck_assert_msg(strstr(out, "time (docs") == NULL, "an empty time table:\n%s", out);
     }
 }
 END_TEST

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "check_main.h"
@@ -244,6 +245,42 @@ START_TEST(serving_commands)
 }
 END_TEST
 
+/* The exec form most Deployments use: command: [vllm, serve, MODEL] and args: [...] as lists,
+ * no shell (Kubernetes' own example for vLLM writes it so). The words were joined quoted
+ * ('vllm' 'serve' ...) and the serving-command check looked for "vllm serve " in that text, so
+ * such a manifest was "without a serving command". Llama 3.1 70B in FP8 over tp 4: the inputs
+ * say tp 4, fp8 and max_model_len 32768, as the args set them. */
+START_TEST(kubernetes_exec_form)
+{
+    static const char manifest[] =
+        "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+        "        - name: vllm\n          image: vllm/vllm-openai\n"
+        "          command: [\"vllm\", \"serve\", \"meta-llama/Llama-3.1-70B-Instruct\"]\n"
+        "          args:\n            - --tensor-parallel-size\n            - \"4\"\n"
+        "            - --quantization\n            - fp8\n            - --max-model-len\n"
+        "            - \"32768\"\n";
+    char path[] = "/tmp/memwall-k8s-XXXXXX", args[600], *out, *err, yaml[64];
+    int fd = mkstemp(path);
+    json_t *r, *in;
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, manifest, sizeof manifest - 1) == (ssize_t)(sizeof manifest - 1));
+    close(fd);
+    snprintf(yaml, sizeof yaml, "%s.yaml", path);
+    ck_assert_int_eq(rename(path, yaml), 0);
+    snprintf(args, sizeof args, "inference --launch %s --json", yaml);
+    ck_assert_int_le(run(args, &out, &err), 1);
+    ck_assert_msg(strstr(err, "a Kubernetes manifest; a serving") != NULL, "%s", err);
+    r = inputs_of(out);
+    in = json_object_get(r, "inputs");
+    ck_assert_int_eq(json_integer_value(json_object_get(in, "tp")), 4);
+    ck_assert_str_eq(json_string_value(json_object_get(in, "quantization")), "fp8");
+    ck_assert_int_eq(json_integer_value(json_object_get(in, "max_model_len")), 32768);
+    json_decref(r);
+    remove(yaml);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("launch_cli");
@@ -252,6 +289,7 @@ static Suite *suite(void)
     tcase_set_timeout(t, 30);
     tcase_add_test(t, torchrun_script);
     tcase_add_test(t, kubernetes_manifest);
+    tcase_add_test(t, kubernetes_exec_form);
     tcase_add_test(t, toml_and_json);
     tcase_add_test(t, shell_subset);
     tcase_add_test(t, serving_commands);

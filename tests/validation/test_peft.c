@@ -29,6 +29,7 @@
 #include "core_test_util.h"
 #include "csv.h"
 #include "peak.h"
+#include "peak_replay.h"
 
 #ifndef MEMWALL_PEFT_CSV
 #error "MEMWALL_PEFT_CSV must name the fine-tuning measurements file"
@@ -42,10 +43,14 @@
  * Allocated peaks are gated at the target (5.8 % over all rows since the FMS rows price
  * transformers 4.48's shifted loss, unfused_fp32_shifted, and a frozen output layer's top-layer
  * backward holds no logits' gradient; the FMS and TT32 rows are those terms' tuning rows: 6.3 %
- * over the tuning rows, 0.9 % over the one held-out row); nvidia-smi peaks (8.5 %, not at the
- * target) at 10 %. */
+ * over the tuning rows, 0.9 % over the one held-out row). nvidia-smi peaks are gated at the
+ * target too: 7.8 % since the reserved bytes come from the replayed step (core/peak_replay.c,
+ * the caching allocator's segments over the Hugging Face step), 8.5 % over the eight FMS 7B
+ * rows, which were watched while the replayed op sequence was completed (tuning rows: no
+ * constant, but the rows informed which of the code's tensors were added), 2.2 % on the held-out
+ * 70B row; it was 8.5 % with the flat 1.08 factor. */
 #define ALLOC_LIMIT  0.08
-#define DEVICE_LIMIT 0.10
+#define DEVICE_LIMIT 0.08
 #define TPS_LIMIT    0.15
 
 #define ROWS_MAX  140
@@ -457,6 +462,49 @@ static void print_residents(void)
            n[0] > 0 ? 100 * sum[0] / n[0] : 0, n[1], n[1] > 0 ? 100 * sum[1] / n[1] : 0);
 }
 
+/* The replayed step (core_peak_replay, peak_replay.h) on the adapter runs with both statistics:
+ * its live high-water mark against the measured transient (allocated peak less the state at
+ * rest) and its slack (segments' high-water mark less live) against the measured nvidia-smi less
+ * allocated less memwall's fixed device costs (0.75 GiB context, + 0.75 GiB communicators above
+ * one GPU: core/peak.c). The reserved and device peaks of these rows add this slack to the
+ * allocated peak (docs/frameworks.md, "The statistic"). */
+static void print_replay(void)
+{
+    load_residents();
+    printf("\nreplayed step (reported), GiB: transient measured, replay live; slack "
+           "measured, replay\n");
+    for (int i = 0; i < resident_count; i++) {
+        const struct resident *x = &residents[i];
+        static struct core_result res;
+        struct core_problems p;
+        struct core_peak_options o;
+        struct core_step_replay rp;
+        char nv[48];
+        const struct prow *dev = NULL;
+        size_t len = strlen(x->id);
+
+        if (x->row->in.finetune == CORE_FT_FULL || len < 6 ||
+            strcmp(x->id + len - 6, "-ALLOC") != 0)
+            continue;
+        snprintf(nv, sizeof nv, "%.*s-NV", (int)(len - 6), x->id);
+        for (int k = 0; k < row_count; k++)
+            if (strcmp(rows[k].id, nv) == 0)
+                dev = &rows[k];
+        if (dev == NULL || core_evaluate(&x->row->in, &res, &p) != CORE_OK)
+            continue;
+        core_peak_options_resolved(&res.resolved, &o);
+        if (!core_peak_replay(&res.resolved, &o, &rp))
+            continue;
+        double fixed = 0.75 + (res.resolved.gpus > 1 ? 0.75 : 0);
+        printf("  %-34s %8.2f %8.2f %+6.1f %%   %8.2f %8.2f\n", x->id,
+               x->row->measured - x->resident / GIB, (double)rp.peak_live / GIB,
+               100 * ((double)rp.peak_live / GIB - (x->row->measured - x->resident / GIB)) /
+                   (x->row->measured - x->resident / GIB),
+               dev->measured - x->row->measured - fixed,
+               (double)(rp.peak_reserved - rp.peak_live) / GIB);
+    }
+}
+
 /* The step-time breakdown of every usable throughput row, in ms per step (diagnosis). */
 static void print_breakdown(void)
 {
@@ -527,6 +575,7 @@ static void print_table(void)
                        rows[i].held_out ? "  (held out)" : "");
     }
     print_residents();
+    print_replay();
     printf("\nunusable:\n");
     for (int i = 0; i < row_count; i++)
         if (rows[i].group == G_UNUSABLE)

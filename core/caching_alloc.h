@@ -1,7 +1,8 @@
 /*
- * serve_alloc.h - PyTorch's CUDA caching allocator, as far as a profiling pass's reserved memory
+ * caching_alloc.h - PyTorch's CUDA caching allocator, as far as a replayed pass's reserved memory
  * depends on it (c10/cuda/CUDACachingAllocator.cpp of PyTorch 2.1-2.4, default configuration:
- * no max_split_size_mb, no expandable_segments, no garbage-collection threshold).
+ * no max_split_size_mb, no expandable_segments, no garbage-collection threshold). Shared by
+ * serving's profiling pass (serve_trace.c) and training's replayed step (peak_replay.c).
  *
  * vLLM V0 up to 0.6.3 measured its profiling peak as a drop in the device's free memory
  * (torch.cuda.mem_get_info before and after the pass, with no empty_cache in between), so what
@@ -20,8 +21,8 @@
  * counted in `live` only, their segments not modelled (a pass's small tensors reserve a few MiB).
  * No malloc: fixed arrays; a pass that needs more blocks than CORE_ALLOC_BLOCKS sets overflow.
  */
-#ifndef MEMWALL_CORE_SERVE_ALLOC_H
-#define MEMWALL_CORE_SERVE_ALLOC_H
+#ifndef MEMWALL_CORE_CACHING_ALLOC_H
+#define MEMWALL_CORE_CACHING_ALLOC_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@
 struct core_alloc_block {
     int64_t offset, size; /* within its segment, bytes */
     int segment;          /* index into segment_bytes */
+    int prev, next;       /* the slots of the blocks before and after it in its segment, or -1 */
     bool used, alive;     /* alive: the slot holds a block (dead slots are reused) */
 };
 
@@ -38,6 +40,7 @@ struct core_alloc {
     struct core_alloc_block blocks[CORE_ALLOC_BLOCKS];
     int64_t segment_bytes[CORE_ALLOC_BLOCKS];
     int segments;
+    int top; /* slots [top, CORE_ALLOC_BLOCKS) were never used: every scan stops at top */
     int64_t reserved, peak_reserved; /* large-pool segments, bytes */
     int64_t live, peak_live;         /* requested bytes after rounding, both pools */
     bool overflow;

@@ -1,8 +1,8 @@
 /*
- * serve_alloc.c - the caching allocator's reserved memory over a replayed pass (serve_alloc.h
+ * caching_alloc.c - the caching allocator's reserved memory over a replayed pass (caching_alloc.h
  * states the rules and the PyTorch file they are read from).
  */
-#include "serve_alloc.h"
+#include "caching_alloc.h"
 
 #include <string.h>
 
@@ -28,11 +28,14 @@ static int64_t segment_size(int64_t bytes)
     return bytes < MIN_LARGE ? LARGE_BUFFER : (bytes + ROUND_LARGE - 1) / ROUND_LARGE * ROUND_LARGE;
 }
 
+/* The lowest dead slot, else the first never used one. */
 static int free_slot(struct core_alloc *al)
 {
-    for (int i = 0; i < CORE_ALLOC_BLOCKS; i++)
+    for (int i = 0; i < al->top; i++)
         if (!al->blocks[i].alive)
             return i;
+    if (al->top < CORE_ALLOC_BLOCKS)
+        return al->top++;
     al->overflow = true;
     return -1;
 }
@@ -43,7 +46,7 @@ static int best_fit(const struct core_alloc *al, int64_t bytes)
 {
     int best = -1;
 
-    for (int i = 0; i < CORE_ALLOC_BLOCKS; i++) {
+    for (int i = 0; i < al->top; i++) {
         const struct core_alloc_block *b = &al->blocks[i], *c;
 
         if (!b->alive || b->used || b->segment < 0 || b->size < bytes)
@@ -74,8 +77,13 @@ static int new_segment(struct core_alloc *al, int64_t bytes)
         return -1;
     }
     al->segment_bytes[al->segments] = size;
-    al->blocks[slot] = (struct core_alloc_block){
-        .offset = 0, .size = size, .segment = al->segments, .used = false, .alive = true};
+    al->blocks[slot] = (struct core_alloc_block){.offset = 0,
+                                                 .size = size,
+                                                 .segment = al->segments,
+                                                 .prev = -1,
+                                                 .next = -1,
+                                                 .used = false,
+                                                 .alive = true};
     al->segments++;
     al->reserved += size;
     if (al->reserved > al->peak_reserved)
@@ -96,8 +104,8 @@ int core_alloc_malloc(struct core_alloc *al, int64_t bytes)
     if (size <= SMALL_SIZE) { /* the small pool: live bytes only */
         slot = free_slot(al);
         if (slot >= 0) {
-            al->blocks[slot] =
-                (struct core_alloc_block){.size = size, .segment = -1, .used = true, .alive = true};
+            al->blocks[slot] = (struct core_alloc_block){
+                .size = size, .segment = -1, .prev = -1, .next = -1, .used = true, .alive = true};
             count_live(al, size);
         }
         return slot;
@@ -116,8 +124,13 @@ int core_alloc_malloc(struct core_alloc *al, int64_t bytes)
         al->blocks[rest] = (struct core_alloc_block){.offset = b->offset + size,
                                                      .size = b->size - size,
                                                      .segment = b->segment,
+                                                     .prev = slot,
+                                                     .next = b->next,
                                                      .used = false,
                                                      .alive = true};
+        if (b->next >= 0)
+            al->blocks[b->next].prev = rest;
+        b->next = rest;
         b->size = size;
     }
     b->used = true;
@@ -125,28 +138,12 @@ int core_alloc_malloc(struct core_alloc *al, int64_t bytes)
     return slot;
 }
 
-/* The free block of the same segment that ends where `b` starts (before) or starts where it
- * ends (after); -1 when there is none. */
-static int neighbour(const struct core_alloc *al, const struct core_alloc_block *b, bool after)
-{
-    for (int i = 0; i < CORE_ALLOC_BLOCKS; i++) {
-        const struct core_alloc_block *c = &al->blocks[i];
-
-        if (!c->alive || c->used || c->segment != b->segment || c == b)
-            continue;
-        if (after ? c->offset == b->offset + b->size : c->offset + c->size == b->offset)
-            return i;
-    }
-    return -1;
-}
-
 void core_alloc_free(struct core_alloc *al, int handle)
 {
     struct core_alloc_block *b;
     int n;
 
-    if (handle < 0 || handle >= CORE_ALLOC_BLOCKS || !al->blocks[handle].alive ||
-        !al->blocks[handle].used)
+    if (handle < 0 || handle >= al->top || !al->blocks[handle].alive || !al->blocks[handle].used)
         return;
     b = &al->blocks[handle];
     al->live -= b->size;
@@ -155,14 +152,20 @@ void core_alloc_free(struct core_alloc *al, int handle)
         return;
     }
     b->used = false;
-    n = neighbour(al, b, true);
-    if (n >= 0) { /* absorb the free block after */
+    n = b->next;
+    if (n >= 0 && !al->blocks[n].used) { /* absorb the free block after */
         b->size += al->blocks[n].size;
+        b->next = al->blocks[n].next;
+        if (b->next >= 0)
+            al->blocks[b->next].prev = handle;
         al->blocks[n].alive = false;
     }
-    n = neighbour(al, b, false);
-    if (n >= 0) { /* the free block before absorbs this one */
+    n = b->prev;
+    if (n >= 0 && !al->blocks[n].used) { /* the free block before absorbs this one */
         al->blocks[n].size += b->size;
+        al->blocks[n].next = b->next;
+        if (b->next >= 0)
+            al->blocks[b->next].prev = n;
         b->alive = false;
     }
 }

@@ -660,6 +660,22 @@ static double ep_all_to_all(const struct core_perf_input *in, const struct gen *
  * its own stream while the other micro-batch runs (`window`: its GEMMs, element-wise kernels
  * and the host time its GPU stream waits through), `overlap` of the shorter hidden; off by
  * default, as in Megatron-Core. */
+/* The share of a rank's micro-batch passes the combined 1F1B schedule pairs with another
+ * micro-batch's (Megatron-Core schedules.py get_pp_rank_microbatches): the first rank runs
+ * (pp - 1) * 2 + (v - 1) * pp warm-up forwards alone with interleaving (microbatch_group_size_
+ * per_vp_stage = pp, the default), pp - 1 without, plus the one extra forward the overlap
+ * schedules ("to ensure the forward and backward computations are independent"), and as many
+ * backwards alone in the cool-down; with pp 1 (forward_backward_no_pipelining) the first forward
+ * and the last backward. Of m * v passes each way, the rest are paired. */
+static double paired_share(const struct shape *x)
+{
+    double total = x->m * x->v;
+    double warm =
+        x->p > 1 ? (x->p - 1.0) * (x->v > 1 ? 2.0 : 1.0) + (x->v - 1.0) * x->p + 1.0 : 1.0;
+
+    return warm >= total ? 0.0 : (total - warm) / total;
+}
+
 static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
                           const struct shape *x, double window)
 {
@@ -670,7 +686,10 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
         return 0.0;
     /* MoE layers on the pipeline's slowest stage: its x->ls layers in the model's MoE share. */
     double comm = passes * x->ls * (double)in->moe_layers / x->L * ep_all_to_all(in, k);
-    return in->moe_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+    if (!in->moe_comm_overlap)
+        return comm;
+    double f = paired_share(x);
+    return (1.0 - f) * comm + f * exposed(comm, window, k->overlap);
 }
 
 /* Output layer and loss on the last stage: the logits GEMM three times, and ~12 bytes per logit

@@ -347,6 +347,52 @@ START_TEST(test_graph_rules)
 }
 END_TEST
 
+/* Megatron-Core's rules for --overlap-moe-expert-parallel-comm (transformer_config.py): with
+ * pp > 1 it needs virtual pipeline stages; it needs ep > 1; not with full recompute, nor with
+ * the MoE block in recompute_modules. Checked under framework megatron only. */
+START_TEST(test_overlap_rules)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_problems probs;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.gpu = core_gpu_find("h100-sxm");
+    in.gpus = 16;
+    in.pp = 2;
+    in.ep = 8;
+    in.etp = 1;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.global_batch = 512;
+    in.flash_attention = true;
+    in.moe_comm_overlap = true;
+    in.framework = CORE_FW_MEGATRON;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_comm_overlap"));
+    in.virtual_stages = 24; /* 48 layers over 2 x 24 one-layer chunks (MB-2511-Q30-H100) */
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    in.checkpointing = CORE_CKPT_FULL;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_comm_overlap"));
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    snprintf(in.recompute_modules, sizeof in.recompute_modules, "%s", "moe");
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_comm_overlap"));
+    in.checkpointing = CORE_CKPT_NONE;
+    in.recompute_modules[0] = '\0';
+    in.pp = 1;
+    in.virtual_stages = 1;
+    in.ep = 1;
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_comm_overlap"));
+    /* the generic profile (DualPipe and the like) keeps the input free */
+    in.framework = CORE_FW_GENERIC;
+    in.ep = 8;
+    in.pp = 2;
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+}
+END_TEST
+
 static Suite *cuda_graph_suite(void)
 {
     Suite *s = suite_create("core_cuda_graph");
@@ -358,6 +404,7 @@ static Suite *cuda_graph_suite(void)
     tcase_add_test(tc, test_nccl_over_nvl72);
     tcase_add_test(tc, test_overlap_window_has_host);
     tcase_add_test(tc, test_overlap_paired_share);
+    tcase_add_test(tc, test_overlap_rules);
     tcase_add_test(tc, test_graph_rules);
     suite_add_tcase(s, tc);
     return s;

@@ -432,7 +432,7 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
         core_peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
-    out->expected_error = core_peak_validation[r->framework].expected_error;
+    out->expected_error = core_peak_validation_of(r)->expected_error;
     if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
         out->device = out->bytes;
         out->device_at = out->at;

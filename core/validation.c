@@ -67,3 +67,31 @@ const struct core_validation core_peak_validation[CORE_FW_COUNT] = {
     [CORE_FW_DEEPSPEED] = {.expected_error = -1, .borrowed = "no measured peak"},
     [CORE_FW_HF_TRAINER] = {.expected_error = -1, .borrowed = "no measured peak"},
 };
+
+/* memory.peak of adapter fine-tunes (tests/validation/peft-measured.csv, test_peft: the allocated
+ * and nvidia-smi readings, each a peak, as the memory table counts them). The split was frozen
+ * before any adapter term was chosen (PROVENANCE-peft.md): fms-acceleration's Mistral 7B runs
+ * (FMS-M7B, 8 allocated + 8 nvidia-smi readings) and torchtune's Llama 3.2 3B ablation (TT32, 2)
+ * informed the terms; fms-acceleration's Llama 2 70B QLoRA run on 2 GPUs informed nothing. */
+const struct core_validation core_adapter_peak_validation[CORE_FW_COUNT] = {
+    [CORE_FW_GENERIC] = {.expected_error = -1, .borrowed = "the ledger (no framework profile)"},
+    [CORE_FW_MEGATRON] = {.expected_error = -1, .borrowed = "no measured adapter fine-tune"},
+    [CORE_FW_TORCHTITAN] = {.expected_error = -1, .borrowed = "no measured adapter fine-tune"},
+    [CORE_FW_TORCHTUNE] = {.expected_error = -1,
+                           .tuning_runs = 2,
+                           .borrowed = "its 2 measured adapter peaks (TT32), both of which "
+                                       "informed its terms"},
+    [CORE_FW_DEEPSPEED] = {.expected_error = -1, .borrowed = "no measured adapter fine-tune"},
+    [CORE_FW_HF_TRAINER] = {.expected_error = 0.016,
+                            .unseen_runs = 2,
+                            .tuning_runs = 16,
+                            .unseen = "FMS-L2-70B"},
+};
+
+const struct core_validation *core_peak_validation_of(const struct core_resolved *r)
+{
+    bool adapters = r->adapters.finetune != CORE_FT_FULL;
+
+    return adapters ? &core_adapter_peak_validation[r->framework]
+                    : &core_peak_validation[r->framework];
+}

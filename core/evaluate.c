@@ -294,6 +294,37 @@ static void check_training(const struct core_input *in, const struct core_resolv
                          (long long)r->active_params, (long long)r->params);
 }
 
+/* Megatron-Core's rules for --overlap-moe-expert-parallel-comm (transformer_config.py,
+ * __post_init__): "virtual_pipeline_model_parallel_size must be specified when
+ * pipeline_model_parallel_size > 1" (the combined 1F1B schedule exists only for the interleaved
+ * and the no-pipeline schedules), "only supported with expert model parallelism", "disable full
+ * recomputation", "disable moe in recompute_modules", "only supported with bf16 or fp16 model",
+ * "MTP supports at most one layer". Checked under framework megatron only: DualPipe, the other
+ * schedule the input stands for, has rules of its own. */
+static void check_ep_overlap(const struct core_resolved *r, struct core_problems *p)
+{
+    if (!r->moe_comm_overlap || r->framework != CORE_FW_MEGATRON)
+        return;
+    if (r->pp > 1 && r->virtual_stages <= 1)
+        core_problem_add(p, "moe_comm_overlap",
+                         "Megatron's EP overlap needs virtual_stages > 1 when pp = %lld > 1",
+                         (long long)r->pp);
+    if (r->ep <= 1)
+        core_problem_add(p, "moe_comm_overlap", "Megatron's EP overlap needs ep > 1");
+    if (r->checkpointing == CORE_CKPT_FULL)
+        core_problem_add(p, "moe_comm_overlap",
+                         "Megatron's EP overlap does not run with full recompute");
+    if (r->checkpointing == CORE_CKPT_SELECTIVE && (r->recompute_modules & CORE_RC_MOE))
+        core_problem_add(p, "moe_comm_overlap",
+                         "Megatron's EP overlap does not run with recompute_modules moe");
+    if (r->precision == CORE_PREC_FP32)
+        core_problem_add(p, "moe_comm_overlap", "Megatron's EP overlap needs a bf16 or fp16 model");
+    if (r->mtp_layers > 1)
+        core_problem_add(p, "moe_comm_overlap",
+                         "Megatron's EP overlap supports at most one MTP layer (mtp_layers = %lld)",
+                         (long long)r->mtp_layers);
+}
+
 /* A measured throughput must not imply more than the peak. Needs the FLOPs per token. */
 static void check_measured(const struct core_resolved *r, const struct core_flops *f,
                            struct core_problems *p)
@@ -401,7 +432,7 @@ static enum core_status memory_peak(const struct core_resolved *r, const struct 
         core_peak_in(r, m, r->memory_metric, &out->bytes, &out->at, &out->stage, p);
 
     out->metric = r->memory_metric;
-    out->expected_error = core_peak_validation[r->framework].expected_error;
+    out->expected_error = core_peak_validation_of(r)->expected_error;
     if (st != CORE_OK || r->memory_metric == CORE_METRIC_DEVICE) {
         out->device = out->bytes;
         out->device_at = out->at;
@@ -461,6 +492,7 @@ enum core_status core_evaluate_parts(const struct core_input *in, unsigned parts
     check_schedule(in, r, p);
     core_check_layout_rules(r, st == CORE_OK, p);
     check_training(in, r, p);
+    check_ep_overlap(r, p);
     check_moe(in, r, st == CORE_OK, p);
     core_adapters_resolve(in, r, p);
     if (st == CORE_OK) {

@@ -115,7 +115,7 @@ static void warn_unvalidated(struct core_result *res, unsigned parts)
 {
     const struct core_resolved *r = &res->resolved;
     int gen = (int)core_gpus[r->gpu].generation;
-    const struct core_validation *pv = &core_peak_validation[r->framework];
+    const struct core_validation *pv = core_peak_validation_of(r);
 
     if ((parts & CORE_PART_RUNTIME) && core_perf_validation[gen].expected_error < 0)
         WARN(res, "unvalidated_hardware",
@@ -124,8 +124,10 @@ static void warn_unvalidated(struct core_result *res, unsigned parts)
              core_generation_names[gen], core_gpus[r->gpu].id, core_perf_validation[gen].borrowed);
     if ((parts & CORE_PART_MEMORY) && r->framework != CORE_FW_GENERIC && pv->expected_error < 0)
         WARN(res, "unvalidated_profile",
-             "memory.peak under %s is not validated (%s), so memory.peak.expected_error is null",
-             core_framework_names[r->framework], pv->borrowed);
+             "memory.peak under %s%s is not validated (%s), so memory.peak.expected_error is "
+             "null",
+             core_framework_names[r->framework],
+             r->adapters.finetune != CORE_FT_FULL ? " with adapters" : "", pv->borrowed);
 }
 
 void core_warnings(const struct core_input *in, struct core_result *res, unsigned parts)

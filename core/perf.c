@@ -150,6 +150,21 @@ static const struct gen gens[CORE_GEN_COUNT] = {
 #define DEEPEP_MNNVL_DISPATCH 400e9
 #define DEEPEP_MNNVL_COMBINE  190e9
 
+/* HybridEP over such a domain: the write-up's figure "Performance test on GB200 NVL36, TOPK = 8"
+ * (images/image6.png) measures 694.1 GB/s dispatch and 617.62 GB/s combine of algorithm
+ * bandwidth (uni-directional, what a rank takes in) with 16 CUDA blocks, Megatron-Core's
+ * moe_hybridep_num_sms default (transformer_config.py @79e8592: "In pure NVL scenarios, 16 SMs can
+ * generally achieve good bandwidth"); 32 blocks reach 714.66 / 657.72. */
+#define HYBRIDEP_MNNVL_DISPATCH 694.1e9
+#define HYBRIDEP_MNNVL_COMBINE  617.62e9
+
+/* NCCL's all-to-all (the alltoall dispatcher) over such a domain: the write-up's baseline ran it
+ * on GB200 NVL72 (EP32) and, switching to DeepEP, "did not get the communication benefits" (its
+ * gain came from fewer router/preprocess kernels). No NCCL figure is published for it, so NCCL's
+ * exchange there is priced no faster than DeepEP's measured one for the same tokens (mnnvl_s):
+ * what the write-up says, a statement, not a fitted number; it makes the write-up rows the
+ * tuning rows of this rule (tests/validation/test_moe_throughput.c). */
+
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
@@ -583,6 +598,35 @@ static double selective_recompute(const struct core_perf_input *in, const struct
  * NCCL's all-to-all posts a send and a receive per peer (ep - 1 steps of latency). With etp > 1
  * the received tokens are also all-gathered over the etp group (reduce-scattered on the way
  * back; token_dispatcher.py, gather_from_sequence_parallel_region). */
+/* DeepEP's exchange time over an NVLink domain of more than DEEPEP_DOMAIN GPUs: what the rank
+ * takes in, half the passes at the dispatch rate and half at the combine rate (each pass has one
+ * dispatch and one combine). */
+static double deepep_mnnvl_s(const struct core_ep_traffic *tr, double lam)
+{
+    double got = lam * (tr->local + tr->nvlink);
+
+    return 0.5 * (got / DEEPEP_MNNVL_DISPATCH + got / DEEPEP_MNNVL_COMBINE);
+}
+
+/* HybridEP's, the same way at its measured rates. */
+static double hybridep_mnnvl_s(const struct core_ep_traffic *tr, double lam)
+{
+    double got = lam * (tr->local + tr->nvlink);
+
+    return 0.5 * (got / HYBRIDEP_MNNVL_DISPATCH + got / HYBRIDEP_MNNVL_COMBINE);
+}
+
+/* The NCCL all-to-all's floor over such a domain: DeepEP's time for the same tokens. */
+static double nccl_mnnvl_floor(const struct core_perf_input *in, double lam)
+{
+    struct core_perf_input flex = *in;
+    struct core_ep_traffic tr;
+
+    flex.moe_dispatcher = CORE_MOE_DEEPEP;
+    core_perf_ep_traffic(&flex, &tr);
+    return deepep_mnnvl_s(&tr, lam);
+}
+
 static double ep_all_to_all(const struct core_perf_input *in, const struct gen *k)
 {
     struct core_ep_traffic tr;
@@ -592,10 +636,13 @@ static double ep_all_to_all(const struct core_perf_input *in, const struct gen *
 
     core_perf_ep_traffic(in, &tr);
     double nvl_s = lam * tr.nvlink / up, net_s = lam * tr.network / net;
-    if (in->moe_dispatcher == CORE_MOE_DEEPEP && tr.in_node > DEEPEP_DOMAIN) {
-        /* the mean of the two: each pass has one dispatch and one combine */
-        double got = lam * (tr.local + tr.nvlink);
-        nvl_s = 0.5 * (got / DEEPEP_MNNVL_DISPATCH + got / DEEPEP_MNNVL_COMBINE);
+    if (in->moe_dispatcher == CORE_MOE_DEEPEP && tr.in_node > DEEPEP_DOMAIN)
+        nvl_s = deepep_mnnvl_s(&tr, lam);
+    if (in->moe_dispatcher == CORE_MOE_HYBRIDEP && tr.in_node > DEEPEP_DOMAIN)
+        nvl_s = hybridep_mnnvl_s(&tr, lam);
+    if (in->moe_dispatcher == CORE_MOE_ALLTOALL && tr.in_node > DEEPEP_DOMAIN) {
+        double floor_s = nccl_mnnvl_floor(in, lam);
+        nvl_s = nvl_s > floor_s ? nvl_s : floor_s;
     }
     double one = k->lat_base + (ep - 1.0) * (tr.network > 0 ? k->hop_net : k->hop_up) +
                  (nvl_s > net_s ? nvl_s : net_s);
@@ -613,6 +660,22 @@ static double ep_all_to_all(const struct core_perf_input *in, const struct gen *
  * its own stream while the other micro-batch runs (`window`: its GEMMs, element-wise kernels
  * and the host time its GPU stream waits through), `overlap` of the shorter hidden; off by
  * default, as in Megatron-Core. */
+/* The share of a rank's micro-batch passes the combined 1F1B schedule pairs with another
+ * micro-batch's (Megatron-Core schedules.py get_pp_rank_microbatches): the first rank runs
+ * (pp - 1) * 2 + (v - 1) * pp warm-up forwards alone with interleaving (microbatch_group_size_
+ * per_vp_stage = pp, the default), pp - 1 without, plus the one extra forward the overlap
+ * schedules ("to ensure the forward and backward computations are independent"), and as many
+ * backwards alone in the cool-down; with pp 1 (forward_backward_no_pipelining) the first forward
+ * and the last backward. Of m * v passes each way, the rest are paired. */
+static double paired_share(const struct shape *x)
+{
+    double total = x->m * x->v;
+    double warm =
+        x->p > 1 ? (x->p - 1.0) * (x->v > 1 ? 2.0 : 1.0) + (x->v - 1.0) * x->p + 1.0 : 1.0;
+
+    return warm >= total ? 0.0 : (total - warm) / total;
+}
+
 static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
                           const struct shape *x, double window)
 {
@@ -623,7 +686,10 @@ static double ep_exchange(const struct core_perf_input *in, const struct gen *k,
         return 0.0;
     /* MoE layers on the pipeline's slowest stage: its x->ls layers in the model's MoE share. */
     double comm = passes * x->ls * (double)in->moe_layers / x->L * ep_all_to_all(in, k);
-    return in->moe_comm_overlap ? exposed(comm, window, k->overlap) : comm;
+    if (!in->moe_comm_overlap)
+        return comm;
+    double f = paired_share(x);
+    return (1.0 - f) * comm + f * exposed(comm, window, k->overlap);
 }
 
 /* Output layer and loss on the last stage: the logits GEMM three times, and ~12 bytes per logit

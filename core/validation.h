@@ -29,5 +29,12 @@ extern const struct core_validation core_perf_validation[CORE_GEN_COUNT];
 extern const struct core_validation core_perf_moe_validation;
 /* memory.peak (peak.c) per framework profile (enum core_framework). */
 extern const struct core_validation core_peak_validation[CORE_FW_COUNT];
+/* memory.peak of an adapter fine-tune (finetune lora, qlora or dora) per framework profile, from
+ * tests/validation/peft-measured.csv (test_peft): its own figure, for adapters price a frozen base
+ * with terms (adapters.c, peak_replay.c) that full training does not use. */
+extern const struct core_validation core_adapter_peak_validation[CORE_FW_COUNT];
+/* The row that backs memory.peak of this run: the adapters' table for a fine-tune with adapters,
+ * the profile's otherwise. */
+const struct core_validation *core_peak_validation_of(const struct core_resolved *r);
 
 #endif

@@ -560,8 +560,7 @@ START_TEST(megatron_moe_layout)
                   "--decoder-first-pipeline-num-layers 12 --decoder-last-pipeline-num-layers 14 "
                   "--recompute-granularity selective --recompute-modules core_attn moe_act "
                   "--mtp-num-layers 1 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --bf16 "
-                  "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep "
-                  "--overlap-moe-expert-parallel-comm");
+                  "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep");
     json_t *spelled = json_pack(
         "{s:i,s:i,s:i,s:i,s:b,s:b,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:i,"
         "s:b,s:b,s:b,s:b,s:s,s:i,s:s}",
@@ -574,8 +573,44 @@ START_TEST(megatron_moe_layout)
         "flash_attention", 1, "optimizer", "adamw", "gpus", 16, "framework", "megatron");
 
     json_object_set_new(spelled, "moe_dispatcher", json_string("deepep"));
-    json_object_set_new(spelled, "moe_comm_overlap", json_true());
     expect_warnings(same_reply(launch, spelled, "megatron_args"), want, 2);
+}
+END_TEST
+
+/* --overlap-moe-expert-parallel-comm becomes moe_comm_overlap; with pp > 1 and no virtual stages
+ * Megatron-Core refuses it (transformer_config.py: "virtual_pipeline_model_parallel_size must be
+ * specified when pipeline_model_parallel_size > 1"), and so does memwall, naming the input. */
+START_TEST(megatron_ep_overlap)
+{
+    static const char *const want[] = {"learned_absolute", "the vocabulary is not in"};
+    static const char *const args =
+        "--num-layers 26 --hidden-size 512 --num-attention-heads 8 "
+        "--num-experts 8 --expert-model-parallel-size 4 "
+        "--expert-tensor-parallel-size 1 --tensor-model-parallel-size 2 "
+        "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --bf16 "
+        "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm";
+    char piped[512];
+    unsigned status;
+    json_t *launch = json_pack("{s:i,s:s}", "gpus", 16, "megatron_args", args);
+    json_t *spelled = json_pack(
+        "{s:i,s:i,s:i,s:i,s:b,s:b,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:i,s:b,s:b,s:b,s:b,s:s,s:i,"
+        "s:s,s:b}",
+        "layers", 26, "hidden", 512, "heads", 8, "ffn_hidden", 2048, "gated_mlp", 0,
+        "tied_embeddings", 1, "experts", 8, "experts_per_token", 2, "ep", 4, "etp", 1, "tp", 2,
+        "optimizer_state_dtype", "bf16", "precision", "bf16", "grad_precision", "fp32",
+        "zero_stage", 0, "sequence_parallel", 0, "tp_comm_overlap", 0, "dp_comm_overlap", 0,
+        "flash_attention", 1, "optimizer", "adamw", "gpus", 16, "framework", "megatron",
+        "moe_comm_overlap", 1);
+
+    expect_warnings(same_reply(launch, spelled, "megatron_args"), want, 2);
+    snprintf(piped, sizeof piped, "%s --pipeline-model-parallel-size 2", args);
+    launch = json_pack("{s:i,s:s}", "gpus", 16, "megatron_args", piped);
+    json_t *reply = post("/fit", launch, &status);
+    ck_assert_uint_eq(status, 422);
+    char *text = json_dumps(reply, JSON_COMPACT);
+    ck_assert_ptr_nonnull(strstr(text, "moe_comm_overlap"));
+    free(text);
+    json_decref(reply);
 }
 END_TEST
 
@@ -884,6 +919,7 @@ static Suite *launch_suite(void)
     tcase_add_test(t, megatron_defaults);
     tcase_add_test(t, megatron_moe);
     tcase_add_test(t, megatron_moe_layout);
+    tcase_add_test(t, megatron_ep_overlap);
     tcase_add_test(t, megatron_cuda_graphs);
     tcase_add_test(t, vllm_docs_command);
     tcase_add_test(t, vllm_knobs);

@@ -5,20 +5,21 @@
  * Reads moe-measured.csv (PROVENANCE-moe.md: Megatron-Bridge's published performance tables,
  * Megatron-LM's CI golden values, the DeepSeek-V3 GB200 optimisation write-up, DeepSeek-V2's
  * report), maps each row to a core_perf_input and compares the predicted tokens per second per
- * GPU with the measured one. The suite fails when the MAPE over the scored rows exceeds 20 % or
- * over the hold-out rows 22 % (issue 17 asks for 12 %: not reached), and when the hold-out's
+ * GPU with the measured one. The suite fails when the MAPE over the scored rows exceeds 15 % or
+ * over the hold-out rows 16 % (issue 17 asks for 12 %: not reached), and when the hold-out's
  * step-time error is not the figure core/validation.c reports for MoE runs. Rows it cannot use
  * are named with the reason (`--table` prints them all).
  *
  * Two constants were fitted: perf.c's MOE_SYNC_S and MOE_EXPERT_HOST_S (the MoE host time, a
  * fixed part and a part per local expert), on the six Megatron-Bridge 26.04.01 rows (the tuning
- * set); the 25.11 rows, the write-up rows and the Kimi-K2 GB300 row (scored only after the
- * constants were set) are the hold-out. The host share CUDA graphs remove (perf.c CG_*) and
- * DeepEP's bandwidth over a 72-GPU NVLink domain come from the write-up's own measurements of
- * steps that are not rows here. Everything else is the dense model's per-generation constants,
- * and each row's framework settings (dispatcher, all-to-all overlap, CUDA graphs, expert tensor
- * parallelism) come from the recipe of the release that ran it, in the settings table below, not
- * from the measured value.
+ * set); the 25.11 rows and the Kimi-K2 GB300 row (scored only after the constants were set) are
+ * the hold-out. The host share CUDA graphs remove (perf.c CG_*), DeepEP's and HybridEP's rates over
+ * a 72-GPU NVLink domain and NCCL's floor there come from the write-up's measurements and text (one
+ * of its steps is the deepep row), so the write-up's three rows are tuning rows as well;
+ * --steps prints its whole sequence of steps against the model. Everything else is the dense
+ * model's per-generation constants, and each row's framework settings (dispatcher, all-to-all
+ * overlap, CUDA graphs, expert tensor parallelism) come from the recipe of the release that ran it,
+ * in the settings table below, not from the measured value.
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,11 +39,11 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 16.2 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 14.2 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
-#define MAPE_LIMIT 0.18
-/* ... and above this over the hold-out rows (no constant was chosen on them; 21.3 %). */
-#define HOLDOUT_LIMIT 0.22
+#define MAPE_LIMIT 0.15
+/* ... and above this over the hold-out rows (no constant was chosen on them; 14.5 %). */
+#define HOLDOUT_LIMIT 0.16
 
 #define ROWS_MAX  48
 #define FIELDS    34
@@ -407,8 +408,12 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     snprintf(r->kind, sizeof r->kind, "%.31s", f[31]);
     for (size_t i = 0; i < sizeof seen_rows / sizeof seen_rows[0]; i++)
         r->seen = r->seen || strcmp(r->id, seen_rows[i]) == 0;
-    /* The Kimi-K2 GB300 row is 26.04.01 too but was scored only after the constants were set. */
-    r->tuning = strncmp(r->id, "MB-26041-", 9) == 0 && strcmp(r->id, "MB-26041-KIMI-GB300") != 0;
+    /* The Kimi-K2 GB300 row is 26.04.01 too but was scored only after the constants were set.
+     * The write-up's rows are tuning rows: its steps set perf.c's CG_* (the deepep row's own
+     * 829.93 among them), the DeepEP rates over NVL72 and the NCCL floor over it. */
+    r->tuning =
+        (strncmp(r->id, "MB-26041-", 9) == 0 && strcmp(r->id, "MB-26041-KIMI-GB300") != 0) ||
+        strncmp(r->id, "MLM-BLOG-", 9) == 0;
     r->why = unusable(f, gpu);
     r->use = r->why != NULL ? USE_NONE : USE_FULL;
     if (r->use == USE_NONE)
@@ -525,7 +530,8 @@ static double print_table(FILE *out, double *holdout)
         if (rows[i].use == USE_FULL || rows[i].use == USE_DERIVED)
             print_scored(out, &rows[i], &sc);
     fprintf(out,
-            "\nMAPE %.1f%% over %d rows: tuning (26.04.01) %.1f%% (%d), hold-out %.1f%% (%d); "
+            "\nMAPE %.1f%% over %d rows: tuning (26.04.01, write-up) %.1f%% (%d), hold-out %.1f%% "
+            "(%d); "
             "rows the issue quoted %.1f%% (%d), the others %.1f%% (%d)\n\n",
             100 * ratio(sc.sum, sc.n), sc.n, 100 * ratio(sc.sum_tuning, sc.n_tuning), sc.n_tuning,
             100 * ratio(sc.sum_holdout, sc.n_holdout), sc.n_holdout,
@@ -559,7 +565,7 @@ START_TEST(test_moe_mape)
     ck_assert_msg(fabs(holdout_step_error - core_perf_moe_validation.expected_error) < 0.0005,
                   "hold-out step-time error %.4f, core_perf_moe_validation says %.3f",
                   holdout_step_error, core_perf_moe_validation.expected_error);
-    ck_assert_int_eq(core_perf_moe_validation.unseen_runs, 10);
+    ck_assert_int_eq(core_perf_moe_validation.unseen_runs, 7);
 }
 END_TEST
 
@@ -596,10 +602,105 @@ static void print_terms(FILE *out)
     }
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The write-up's optimisation steps (--steps).
+ *
+ * Megatron-LM's DeepSeek-V3 GB200 write-up (docs/discussions/deepseek-v3-gb200-optimization/
+ * deepseek-v3-gb200-optimization.md @79e8592, "3. Summary and Outlook") prints TFLOP/s after each
+ * step of the same job (the MLM-BLOG-* rows' layout). Each step below carries the inputs memwall
+ * has for it (dispatcher, CUDA graphs, recompute modules, read from the write-up's text); a step
+ * whose change is the software itself (a Transformer Engine kernel, NUMA binding, PDL, DeepEP's
+ * tuning) has no input and keeps the previous step's (`input` false). Measured seconds per step:
+ * tokens/s = TFLOP/s x 4018/1003 (row_measured), 32768 tokens per GPU per step.
+ * ------------------------------------------------------------------------------------------- */
+
+struct step {
+    const char *what;
+    double tflops; /* the write-up's table */
+    enum core_moe_dispatcher dispatcher;
+    unsigned graphs, rc;
+    bool input; /* memwall has an input for this step's change */
+};
+
+/* clang-format off */
+static const struct step steps[] = {
+    {.what = "Baseline (NCCL AlltoAll, mlp up_proj)", .tflops = 494.46,
+     .dispatcher = CORE_MOE_ALLTOALL, .rc = CORE_RC_MLP | RC_UP, .input = true},
+    {.what = "TE: fused scale alloc + permute kernel", .tflops = 529.55,
+     .dispatcher = CORE_MOE_ALLTOALL, .rc = CORE_RC_MLP | RC_UP},
+    {.what = "Router fusion (72 -> 31 kernels)", .tflops = 540.00,
+     .dispatcher = CORE_MOE_ALLTOALL, .rc = CORE_RC_MLP | RC_UP},
+    {.what = "Enable DeepEP", .tflops = 566.07,
+     .dispatcher = CORE_MOE_DEEPEP, .rc = CORE_RC_MLP | RC_UP, .input = true},
+    {.what = "Remove up_proj recompute (mlp moe_act)", .tflops = 610.71,
+     .dispatcher = CORE_MOE_DEEPEP, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT, .input = true},
+    {.what = "CUDA graphs attn moe_router moe_prep*", .tflops = 663.27,
+     .dispatcher = CORE_MOE_DEEPEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT,
+     .input = true},
+    {.what = "Tune DeepEP", .tflops = 691.49,
+     .dispatcher = CORE_MOE_DEEPEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
+    {.what = "CPU side (bindpcie NUMA binding)", .tflops = 762.12,
+     .dispatcher = CORE_MOE_DEEPEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
+    {.what = "PDL + fused MXFP8 swizzle", .tflops = 797.67,
+     .dispatcher = CORE_MOE_DEEPEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
+    {.what = "Graphs capture shared expert (deepep)", .tflops = 829.93,
+     .dispatcher = CORE_MOE_DEEPEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
+    {.what = "HybridEP", .tflops = 943.56,
+     .dispatcher = CORE_MOE_HYBRIDEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT,
+     .input = true},
+    {.what = "CPU side (TE host code)", .tflops = 956.21,
+     .dispatcher = CORE_MOE_HYBRIDEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
+    {.what = "cuDNN quantize fused to norm (final)", .tflops = 970.01,
+     .dispatcher = CORE_MOE_HYBRIDEP, .graphs = CG_ALL, .rc = CORE_RC_MLP | CORE_RC_MOE_ACT},
+};
+/* clang-format on */
+
+/* (*) memwall's moe_router graph takes the shared experts' host time too (CG_SHARED_S), which the
+ * write-up captured only at the "capture shared expert" step: from the graphs step to that one
+ * memwall already prices the later state. */
+static void print_steps(FILE *out)
+{
+    const struct row *base = NULL;
+    double meas_prev = 0, pred_prev = 0, no_input = 0;
+
+    load_rows();
+    for (int i = 0; i < row_count; i++)
+        if (strcmp(rows[i].id, "MLM-BLOG-DSV3-GB200-base") == 0)
+            base = &rows[i];
+    if (base == NULL)
+        return;
+    double tokens = base->in.global_batch * (double)base->in.seq_len / (double)base->in.gpus;
+    fprintf(out, "%-40s %6s %8s %8s %7s %7s %7s  %s\n", "step (write-up)", "TFLOPS", "meas s",
+            "pred s", "meas x", "pred x", "error", "input");
+    for (size_t j = 0; j < sizeof steps / sizeof steps[0]; j++) {
+        const struct step *st = &steps[j];
+        struct core_perf_input in = base->in;
+        struct core_perf p;
+
+        in.moe_dispatcher = st->dispatcher;
+        in.cuda_graph_modules = st->graphs;
+        in.recompute_modules = st->rc;
+        core_perf_predict(&in, &p);
+        double meas = tokens / (st->tflops * 4018.0 / 1003.0), pred = p.step_seconds;
+        if (j > 0 && !st->input)
+            no_input += meas_prev - meas;
+        fprintf(out, "%-40s %6.1f %8.3f %8.3f %7.3f %7.3f %+6.1f%%  %s\n", st->what, st->tflops,
+                meas, pred, j ? meas / meas_prev : 1.0, j ? pred / pred_prev : 1.0,
+                100 * (meas / pred - 1.0), st->input ? "yes" : "none (software)");
+        meas_prev = meas;
+        pred_prev = pred;
+    }
+    fprintf(out, "\nmeasured seconds gained by steps memwall has no input for: %.2f s\n", no_input);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--terms") == 0) {
         print_terms(stdout);
+        return EXIT_SUCCESS;
+    }
+    if (argc > 1 && strcmp(argv[1], "--steps") == 0) {
+        print_steps(stdout);
         return EXIT_SUCCESS;
     }
     if (argc > 1 && strcmp(argv[1], "--table") == 0) {

@@ -30,6 +30,7 @@
 #include "csv.h"
 #include "peak.h"
 #include "peak_replay.h"
+#include "cv_check.h"
 
 #ifndef MEMWALL_PEFT_CSV
 #error "MEMWALL_PEFT_CSV must name the fine-tuning measurements file"
@@ -609,6 +610,54 @@ static void gate(enum group g, double limit)
                   100 * mape, n, 100 * limit);
 }
 
+/* The held-out source a row belongs to (held_out_source's prefixes, without the dash). */
+static const char *held_out_label(const char *id)
+{
+    static const char *const labels[] = {"TT31", "TT2", "FMS-L2-70B"};
+
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+        if (strncmp(id, labels[i], strlen(labels[i])) == 0 && id[strlen(labels[i])] == '-')
+            return labels[i];
+    return "";
+}
+
+/* core/validation.c's adapter peak table is what the rows give: per profile, the allocated and
+ * nvidia-smi readings of adapter fine-tunes that evaluate, the held-out ones' mean absolute error
+ * (to three decimals), the tuning ones counted. */
+START_TEST(adapter_peak_error_is_the_held_out_rows)
+{
+    load_rows();
+    for (int fw = 0; fw < CORE_FW_COUNT; fw++) {
+        struct cv_fold_result cv = {0, 0, -1, ""};
+        char sources[64] = "";
+        double sum = 0;
+
+        for (int i = 0; i < row_count; i++) {
+            struct prow *r = &rows[i];
+            const char *label = held_out_label(r->id);
+
+            if ((r->group != G_ALLOC && r->group != G_DEVICE) || (int)r->in.framework != fw ||
+                !predict(r))
+                continue;
+            if (!r->held_out) {
+                cv.tuning++;
+                continue;
+            }
+            cv.unseen++;
+            sum += fabs(r->predicted - r->measured) / r->measured;
+            if (strstr(sources, label) == NULL) {
+                size_t len = strlen(sources);
+                snprintf(sources + len, sizeof sources - len, "%s%s", len > 0 ? ", " : "", label);
+            }
+        }
+        if (cv.unseen > 0)
+            cv.expected_error = sum / cv.unseen;
+        cv.unseen_sources = sources;
+        cv_check_row(core_framework_names[fw], &core_adapter_peak_validation[fw], &cv);
+    }
+}
+END_TEST
+
 START_TEST(adapters_allocated_peaks)
 {
     gate(G_ALLOC, ALLOC_LIMIT);
@@ -685,6 +734,7 @@ static Suite *suite(void)
     tcase_add_test(tc, resident_rows_match);
     tcase_add_test(tc, adapters_allocated_peaks);
     tcase_add_test(tc, adapters_device_peaks);
+    tcase_add_test(tc, adapter_peak_error_is_the_held_out_rows);
     tcase_add_test(tc, adapters_throughput);
     tcase_add_test(tc, method_ordering);
     suite_add_tcase(s, tc);

@@ -84,7 +84,8 @@ struct rank_linear {
  * != 0 (8 4-bit codes per int32), and the Marlin kernels they run on sm >= 80
  * (marlin_utils.py verify_marlin_supports_shape) ask the same of the group. Column-parallel
  * layers (q, k, v, gate, up) keep every input channel and split the output; row-parallel ones
- * (o, down) split the input over tp. The routed experts (fused MoE kernels) are not checked.
+ * (o, down) split the input over tp. The MoE layers (fused MoE kernels, shared experts) and MLA
+ * attention are not checked.
  */
 static void check_group_shapes(const struct core_arch *a, const struct core_serve_resolved *s,
                                struct core_problems *p)

@@ -258,6 +258,7 @@ static void note_headroom(struct search *s, const struct core_serve_result *r)
     const struct core_serve_resolved *w = &r->resolved;
 
     if ((w->engine != CORE_ENGINE_VLLM && w->engine != CORE_ENGINE_VLLM_V0) ||
+        w->kv_cache_memory > 0 || /* a given pool can overflow by itself */
         r->per_gpu.cuda_graphs <= 0 || !r->kv.max_model_len_fits || r->kv.available <= 0 ||
         core_serve_max_concurrency(r, s->in->base.input_len, s->in->base.output_len) < 1)
         return;

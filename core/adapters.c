@@ -175,6 +175,13 @@ enum core_status core_adapters_resolve(const struct core_input *in, struct core_
         core_problem_add(p, "base_quant",
                          "finetune qlora trains LoRA on a quantized base; "
                          "use finetune lora for base_quant none");
+    /* bitsandbytes' Linear4bit / Linear8bitLt and torchao's NF4Tensor compute in the
+     * activations' 16- or 32-bit dtype (bnb_4bit_compute_dtype; NF4Tensor dequantizes to bf16):
+     * no frozen quantized base runs fp8 GEMMs. */
+    if (c->base_quant != CORE_BASEQ_NONE && r->precision == CORE_PREC_FP8)
+        core_problem_add(p, "precision",
+                         "a quantized base computes in a 16- or 32-bit dtype (bitsandbytes' "
+                         "compute dtype, torchao's NF4Tensor: bf16); use bf16, fp16 or fp32");
     if (a->kv_lora_rank > 0)
         core_problem_add(p, "finetune",
                          "adapters on multi-latent attention (q_a_proj, "

@@ -536,6 +536,16 @@ START_TEST(contradictions)
     in.lora_targets = 0; /* not a mask of any module: a range error */
     ck_assert_int_eq(core_evaluate(&in, &res, &p), CORE_EINVAL);
     ck_assert_str_eq(p.items[0].field, "lora_targets");
+    /* A quantized base computes in its 16- or 32-bit compute dtype (bitsandbytes'
+     * bnb_4bit_compute_dtype, torchao's NF4Tensor dequantizing to bf16): QLoRA with fp8 GEMMs is
+     * not a run either framework makes. LoRA on an unquantized base in fp8 is not refused. */
+    llama3_8b(&in, CORE_FT_QLORA);
+    in.precision = CORE_PREC_FP8;
+    ck_assert_int_eq(core_evaluate(&in, &res, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "precision");
+    llama3_8b(&in, CORE_FT_LORA);
+    in.precision = CORE_PREC_FP8;
+    ck_assert_int_ne(core_evaluate(&in, &res, &p), CORE_EINVAL);
 }
 END_TEST
 

@@ -18,59 +18,18 @@
 
 #include "check_main.h"
 #include "core_test_util.h"
+#include "moe_fixture.h"
 #include "perf.h"
-
-#define NEAR(got, want, rel)                                                                       \
-    ck_assert_msg(fabs((got) - (want)) <= (rel)*fabs(want), "%s = %.9f, expected %.9f", #got,      \
-                  (double)(got), (double)(want))
 
 #define CG_ALL (CORE_CG_ATTN | CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS)
 
-/* Qwen3-30B-A3B on 16 H100 as in test_core_moe_time.c: 48 MoE layers of 128 experts, top 8,
- * ep 16 (8 local experts), one micro-batch of 4096 tokens, global batch 1024 over dp 16: 64
+/* moe_fixture.h's Qwen3-30B-A3B on 16 H100 under selective recompute: 48 MoE layers of 128 experts,
+ * top 8, ep 16 (8 local experts), one micro-batch of 4096 tokens, global batch 1024 over dp 16: 64
  * micro-batches, 3 passes per layer (backward counted twice). */
 static void qwen3_30b(struct core_perf_input *in)
 {
-    memset(in, 0, sizeof *in);
-    in->precision = CORE_PREC_BF16;
-    core_perf_input_hardware(in, core_gpu_find("h100-sxm"), in->precision);
-    in->layers = 48;
-    in->hidden = 2048;
-    in->heads = 32;
-    in->kv_heads = 4;
-    in->head_dim = 128;
-    in->ffn_hidden = 6144;
-    in->vocab = 151936;
-    in->gated_mlp = true;
-    in->params = 30.5e9;
-    in->active_params = 3.3e9;
-    in->expert_params = 28.99e9;
-    in->experts = 128;
-    in->experts_per_token = 8;
-    in->moe_ffn_hidden = 768;
-    in->shared_ffn_hidden = 768;
-    in->moe_layers = 48;
-    in->seq_len = 4096;
-    in->micro_batch = 1;
-    in->global_batch = 1024;
-    in->gpus = 16;
-    in->tp = in->pp = in->cp = in->virtual_stages = 1;
-    in->dp = 16;
-    in->ep = 16;
-    in->etp = 1;
-    in->zero_stage = 1;
-    in->flash_attention = true;
-    in->optimizer = CORE_OPT_ADAMW;
-    in->master_weights = true;
-    in->moe_load_imbalance = 1.0;
-}
-
-static struct core_perf run(const struct core_perf_input *in)
-{
-    struct core_perf p;
-
-    core_perf_predict(in, &p);
-    return p;
+    moe_qwen3_30b(in);
+    in->checkpointing = CORE_CKPT_SELECTIVE;
 }
 
 /*
@@ -88,22 +47,22 @@ START_TEST(test_graph_host_by_hand)
     struct core_perf_input in;
 
     qwen3_30b(&in);
-    NEAR(run(&in).breakdown.moe_host, 10.838016, 1e-9);
+    NEAR(moe_run(&in).breakdown.moe_host, 10.838016, 1e-9);
     in.cuda_graph_modules = CORE_CG_ATTN;
-    NEAR(run(&in).breakdown.moe_host, 5.216256, 1e-9);
+    NEAR(moe_run(&in).breakdown.moe_host, 5.216256, 1e-9);
     in.cuda_graph_modules = CORE_CG_MOE_ROUTER | CORE_CG_MOE_PREPROCESS;
-    NEAR(run(&in).breakdown.moe_host, 10.09152, 1e-9);
+    NEAR(moe_run(&in).breakdown.moe_host, 10.09152, 1e-9);
     in.cuda_graph_modules = CG_ALL;
-    NEAR(run(&in).breakdown.moe_host, 4.46976, 1e-9);
+    NEAR(moe_run(&in).breakdown.moe_host, 4.46976, 1e-9);
     in.shared_experts = 1;
-    NEAR(run(&in).breakdown.moe_host, 2.0736, 1e-9);
+    NEAR(moe_run(&in).breakdown.moe_host, 2.0736, 1e-9);
     in.shared_experts = 0;
     in.cuda_graph_modules = CORE_CG_MOE_ROUTER;
-    NEAR(run(&in).breakdown.moe_host, 10.838016, 1e-9);
+    NEAR(moe_run(&in).breakdown.moe_host, 10.838016, 1e-9);
     in.cuda_graph_modules = CG_ALL;
     in.shared_experts = 1;
     in.ep = 32;
-    ck_assert_double_eq(run(&in).breakdown.moe_host, 0.0);
+    ck_assert_double_eq(moe_run(&in).breakdown.moe_host, 0.0);
 }
 END_TEST
 
@@ -116,9 +75,9 @@ START_TEST(test_graph_only_moves_host)
     struct core_perf_input in;
 
     qwen3_30b(&in);
-    struct core_perf off = run(&in);
+    struct core_perf off = moe_run(&in);
     in.cuda_graph_modules = CG_ALL;
-    struct core_perf on = run(&in);
+    struct core_perf on = moe_run(&in);
     ck_assert_double_eq(on.breakdown.compute, off.breakdown.compute);
     ck_assert_double_eq(on.breakdown.memory_bound, off.breakdown.memory_bound);
     ck_assert_double_eq(on.breakdown.ep_comm, off.breakdown.ep_comm); /* no overlap: no window */
@@ -127,9 +86,9 @@ START_TEST(test_graph_only_moves_host)
     qwen3_30b(&in);
     in.experts = in.experts_per_token = in.moe_layers = in.ep = 0;
     in.expert_params = 0;
-    off = run(&in);
+    off = moe_run(&in);
     in.cuda_graph_modules = CORE_CG_ATTN;
-    on = run(&in);
+    on = moe_run(&in);
     ck_assert_double_eq(on.step_seconds, off.step_seconds);
     ck_assert_double_eq(on.breakdown.moe_host, 0.0);
 }
@@ -183,14 +142,14 @@ START_TEST(test_deepep_over_nvl72)
     in.moe_load_imbalance = 1.0;
 
     in.moe_dispatcher = CORE_MOE_HYBRIDEP;
-    NEAR(run(&in).breakdown.ep_comm, 0.022202502, 1e-6);
+    NEAR(moe_run(&in).breakdown.ep_comm, 0.022202502, 1e-6);
     in.moe_dispatcher = CORE_MOE_DEEPEP;
-    NEAR(run(&in).breakdown.ep_comm, 0.054313669, 1e-6);
+    NEAR(moe_run(&in).breakdown.ep_comm, 0.054313669, 1e-6);
     /* inside an 8-GPU domain DeepEP is priced as HybridEP's dedup at the link rate */
     in.gpus_per_node = 8;
-    struct core_perf deepep = run(&in);
+    struct core_perf deepep = moe_run(&in);
     in.moe_dispatcher = CORE_MOE_HYBRIDEP;
-    ck_assert_double_eq(deepep.breakdown.ep_comm, run(&in).breakdown.ep_comm);
+    ck_assert_double_eq(deepep.breakdown.ep_comm, moe_run(&in).breakdown.ep_comm);
 }
 END_TEST
 
@@ -234,9 +193,9 @@ START_TEST(test_nccl_over_nvl72)
     in.moe_load_imbalance = 1.0;
 
     in.moe_dispatcher = CORE_MOE_ALLTOALL;
-    NEAR(run(&in).breakdown.ep_comm, 0.054313669, 1e-6);
+    NEAR(moe_run(&in).breakdown.ep_comm, 0.054313669, 1e-6);
     in.gpus_per_node = 8;
-    ck_assert(fabs(run(&in).breakdown.ep_comm - 0.054313669) > 1e-3);
+    ck_assert(fabs(moe_run(&in).breakdown.ep_comm - 0.054313669) > 1e-3);
 }
 END_TEST
 
@@ -255,9 +214,9 @@ START_TEST(test_overlap_window_has_host)
     qwen3_30b(&in);
     in.inter_node_gbs = 0.5;
     in.moe_comm_overlap = true;
-    struct core_perf off = run(&in);
+    struct core_perf off = moe_run(&in);
     in.cuda_graph_modules = CG_ALL;
-    struct core_perf on = run(&in);
+    struct core_perf on = moe_run(&in);
     ck_assert(off.breakdown.ep_comm >
               off.breakdown.compute + off.breakdown.memory_bound + off.breakdown.moe_host);
     NEAR(on.breakdown.ep_comm - off.breakdown.ep_comm, 3.134376, 1e-6);
@@ -286,9 +245,9 @@ START_TEST(test_overlap_paired_share)
     qwen3_30b(&in);
     in.pp = in.virtual_stages = 2;
     in.ep = in.dp = 8;
-    struct core_perf off = run(&in);
+    struct core_perf off = moe_run(&in);
     in.moe_comm_overlap = true;
-    struct core_perf on = run(&in);
+    struct core_perf on = moe_run(&in);
     ck_assert(off.breakdown.ep_comm <
               off.breakdown.compute + off.breakdown.memory_bound + off.breakdown.moe_host);
     NEAR(on.breakdown.ep_comm / off.breakdown.ep_comm, 0.5097656, 1e-6);

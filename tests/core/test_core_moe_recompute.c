@@ -19,11 +19,8 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "internal.h" /* core_layout_parse, core_layout_heaviest, core_layout_last */
+#include "moe_fixture.h"
 #include "perf.h"
-
-#define NEAR(got, want, rel)                                                                       \
-    ck_assert_msg(fabs((got) - (want)) <= (rel)*fabs(want), "%s = %.9f, expected %.9f", #got,      \
-                  (double)(got), (double)(want))
 
 /* A MoE model on 64 B200 (8 per node) laid out as Megatron-Bridge's GPT-OSS-120B B200 preset
  * (tp 1, pp 1, ep 8, etp 1, dp 64), ZeRO 1, bf16, no gradient-reduce overlap so dp_comm is the
@@ -64,14 +61,6 @@ static void oss_b200(struct core_perf_input *in)
     in->moe_load_imbalance = 1.0;
 }
 
-static struct core_perf run(const struct core_perf_input *in)
-{
-    struct core_perf p;
-
-    core_perf_predict(in, &p);
-    return p;
-}
-
 /*
  * Megatron-Core orders the expert ranks etp-ep-dp-pp (parallel_state.py), so with ep 8 on 8-GPU
  * nodes an EP group is one node and the expert data-parallel group (edp = 64 / 8 = 8) takes one
@@ -91,7 +80,7 @@ START_TEST(test_expert_dp_group)
     struct core_perf_input in;
 
     oss_b200(&in);
-    NEAR(run(&in).breakdown.dp_comm, 0.065683 + 1.1083673, 1e-6);
+    NEAR(moe_run(&in).breakdown.dp_comm, 0.065683 + 1.1083673, 1e-6);
 }
 END_TEST
 
@@ -106,46 +95,15 @@ START_TEST(test_dense_dp_unchanged)
     in.experts = in.experts_per_token = in.moe_layers = in.moe_ffn_hidden = 0;
     in.shared_ffn_hidden = 0;
     in.ep = 1;
-    NEAR(run(&in).breakdown.dp_comm, 1.312558, 1e-6);
+    NEAR(moe_run(&in).breakdown.dp_comm, 1.312558, 1e-6);
 }
 END_TEST
 
-/* Qwen3-30B-A3B on 16 H100 (test_core_moe_time.c's): 48 MoE layers of 128 experts of width 768,
- * top 8, d 2048, ep 16, one micro-batch of 4096 tokens, 1024 / 16 = 64 micro-batches. */
+/* moe_fixture.h's Qwen3-30B-A3B on 16 H100 (48 MoE layers of 128 experts of width 768, top 8,
+ * d 2048, ep 16, 64 micro-batches of 4096 tokens) under selective recompute. */
 static void qwen3_30b(struct core_perf_input *in)
 {
-    memset(in, 0, sizeof *in);
-    in->precision = CORE_PREC_BF16;
-    core_perf_input_hardware(in, core_gpu_find("h100-sxm"), in->precision);
-    in->layers = 48;
-    in->hidden = 2048;
-    in->heads = 32;
-    in->kv_heads = 4;
-    in->head_dim = 128;
-    in->ffn_hidden = 6144;
-    in->vocab = 151936;
-    in->gated_mlp = true;
-    in->params = 30.5e9;
-    in->active_params = 3.3e9;
-    in->expert_params = 28.99e9;
-    in->experts = 128;
-    in->experts_per_token = 8;
-    in->moe_ffn_hidden = 768;
-    in->shared_ffn_hidden = 768;
-    in->moe_layers = 48;
-    in->seq_len = 4096;
-    in->micro_batch = 1;
-    in->global_batch = 1024;
-    in->gpus = 16;
-    in->tp = in->pp = in->cp = in->virtual_stages = 1;
-    in->dp = 16;
-    in->ep = 16;
-    in->etp = 1;
-    in->zero_stage = 1;
-    in->flash_attention = true;
-    in->optimizer = CORE_OPT_ADAMW;
-    in->master_weights = true;
-    in->moe_load_imbalance = 1.0;
+    moe_qwen3_30b(in);
     in->checkpointing = CORE_CKPT_SELECTIVE;
 }
 
@@ -164,14 +122,14 @@ START_TEST(test_elementwise_modules)
 
     qwen3_30b(&in);
     in.recompute_modules = CORE_RC_MOE_ACT;
-    NEAR(run(&in).breakdown.recompute, 0.17308078, 1e-6);
+    NEAR(moe_run(&in).breakdown.recompute, 0.17308078, 1e-6);
     in.recompute_modules = CORE_RC_LAYERNORM;
-    NEAR(run(&in).breakdown.recompute, 0.03846240, 1e-6);
+    NEAR(moe_run(&in).breakdown.recompute, 0.03846240, 1e-6);
     in.recompute_modules = CORE_RC_LAYERNORM | CORE_RC_MOE_ACT;
-    NEAR(run(&in).breakdown.recompute, 0.17308078 + 0.03846240, 1e-6);
+    NEAR(moe_run(&in).breakdown.recompute, 0.17308078 + 0.03846240, 1e-6);
     /* mlp recomputes only dense layers' MLPs (transformer_layer.py: not a MoELayer): none here */
     in.recompute_modules = CORE_RC_MLP;
-    ck_assert_double_eq(run(&in).breakdown.recompute, 0.0);
+    ck_assert_double_eq(moe_run(&in).breakdown.recompute, 0.0);
 }
 END_TEST
 
@@ -184,18 +142,18 @@ START_TEST(test_moe_block_exchange)
 
     qwen3_30b(&in);
     in.checkpointing = CORE_CKPT_NONE;
-    struct core_perf base = run(&in);
+    struct core_perf base = moe_run(&in);
     in.checkpointing = CORE_CKPT_SELECTIVE;
     in.recompute_modules = CORE_RC_MOE;
-    struct core_perf moe = run(&in);
+    struct core_perf moe = moe_run(&in);
     NEAR(moe.breakdown.ep_comm, 1.5 * base.breakdown.ep_comm, 1e-12);
     NEAR(moe.breakdown.moe_host, 4.0 / 3.0 * base.breakdown.moe_host, 1e-12);
     ck_assert(moe.breakdown.recompute > 0.0);
     /* the shared experts are inside the block: asking for both re-runs them once */
     in.shared_experts = 1;
-    struct core_perf one = run(&in);
+    struct core_perf one = moe_run(&in);
     in.recompute_modules = CORE_RC_MOE | CORE_RC_SHARED_EXPERTS;
-    NEAR(run(&in).breakdown.recompute, one.breakdown.recompute, 1e-12);
+    NEAR(moe_run(&in).breakdown.recompute, one.breakdown.recompute, 1e-12);
 }
 END_TEST
 
@@ -242,7 +200,7 @@ START_TEST(test_mla_up_proj)
     in.master_weights = true;
     in.checkpointing = CORE_CKPT_SELECTIVE;
     in.recompute_modules = CORE_RC_MLA_UP_PROJ;
-    struct core_perf p = run(&in);
+    struct core_perf p = moe_run(&in);
     NEAR(p.breakdown.recompute, 4.6440622e-3, 1e-6);
     ck_assert(isfinite(p.step_seconds)); /* a dense MLA model: no expert GEMMs (was NaN) */
     /* HFU counts the re-run FLOPs: per token 4 layers x 2 x (128 x 256 x 512 + 128 x 192 x 1536)
@@ -259,9 +217,9 @@ START_TEST(test_default_is_core_attn)
 
     qwen3_30b(&in);
     in.recompute_modules = 0;
-    double def = run(&in).breakdown.recompute;
+    double def = moe_run(&in).breakdown.recompute;
     in.recompute_modules = CORE_RC_CORE_ATTN;
-    ck_assert_double_eq(run(&in).breakdown.recompute, def);
+    ck_assert_double_eq(moe_run(&in).breakdown.recompute, def);
     ck_assert(def > 0.0);
 }
 END_TEST
@@ -287,11 +245,11 @@ START_TEST(test_last_rank_slack)
     in.dp = 8;
     in.stage_layers = 24;
     in.last_stage_layers = 24;
-    struct core_perf full = run(&in);
+    struct core_perf full = moe_run(&in);
     in.last_stage_layers = 0; /* 0 = the last rank is the heaviest */
-    ck_assert_double_eq(run(&in).breakdown.compute, full.breakdown.compute);
+    ck_assert_double_eq(moe_run(&in).breakdown.compute, full.breakdown.compute);
     in.last_stage_layers = 21;
-    struct core_perf spare = run(&in);
+    struct core_perf spare = moe_run(&in);
     NEAR(full.breakdown.compute - spare.breakdown.compute, 1.631763, 1e-6);
     NEAR(full.breakdown.memory_bound - spare.breakdown.memory_bound, 0.3566786, 1e-6);
 }

@@ -15,49 +15,8 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "moe_fixture.h"
 #include "perf.h"
-
-#define NEAR(got, want, rel)                                                                       \
-    ck_assert_msg(fabs((got) - (want)) <= (rel)*fabs(want), "%s = %.6f, expected %.6f", #got,      \
-                  (double)(got), (double)(want))
-
-/* Qwen3-30B-A3B as Megatron-Bridge ran it on 16 H100 (8 per node): d 2048, 48 MoE layers of 128
- * experts (width 768), top 8, one micro-batch of 4096 tokens, tp 1, ep 16, etp 1, bf16. */
-static void qwen3_30b(struct core_perf_input *in)
-{
-    memset(in, 0, sizeof *in);
-    in->precision = CORE_PREC_BF16;
-    core_perf_input_hardware(in, core_gpu_find("h100-sxm"), in->precision);
-    in->layers = 48;
-    in->hidden = 2048;
-    in->heads = 32;
-    in->kv_heads = 4;
-    in->head_dim = 128;
-    in->ffn_hidden = 6144;
-    in->vocab = 151936;
-    in->gated_mlp = true;
-    in->params = 30.5e9;
-    in->active_params = 3.3e9;
-    in->expert_params = 28.99e9;
-    in->experts = 128;
-    in->experts_per_token = 8;
-    in->moe_ffn_hidden = 768;
-    in->shared_ffn_hidden = 768;
-    in->moe_layers = 48;
-    in->seq_len = 4096;
-    in->micro_batch = 1;
-    in->global_batch = 1024;
-    in->gpus = 16;
-    in->tp = in->pp = in->cp = in->virtual_stages = 1;
-    in->dp = 16;
-    in->ep = 16;
-    in->etp = 1;
-    in->zero_stage = 1;
-    in->flash_attention = true;
-    in->optimizer = CORE_OPT_ADAMW;
-    in->master_weights = true;
-    in->moe_load_imbalance = 1.0;
-}
 
 /*
  * alltoall, ep 16 on 8-GPU nodes: the group is ranks 0..15, nodes hold 8 of them. One dispatch
@@ -70,7 +29,7 @@ START_TEST(test_alltoall_ep16_two_nodes)
     struct core_perf_input in;
     struct core_ep_traffic tr;
 
-    qwen3_30b(&in);
+    moe_qwen3_30b(&in);
     core_perf_ep_traffic(&in, &tr);
     ck_assert_double_eq(tr.tokens, 4096);
     ck_assert_double_eq(tr.in_node, 8);
@@ -99,7 +58,7 @@ START_TEST(test_alltoall_folded_tp2)
     struct core_perf_input in;
     struct core_ep_traffic tr;
 
-    qwen3_30b(&in);
+    moe_qwen3_30b(&in);
     in.hidden = 4096;
     in.tp = 2;
     in.ep = 32;
@@ -137,7 +96,7 @@ START_TEST(test_hybridep_node_dedup)
     struct core_perf_input in;
     struct core_ep_traffic tr;
 
-    qwen3_30b(&in);
+    moe_qwen3_30b(&in);
     in.moe_dispatcher = CORE_MOE_HYBRIDEP;
     core_perf_ep_traffic(&in, &tr);
     NEAR(tr.network, 16725276.0, 1e-6);
@@ -148,14 +107,6 @@ START_TEST(test_hybridep_node_dedup)
     NEAR(tr.network, 16725276.0, 1e-6);
 }
 END_TEST
-
-static struct core_perf run(const struct core_perf_input *in)
-{
-    struct core_perf p;
-
-    core_perf_predict(in, &p);
-    return p;
-}
 
 /*
  * ep_comm of the ep 16 layout by hand: per all-to-all the network part, 67,108,864 bytes at the
@@ -168,9 +119,9 @@ START_TEST(test_ep_comm_by_hand)
 {
     struct core_perf_input in;
 
-    qwen3_30b(&in);
+    moe_qwen3_30b(&in);
     double one = 10e-6 + 15 * 2e-6 + 67108864.0 / (50e9 * 0.90);
-    NEAR(run(&in).breakdown.ep_comm, one * 4 * 48 * 64, 1e-9);
+    NEAR(moe_run(&in).breakdown.ep_comm, one * 4 * 48 * 64, 1e-9);
 }
 END_TEST
 
@@ -181,28 +132,28 @@ START_TEST(test_moe_inputs_effects)
 {
     struct core_perf_input in;
 
-    qwen3_30b(&in);
-    struct core_perf base = run(&in);
+    moe_qwen3_30b(&in);
+    struct core_perf base = moe_run(&in);
     in.moe_comm_overlap = true;
-    struct core_perf ov = run(&in);
+    struct core_perf ov = moe_run(&in);
     ck_assert(ov.breakdown.ep_comm < base.breakdown.ep_comm);
     ck_assert(ov.breakdown.ep_comm >= 0.5 * base.breakdown.ep_comm - 1e-12);
     ck_assert_double_eq(ov.breakdown.compute, base.breakdown.compute);
 
     in.moe_comm_overlap = false;
     in.moe_load_imbalance = 2.0;
-    struct core_perf hot = run(&in);
+    struct core_perf hot = moe_run(&in);
     ck_assert(hot.breakdown.compute > base.breakdown.compute);
     ck_assert(hot.breakdown.ep_comm > 1.9 * base.breakdown.ep_comm);
     ck_assert(hot.step_seconds > base.step_seconds);
     in.moe_load_imbalance = 1000.0; /* capped at ep = 16 */
-    struct core_perf capped = run(&in);
+    struct core_perf capped = moe_run(&in);
     in.moe_load_imbalance = 16.0;
-    ck_assert_double_eq(run(&in).step_seconds, capped.step_seconds);
+    ck_assert_double_eq(moe_run(&in).step_seconds, capped.step_seconds);
 
     in.moe_load_imbalance = 1.0;
     in.moe_dispatcher = CORE_MOE_HYBRIDEP;
-    ck_assert(run(&in).breakdown.ep_comm < 0.5 * base.breakdown.ep_comm);
+    ck_assert(moe_run(&in).breakdown.ep_comm < 0.5 * base.breakdown.ep_comm);
 }
 END_TEST
 
@@ -211,17 +162,17 @@ START_TEST(test_dense_unmoved)
 {
     struct core_perf_input in;
 
-    qwen3_30b(&in);
+    moe_qwen3_30b(&in);
     in.experts = in.experts_per_token = in.moe_ffn_hidden = in.moe_layers = 0;
     in.shared_ffn_hidden = 0;
     in.expert_params = 0;
     in.ep = 1;
     in.etp = 0;
-    struct core_perf base = run(&in);
+    struct core_perf base = moe_run(&in);
     in.moe_dispatcher = CORE_MOE_HYBRIDEP;
     in.moe_comm_overlap = true;
     in.moe_load_imbalance = 4.0;
-    struct core_perf p = run(&in);
+    struct core_perf p = moe_run(&in);
     ck_assert_double_eq(p.step_seconds, base.step_seconds);
     ck_assert_double_eq(p.breakdown.ep_comm, 0);
 }
@@ -298,7 +249,7 @@ START_TEST(test_moe_properties)
 
     for (int trial = 0; trial < 5000; trial++) {
         struct core_perf_input in;
-        qwen3_30b(&in);
+        moe_qwen3_30b(&in);
         in.precision = uniform() < 0.5 ? CORE_PREC_BF16 : CORE_PREC_FP8;
         core_perf_input_hardware(&in, core_gpu_find(gpus[(int)(uniform() * 5) % 5]), in.precision);
         in.experts = pick(experts, 6);
@@ -316,7 +267,7 @@ START_TEST(test_moe_properties)
         in.checkpointing = uniform() < 0.3 ? CORE_CKPT_FULL : CORE_CKPT_NONE;
         in.mtp_layers = uniform() < 0.2 ? 1 : 0;
         in.moe_load_imbalance = 1.0 + 3.0 * uniform();
-        struct core_perf p = run(&in);
+        struct core_perf p = moe_run(&in);
         const double *t = &p.breakdown.compute;
         double sum = 0;
         for (int i = 0; i < CORE_PERF_TERMS; i++) {
@@ -330,13 +281,13 @@ START_TEST(test_moe_properties)
         struct core_perf_input more = in;
         more.inter_node_gbs *= 2;
         more.intra_node_gbs *= 2;
-        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+        ck_assert(moe_run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
         more = in;
         more.moe_comm_overlap = true;
-        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+        ck_assert(moe_run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
         more = in;
         more.moe_load_imbalance = 1.0;
-        ck_assert(run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
+        ck_assert(moe_run(&more).step_seconds <= p.step_seconds * (1 + 1e-12));
     }
 }
 END_TEST

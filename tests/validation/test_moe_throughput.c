@@ -602,6 +602,41 @@ static void print_terms(FILE *out)
     }
 }
 
+/* What the MoE host term would have to be for each scored row (--host): the factor on the
+ * predicted `moe_host` that closes the row's step time, (measured - (predicted - moe_host)) /
+ * moe_host, to first order (it leaves the host share of the pipeline bubble and of the EP
+ * overlap window as predicted). A diagnostic of the host constants' spread, not a fit: the
+ * constants are fitted on the tuning rows only (docs/model.md, "Host time"). */
+static void print_host(FILE *out)
+{
+    static const char *const disp[] = {"alltoall", "deepep", "hybridep"};
+
+    load_rows();
+    fprintf(out, "%-28s %-6s %5s %-5s %-8s %3s %8s %8s %8s %7s\n", "id", "set", "local", "prec",
+            "dispatch", "ovl", "measured", "step", "moe_host", "factor");
+    for (int i = 0; i < row_count; i++) {
+        const struct row *r = &rows[i];
+        struct core_perf p;
+
+        if (r->use != USE_FULL && r->use != USE_DERIVED)
+            continue;
+        core_perf_predict(&r->in, &p);
+        double meas =
+            r->in.global_batch * (double)r->in.seq_len / (r->measured * (double)r->in.gpus);
+        double host = p.breakdown.moe_host;
+        unsigned d = (unsigned)r->in.moe_dispatcher;
+        fprintf(out, "%-28s %-6s %5.0f %-5s %-8s %3s %8.2f %8.2f %8.2f", r->id,
+                r->tuning ? "tuning" : "hold", (double)r->in.experts / (double)r->in.ep,
+                r->in.precision == CORE_PREC_BF16 ? "bf16" : "fp8",
+                d < sizeof disp / sizeof disp[0] ? disp[d] : "?",
+                r->in.moe_comm_overlap ? "yes" : "no", meas, p.step_seconds, host);
+        if (host > 0.0)
+            fprintf(out, " %7.2f\n", (meas - (p.step_seconds - host)) / host);
+        else
+            fprintf(out, " %7s\n", "-");
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The write-up's optimisation steps (--steps).
  *
@@ -697,6 +732,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--terms") == 0) {
         print_terms(stdout);
+        return EXIT_SUCCESS;
+    }
+    if (argc > 1 && strcmp(argv[1], "--host") == 0) {
+        print_host(stdout);
         return EXIT_SUCCESS;
     }
     if (argc > 1 && strcmp(argv[1], "--steps") == 0) {

@@ -5,7 +5,10 @@
  * release (docs/serving.md, "Engine releases"):
  *  - the decoder (vllm/model_executor/models/llama.py, mixtral.py): the embedding's output is the
  *    first residual; the first layer's input norm writes a new tensor, later norms work in place
- *    (fused_add_rms_norm); each sublayer's output replaces its input, which is freed then;
+ *    (fused_add_rms_norm); a tensor dies when its last Python name lets go of it: a sublayer's
+ *    input when the decoder layer rebinds hidden_states to the sublayer's output, except that
+ *    the model's loop (`hidden_states, residual = layer(positions, hidden_states, ...)`) holds
+ *    a layer's input, the previous layer's output, until the layer returns;
  *  - attention: qkv = qkv_proj(x); rotary in place; xformers' output [T, a/tp, h_d] (copied
  *    into a preallocated output where the release's backend does so); o_proj; qkv and the
  *    attention outputs die when the attention returns;
@@ -14,7 +17,9 @@
  *  - MoE, fused (fused_moe.py): three caches [T, k, 2 f/tp], [T k, f/tp], [T, k, d], the result
  *    written into the input in place; looped (mixtral.py of v0.2.x, mixtral_quant.py later):
  *    each of the E / max(tp, ep) local experts' MixtralMLP over all T tokens (w1, silu, w3,
- *    w1 * w3, w2), the first expert's output kept as the sum, the others added and freed;
+ *    w1 * w3, w2), the first expert's output kept as the sum, the others added; each added
+ *    output stays bound to current_hidden_states while the next expert runs (freed at the
+ *    rebinding, the last at return);
  *  - a linear layer writes [T, n]; AWQ where the release runs awq_gemm at every token count
  *    first takes an [8, T, n] fp16 split-K buffer and sums it (and PyTorch's sum of a half tensor
  *    of 2^31 or more elements takes an fp32 accumulation buffer of the output's size,
@@ -172,18 +177,24 @@ static int moe(struct pass *p, const struct core_arch *a, int64_t tp, int64_t ep
     int64_t f = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
     int64_t split = ep > tp ? ep : tp, local = a->experts / split;
     bool quantized = p->q != CORE_QUANT_NONE && p->q != CORE_QUANT_FP8;
-    int sum = -1, c1, c2, c3;
+    int sum = -1, prev = -1, c1, c2, c3;
 
     if (p->r->moe == CORE_RELEASE_MOE_LOOP ||
         (p->r->moe == CORE_RELEASE_MOE_QUANT_LOOP && quantized)) {
+        /* current_hidden_states = expert_layer(hidden_states).mul_(w): the name still holds the
+         * previous expert's output while the next expert runs; it dies only at the rebinding
+         * (final_hidden_states.add_ read it before), the last one at return. */
         for (int64_t e = 0; e < (local > 0 ? local : 1); e++) {
             int out = mlp(p, a, f, false);
 
+            if (prev >= 0 && prev != sum)
+                core_alloc_free(&p->al, prev);
             if (sum < 0)
                 sum = out; /* final_hidden_states = the first expert's output */
-            else
-                core_alloc_free(&p->al, out); /* final_hidden_states.add_(out) */
+            prev = out;
         }
+        if (prev != sum)
+            core_alloc_free(&p->al, prev);
         return sum;
     }
     c1 = tensor(p, p->T * a->experts_per_token, (a->gated_mlp ? 2 : 1) * f / tp, p->b);
@@ -216,20 +227,27 @@ static void sampler(struct pass *p, int64_t seqs, int64_t vocab)
         core_alloc_free(&p->al, h[i]);
 }
 
-/* One decoder layer on `hidden` (freed when replaced): the new hidden state's handle. */
+/* One decoder layer on `input`: the new hidden state's handle. The first layer's input is its
+ * input norm's output, a local of the decoder layer that dies when attention's output replaces
+ * it (the model's loop holds the embedding, which is the residual). A later layer's input is the
+ * previous layer's output, which the model's loop (`hidden_states, residual =
+ * layer(positions, hidden_states, ...)`) still holds until the layer returns. */
 static int layer(struct pass *p, const struct core_arch *a, int64_t tp, int64_t ep, int64_t i,
-                 int hidden)
+                 int input)
 {
     int o = attention(p, a, tp), m;
 
-    core_alloc_free(&p->al, hidden);
-    hidden = o; /* the post-attention norm works in place */
+    if (i == 0)
+        core_alloc_free(&p->al, input);
+    /* the post-attention norm works in place on o */
     if (moe_layer(a, i))
-        m = moe(p, a, tp, ep, hidden);
+        m = moe(p, a, tp, ep, o);
     else
         m = mlp(p, a, a->ffn_hidden / tp, true);
-    if (m != hidden)
-        core_alloc_free(&p->al, hidden);
+    if (m != o)
+        core_alloc_free(&p->al, o);
+    if (i > 0)
+        core_alloc_free(&p->al, input);
     return m;
 }
 

@@ -290,6 +290,7 @@ static void moe_inputs(struct core_perf_input *in, const struct core_resolved *r
     in->moe_comm_overlap = r->moe_comm_overlap;
     in->moe_load_imbalance = r->moe_load_imbalance;
     in->cuda_graph_modules = r->cuda_graph_modules;
+    in->moe_expert_bias = a->experts > 0 && a->mlp_bias && r->framework == CORE_FW_MEGATRON;
 }
 
 void core_perf_input_resolved(struct core_perf_input *in, const struct core_resolved *r)
@@ -475,6 +476,30 @@ static double moe_mlp_bytes(const struct core_perf_input *in, const struct shape
     return bytes;
 }
 
+/* The routed experts' fc2 bias as Megatron-Core's TEGroupedMLP adds it (moe_expert_bias;
+ * experts.py _apply_bias, both at the 26.04.01 and 25.11 releases' Megatron-LM): fc2 is built
+ * with skip_bias_add, so after the grouped GEMM each local expert's rows t get t + b * p (b its
+ * bias, p the rows' routing probabilities, in the router's dtype - bf16 unless
+ * moe_router_dtype fp32, which GPT-OSS's bridge does not set; TE's fused router allocates probs
+ * in the logits' dtype) and the experts' outputs are concatenated. Per element of the rank's
+ * expert output (lambda k etp / t copies of d per token of r), in elements of e bytes: forward
+ * b * p writes 1, the add reads 2 and writes 1, torch.cat reads 1 and writes 1 (6); backward
+ * (autograd) MulBackward's grad * p (read 1, write 1) and its sum to b's shape (read 1), the same
+ * for p (3 more), the split's backward concatenating t's gradients (read 1, write 1) (8); the
+ * add's gradients pass through and the cast is a no-op. fc1's bias is added in the GEMM
+ * (skip_bias_add False). Returns bytes per token of r averaged over the layers, forward in *fwd
+ * and backward in *bwd. */
+static void expert_bias_bytes(const struct core_perf_input *in, const struct shape *x, double *fwd,
+                              double *bwd)
+{
+    double moe = in->moe_layers > 0 ? (double)in->moe_layers / x->L : 0.0;
+    double copies = imbalance(in) * at_least((double)in->experts_per_token, 1) * etp_of(in);
+    double per = in->moe_expert_bias ? moe * copies * x->d / x->t * x->e : 0.0;
+
+    *fwd = 6.0 * per;
+    *bwd = 8.0 * per;
+}
+
 /* Element-wise forward bytes per token per layer: two norms (read+write d each), two residual
  * adds with dropout (read 2d, write d, mask d/2 each) = 11 d elements, split by tp only under
  * sequence parallelism; the MLP activation reads f_in and writes f (split by tp). FP8 casts each
@@ -583,8 +608,10 @@ static double selective_recompute(const struct core_perf_input *in, const struct
         bytes += dense * (x->e * (f_in + x->f) / t + (fp8 ? 3.0 * (d + x->f / t) : 0.0));
     }
     if (moe > 0 && (bits & CORE_RC_MOE)) {
+        double bias_f, bias_b;
+        expert_bias_bytes(in, x, &bias_f, &bias_b);
         s += moe * moe_mlp_gemms(in, k, x);
-        bytes += moe * moe_mlp_bytes(in, x, fp8);
+        bytes += moe * moe_mlp_bytes(in, x, fp8) + bias_f;
     } else if (moe > 0 && (bits & CORE_RC_SHARED_EXPERTS) && in->shared_experts > 0) {
         double fs = (double)in->shared_ffn_hidden, ns = (double)in->shared_experts;
         s += moe * ns * (gemm(rows, gated * fs / t, d, rate, h) + gemm(rows, d, fs / t, rate, h));
@@ -876,7 +903,9 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     double att_f, score_mem_f;
     attention_forward(in, k, x, hbm, &att_f, &score_mem_f);
 
-    double mem_f = rows * (elementwise_bytes(in, x, f_in, fp8) + eager_elt(in, x)) / hbm +
+    double bias_f, bias_b;
+    expert_bias_bytes(in, x, &bias_f, &bias_b);
+    double mem_f = rows * (elementwise_bytes(in, x, f_in, fp8) + eager_elt(in, x) + bias_f) / hbm +
                    score_mem_f + k->launch;
 
     /* Tensor parallelism: two all-reduces of the (b s/cp d) activations forward, two backward
@@ -900,7 +929,8 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     u->host = (in->checkpointing == CORE_CKPT_FULL || recomputes_moe(in) ? 4.0 : 3.0) * ls * host_f;
     u->fwd_compute = ls * (gemm_f + att_f);
     u->compute = 3.0 * u->fwd_compute;
-    u->memory = 3.0 * ls * mem_f;
+    /* backward moves twice the forward's bytes, except the experts' bias: its own count */
+    u->memory = 3.0 * ls * mem_f + ls * rows * (bias_b - 2.0 * bias_f) / hbm;
     u->tp = 3.0 * ls * tp_f;
     u->cp = 3.0 * ls * cp_f;
 

@@ -78,6 +78,11 @@ struct core_perf_input {
     /* Per-layer CUDA graphs (enum core_cuda_graph_module bits, the API's cuda_graph_modules):
      * the captured modules' host time is replayed from the graph, not launched (perf.c). */
     unsigned cuda_graph_modules;
+    /* The routed experts carry an output (fc2) bias that Megatron-Core's TEGroupedMLP adds after
+     * the grouped GEMM with PyTorch ops, expert by expert, weighted by the routing probability
+     * (experts.py _apply_bias; GPT-OSS: add_bias_linear). Its element-wise bytes (perf.c
+     * expert_bias_bytes). Set from the architecture's mlp_bias under framework megatron. */
+    bool moe_expert_bias;
     /* Selective recompute's modules (enum core_recompute_module bits, the API's
      * recompute_modules; Megatron-Core's --recompute-modules): what checkpointing selective
      * re-runs in the backward (perf.c selective_recompute); 0 = core_attn, the default. */

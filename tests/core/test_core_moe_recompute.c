@@ -2,8 +2,9 @@
  * test_core_moe_recompute.c - three step-time terms the MoE recipes exercise (core/perf.c): the
  * gradient reduction of the routed experts over the expert data-parallel group, selective
  * recompute priced per module (recompute_modules; Megatron-Core's --recompute-modules), the
- * output layer on a last pipeline rank that holds fewer layers than the heaviest, and where a
- * token's copies go under group-limited routing (moe_router_num_groups / _group_topk).
+ * output layer on a last pipeline rank that holds fewer layers than the heaviest, where a
+ * token's copies go under group-limited routing (moe_router_num_groups / _group_topk), and the
+ * element-wise bytes of the routed experts' output bias (moe_expert_bias).
  *
  * Every figure is derived by hand from perf.c's documented constants: Hopper and Blackwell
  * GEMMs at 0.65 of the 16-bit peak, a GEMM dimension x at x / (x + half_dim) of it (96 on
@@ -285,6 +286,38 @@ START_TEST(test_layout_last_rank)
 END_TEST
 
 /*
+ * The routed experts' fc2 bias (moe_expert_bias; Megatron-Core experts.py TEGroupedMLP._apply_bias:
+ * t + b * p per local expert after the grouped GEMM, then torch.cat). On the GPT-OSS B200 layout
+ * above, bf16: each of the 4 x 4096 = 16384 tokens of a micro-batch has k = 4 copies of d = 2880
+ * values at this rank (etp 1, balanced). Forward 6 element passes (b * p writes 1; the add reads 2,
+ * writes 1; cat reads 1, writes 1), backward 8 (grad * p read 1 write 1, its sum read 1; the same
+ * for p; the split's backward cat read 1 write 1): 14 x 4 x 2880 x 2 = 322,560 bytes a token;
+ * 16384 x 322,560 = 5,284,823,040 bytes a layer at 8.0e12 x 0.8 = 6.4e12 B/s = 8.2575360e-4 s,
+ * x 36 layers x 5 micro-batches (1280 / (4 x 64)) = 0.14863565 s more memory_bound. Under
+ * recompute_modules moe the block's forward runs again: 6 / 14 of it, 0.06370099 s more recompute.
+ * Nothing else moves (pp 1, no EP overlap).
+ */
+START_TEST(test_expert_bias)
+{
+    struct core_perf_input in;
+
+    oss_b200(&in);
+    struct core_perf off = moe_run(&in);
+    in.moe_expert_bias = true;
+    struct core_perf on = moe_run(&in);
+    NEAR(on.breakdown.memory_bound - off.breakdown.memory_bound, 0.14863565, 1e-6);
+    ck_assert_double_eq(on.breakdown.compute, off.breakdown.compute);
+    ck_assert_double_eq(on.breakdown.moe_host, off.breakdown.moe_host);
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    in.recompute_modules = CORE_RC_MOE;
+    struct core_perf rc_on = moe_run(&in);
+    in.moe_expert_bias = false;
+    struct core_perf rc_off = moe_run(&in);
+    NEAR(rc_on.breakdown.recompute - rc_off.breakdown.recompute, 0.06370099, 1e-6);
+}
+END_TEST
+
+/*
  * DeepSeek-V3's node-limited routing (config.json n_group 8, topk_group 4) under DeepEP on 256
  * B200, ep 32 (Megatron-Bridge's B200 MXFP8 preset): 4 nodes of 8 EP ranks, 8 experts a rank, 64
  * a node = 2 of the 8 groups of 32. One micro-batch: 4096 tokens of 7168 bf16 values = 58,720,256
@@ -373,6 +406,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout_last_rank);
     tcase_add_test(tc, test_group_limited_routing);
     tcase_add_test(tc, test_group_rules);
+    tcase_add_test(tc, test_expert_bias);
     suite_add_tcase(s, tc);
     return s;
 }

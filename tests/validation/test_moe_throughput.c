@@ -39,10 +39,10 @@
 #endif
 
 /* The suite fails above this MAPE over the scored tokens/s rows. Issue 17 asks for 12 %; the
- * model is at 14.2 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
+ * model is at 14.0 % (docs/model.md, "Mixture of experts", names the rows that miss and why), so
  * this guards what it reaches. */
 #define MAPE_LIMIT 0.15
-/* ... and above this over the hold-out rows (no constant was chosen on them; 14.5 %). */
+/* ... and above this over the hold-out rows (no constant was chosen on them; 13.9 %). */
 #define HOLDOUT_LIMIT 0.16
 
 #define ROWS_MAX  48
@@ -286,6 +286,9 @@ static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in, stru
     if (strncmp(f[3], "GPT-OSS", 7) == 0) {
         in->sliding_layers = a.layers / 2;
         in->sliding_window = 128;
+        /* ... and biases on every linear (Megatron-Bridge gpt_oss_bridge.py add_bias_linear), the
+         * experts' fc2 bias added by TEGroupedMLP._apply_bias (perf.c expert_bias_bytes) */
+        in->moe_expert_bias = true;
     }
     *arch = a;
 }

@@ -157,6 +157,54 @@ START_TEST(formats_need_their_compute_capability)
 }
 END_TEST
 
+/* TensorRT-LLM's FP8 weights need sm 89, read from its code: the FP8 linears call cuBLASLt's
+ * FP8 matmul (thop/cublasScaledMM.cpp; sm 89 and up), the rowwise runner dispatches sm 89, 90
+ * and >= 120 only (fp8_rowwise_gemm_template.h dispatchToArch), the MoE plugin refuses FP8
+ * below SM89 (mixtureOfExpertsPlugin.cpp init). Llama 3 8B in fp16: FP8 weights on an A100
+ * (sm 8.0) are refused naming quantization, where vLLM loads them (FP8 Marlin, get_min_capability
+ * 80); on an L40S (Ada, 8.9) and an H100 (9.0) they load. An FP8 KV cache with 16-bit weights
+ * on the A100 loads: tensorrt_llm/builder.py only turns FP8 context FMHA off below sm 89. */
+START_TEST(trtllm_fp8_weights_need_sm89_not_its_kv_cache)
+{
+    static const struct {
+        const char *gpu;
+        enum core_engine e;
+        enum core_quant q;
+        enum core_kv_dtype kv;
+        bool ok;
+    } cases[] = {
+        {"a100-sxm-80gb", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_AUTO, false},
+        {"a100-sxm-80gb", CORE_ENGINE_VLLM, CORE_QUANT_FP8, CORE_KV_AUTO, true},
+        {"l40s", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_AUTO, true},
+        {"h100-sxm", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_AUTO, true},
+        {"a100-sxm-80gb", CORE_ENGINE_TRTLLM, CORE_QUANT_NONE, CORE_KV_FP8, true},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find("llama3-8b");
+        in.base.precision = CORE_PREC_FP16;
+        in.base.gpu = core_gpu_find(cases[i].gpu);
+        in.engine = cases[i].e;
+        in.quantization = cases[i].q;
+        in.kv_cache_dtype = cases[i].kv;
+        in.max_model_len = 4096;
+        if (cases[i].ok) {
+            ck_assert_msg(core_serve(&in, &r, &p) == CORE_OK, "case %zu: %s", i,
+                          p.count ? p.items[0].message : "");
+        } else {
+            ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+            ck_assert_str_eq(p.items[0].field, "quantization");
+            ck_assert_msg(strstr(p.items[0].message, "8.9") != NULL, "%s", p.items[0].message);
+        }
+    }
+}
+END_TEST
+
 /* AWQ / GPTQ per tensor-parallel rank (vLLM awq.py, gptq.py create_weights;
  * marlin_utils.py verify_marlin_supports_shape): input_size_per_partition % group_size == 0.
  * Qwen2.5-72B's down_proj takes f = 29,568 inputs, split over tp: 29,568 / 128 = 231 groups at
@@ -426,6 +474,7 @@ static Suite *suite(void)
     tcase_add_test(t, expert_parallel_profile_caches_whole_experts);
     tcase_add_test(t, larger_gpu_runs_the_model);
     tcase_add_test(t, formats_need_their_compute_capability);
+    tcase_add_test(t, trtllm_fp8_weights_need_sm89_not_its_kv_cache);
     tcase_add_test(t, awq_groups_per_tensor_parallel_rank);
     tcase_add_test(t, vllm_scheduler_rule);
     tcase_add_test(t, ep_on_a_dense_model);

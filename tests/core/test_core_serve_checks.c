@@ -70,6 +70,39 @@ START_TEST(expert_parallel_decode_reads_the_touched_experts)
 }
 END_TEST
 
+/* The same layout end to end, ep wider than tp: Qwen3-30B-A3B in bf16 on 8 H100s at tp 1, ep 8
+ * (vLLM --data-parallel-size 8 --enable-expert-parallel: EP group tp 1 x dp 8). Each GPU holds
+ * 128 / 8 = 16 whole experts of 226,492,416 weights (3 x 2048 x 768 x 48 layers), 2 bytes each:
+ * 7,247,757,312 bytes. A static batch of 16 on each dp rank sends 8 x 16 = 128 tokens into the
+ * experts: 128 (1 - (1 - 8/128)^128) = 127.966922 of them touched per layer (test_core_serve_time
+ * derives the step from there). */
+START_TEST(expert_parallel_wider_than_tp_counts_every_groups_tokens)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    struct core_serve_time_input t;
+    struct core_serve_time m;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("qwen3-30b-a3b");
+    in.base.gpu = core_gpu_find("h100-sxm");
+    in.base.tp = 1;
+    in.base.gpus = 8;
+    in.base.ep = 8;
+    in.max_model_len = 4096;
+    in.input_len = 1024;
+    in.output_len = 128;
+    in.concurrency = 16;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    core_serve_time_input_of(&r, &t);
+    ASSERT_I64(t.ep, 8);
+    ASSERT_REL(t.expert_bytes, 7247757312.0, 1e-12);
+    core_serve_time_compute(&t, NULL, &m);
+    ASSERT_REL(m.experts_touched, 127.966922, 1e-6);
+}
+END_TEST
+
 /* The advice's larger GPU must be one the model runs on (qa3 "Found" 3): the V100 has no bf16
  * tensor cores (its catalog bf16 peak is 0, and evaluate.c refuses the dtype), so a bf16 model
  * re-posted on it is a 422. Mistral NeMo 12B GPTQ on the 24 GB parts (A10G, L4, RTX 3090) and
@@ -471,6 +504,7 @@ static Suite *suite(void)
     TCase *t = tcase_create("serve_checks");
 
     tcase_add_test(t, expert_parallel_decode_reads_the_touched_experts);
+    tcase_add_test(t, expert_parallel_wider_than_tp_counts_every_groups_tokens);
     tcase_add_test(t, expert_parallel_profile_caches_whole_experts);
     tcase_add_test(t, larger_gpu_runs_the_model);
     tcase_add_test(t, formats_need_their_compute_capability);

@@ -121,6 +121,10 @@ static void plan_inputs(struct api_jsonw *w, const struct core_serve_plan_input 
 {
     api_jsonw_key(w, "inputs");
     api_jsonw_open_object(w);
+    api_jsonw_key(w, "engine"); /* every candidate's, and the release of its sizing code */
+    api_jsonw_string(w, core_engine_names[in->base.engine]);
+    api_jsonw_key(w, "engine_version");
+    api_jsonw_string(w, core_engine_version_names[in->base.engine_version]);
     api_jsonw_key(w, "input_len");
     api_jsonw_int(w, in->base.input_len);
     api_jsonw_key(w, "output_len");

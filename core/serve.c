@@ -513,10 +513,14 @@ static void check_block_size(const struct core_serve_input *in, struct core_prob
 }
 
 /* A release row belongs to one engine (serve_trace.c, core_serve_releases). */
-static void check_engine_version(const struct core_serve_input *in, struct core_problems *p)
+void core_serve_check_engine_version(const struct core_serve_input *in, struct core_problems *p)
 {
-    const struct core_serve_release *r = &core_serve_releases[in->engine_version];
+    const struct core_serve_release *r;
 
+    if ((unsigned)in->engine_version >= CORE_VERSION_COUNT ||
+        (unsigned)in->engine >= CORE_ENGINE_COUNT)
+        return; /* out of range: the row checks name those fields */
+    r = &core_serve_releases[in->engine_version];
     if (r->engine != CORE_ENGINE_COUNT && r->engine != in->engine)
         core_problem_add(p, "engine_version", "%s is a release of engine %s, not of %s", r->name,
                          core_engine_names[r->engine], core_engine_names[in->engine]);
@@ -543,7 +547,7 @@ enum core_status core_serve_resolve(const struct core_serve_input *in,
     check_parallel(a, &out->resolved, p);
     check_formats(in, &out->model, p);
     check_block_size(in, p);
-    check_engine_version(in, p);
+    core_serve_check_engine_version(in, p);
     if (p->count == 0)
         core_serve_check_rules(in, &out->model, &out->resolved, p);
     return p->count > 0 ? CORE_EINVAL : CORE_OK;

@@ -158,6 +158,11 @@ struct core_serve_result {
 enum core_status core_serve(const struct core_serve_input *in, struct core_serve_result *out,
                             struct core_problems *problems);
 
+/* engine_version names a release of one engine (core_serve_releases): a release of another
+ * engine than in->engine is a problem naming engine_version. core_serve() checks it; the
+ * planner (serve_plan.c) checks it before its search, so that one is a 422 there too. */
+void core_serve_check_engine_version(const struct core_serve_input *in, struct core_problems *p);
+
 /* The pieces, for tests and for callers that size a variant (serve.c). */
 /* KV bytes per token per GPU of arch on a tp-way rank holding `layers` layers:
  * layers * 2 * max(1, kv_heads / tp) * head_dim * kv_bytes, or for MLA (kv_lora_rank > 0)

@@ -40,7 +40,16 @@ static int capability(int gpu)
 /* The smallest compute capability whose kernels load format q under engine e (0: no rule):
  * vLLM's QuantizationConfig.get_min_capability - fp8.py Fp8Config 80 (FP8 Marlin below sm 89),
  * awq.py AWQConfig 75 ("The AWQ kernel only supports Turing or newer GPUs"); SGLang loads the
- * same configs; TensorRT-LLM's FP8 GEMMs need FP8 tensor cores (sm 89). */
+ * same configs. TensorRT-LLM's FP8 linears and experts run FP8 x FP8 GEMMs, refused
+ * below sm 89 - cpp/tensorrt_llm/plugins/mixtureOfExperts/
+ * mixtureOfExpertsPlugin.cpp MixtureOfExpertsPlugin::init ("MoE FP8 is not supported for
+ * architectures less than SM89"), cpp/tensorrt_llm/kernels/cutlass_kernels/fp8_rowwise_gemm/
+ * fp8_rowwise_gemm_template.h CutlassFp8RowwiseGemmRunner::dispatchToArch (sm 89, 90, >= 120,
+ * else "Arch unsupported"), and the per-tensor FP8Linear / FP8QDQLinearMethod GEMMs
+ * (tensorrt_llm/quantization/layers.py, tensorrt_llm/_torch/modules/linear.py) go to cuBLASLt's
+ * FP8 matmul (thop/cublasScaledMM.cpp, gemmPlugin use_fp8), which exists from sm 89. An FP8 KV
+ * cache is not refused there: tensorrt_llm/builder.py build() only turns FP8 context FMHA off
+ * below sm 89, so kv_cache_dtype has no capability rule here. */
 static int min_capability(enum core_engine e, enum core_quant q)
 {
     if (q == CORE_QUANT_FP8)

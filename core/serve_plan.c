@@ -406,6 +406,9 @@ static bool check_inputs(const struct core_serve_plan_input *in, struct core_pro
         core_problem_add(p, "ttft_slo_seconds", "must be 0 to %g", CORE_SPLAN_SLO_MAX);
     if (!(in->tpot_slo_seconds >= 0 && in->tpot_slo_seconds <= CORE_SPLAN_SLO_MAX))
         core_problem_add(p, "tpot_slo_seconds", "must be 0 to %g", CORE_SPLAN_SLO_MAX);
+    /* The same for every candidate: a 422 here, as /inference answers, rather than a search
+     * whose every configuration core_serve() refuses. */
+    core_serve_check_engine_version(&in->base, p);
     return p->count == 0;
 }
 

@@ -224,8 +224,20 @@ static double all_reduce(const struct core_serve_time_input *in, const struct co
     return n <= 1 ? 0.0 : k->ar_latency + 2.0 * (n - 1.0) / n * bytes / bw;
 }
 
+/* The attention groups whose tokens one GPU's experts serve: ep / tp when the EP group (tp x dp
+ * ranks) is wider than tp, else 1. Each group runs the step's tokens (the steady state is the same
+ * on every dp rank: vLLM's DP engines step in lockstep for the MoE layers). */
+static double ep_groups(const struct core_serve_time_input *in)
+{
+    double tp = at_least((double)in->tp, 1), ep = (double)in->ep;
+
+    return ep > tp ? ep / tp : 1.0;
+}
+
 /* The weight bytes a step over `tokens` tokens reads: everything but the input embedding, the
- * routed experts only as far as the tokens touch them. */
+ * routed experts only as far as the tokens touch them. Under ep > tp the GPU holds E / ep whole
+ * experts and the tokens of all ep / tp attention groups are dispatched to them: the fraction
+ * touched is that of E experts under tokens x ep / tp picks (the same for every GPU's share). */
 static double weight_read(const struct core_serve_time_input *in, double tokens, double *touched)
 {
     const struct core_arch *a = &in->arch;
@@ -235,7 +247,7 @@ static double weight_read(const struct core_serve_time_input *in, double tokens,
     *touched = 0.0;
     if (a->experts > 0) {
         double e = (double)a->experts, topk = at_least((double)a->experts_per_token, 1);
-        *touched = core_serve_experts_touched(e, topk, tokens);
+        *touched = core_serve_experts_touched(e, topk, tokens * ep_groups(in));
         frac = *touched / e;
     }
     return rest + ex * frac;
@@ -264,9 +276,12 @@ void core_serve_step_time(const struct core_serve_time_input *in, const struct c
     w_flops = tokens * g.gemm_flops;
     t_w = w_bytes / hbm;
     t_wc = gemm_seconds(tokens, tokens * (g.gemm_flops - g.expert_flops), rate, half);
-    /* Each touched expert's GEMM sees its share of the routed rows: tokens x k / touched. */
+    /* Each touched expert's GEMM sees its share of the routed rows: tokens x k / touched, the
+     * tokens of every attention group the experts serve (ep_groups). The GPU's expert FLOPs stay
+     * tokens x expert_flops: E / ep experts get tokens x groups x k / ep = tokens x k / tp rows. */
     if (g.experts > 0 && touched > 0)
-        t_wc += gemm_seconds(tokens * g.topk / touched, tokens * g.expert_flops, rate, half);
+        t_wc += gemm_seconds(tokens * ep_groups(in) * g.topk / touched, tokens * g.expert_flops,
+                             rate, half);
     /* Attention: decode reads each sequence's cache (context tokens, at most the window in a
      * sliding layer) and does 4 FLOPs per cached token per head dimension (QK^T and PV); a
      * causal prompt does 4 h_d per query-key pair per head (the masked half skipped) and writes

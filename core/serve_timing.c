@@ -110,6 +110,7 @@ void core_serve_time_input_of(const struct core_serve_result *r, struct core_ser
     out->generation = core_gpus[r->model.gpu].generation;
     out->tp = r->resolved.tp;
     out->pp = r->resolved.pp;
+    out->ep = r->resolved.ep;
     out->cuda_graphs = !r->resolved.enforce_eager;
     out->input_len = w->input_len;
     out->output_len = w->output_len;

@@ -982,3 +982,33 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     assert.match(await text(page, 'serve-untimed'), /does not start/);
     await page.close();
 });
+
+/* engine_version, a serving knob of the input table like the others: the select offers the
+ * table's releases, the choice goes to /inference and comes back in the reply's inputs, and the
+ * sizing is that release's (vLLM V0 of mid 2024 takes its profiling peak from the caching
+ * allocator's reserved segments, docs/serving.md "Engine releases": another activations figure
+ * than the current code's live-tensor peak, so another KV pool). A release of another engine is
+ * the server's 422 under the field. */
+test('engine_version: chosen on the page, sent to /inference, echoed, and a 422 under the field', async () => {
+    const page = await newPage(1440, 1000, { httpErrors: true });
+    await open(page, '?model=llama2-7b&engine=vllm_v0&gpu=a100-sxm-80gb');
+    const options = await page.locator('[data-testid="engine_version"] option').evaluateAll(
+        (os) => os.map((o) => o.value));
+    assert.deepEqual(options, ['current', 'vllm_0.4', 'vllm_0.2']);
+    const before = Number(await page.locator('[data-testid="sv-activations"]').getAttribute('data-bytes'));
+    const reqs = await requestsOf(page, () => set(page, 'engine_version', 'vllm_0.4'), { serving: true });
+    const serve = reqs.filter((r) => r.path === '/inference');
+    assert.ok(serve.length >= 1, 'an /inference batch');
+    assert.equal(serve[0].sent[0].engine_version, 'vllm_0.4', 'the choice goes to /inference');
+    assert.equal(serve[0].sent[0].engine, 'vllm_v0');
+    const reply = serve[0].body[0];
+    assert.equal(reply.inputs.engine_version, 'vllm_0.4', 'and comes back in its inputs');
+    const after = Number(await page.locator('[data-testid="sv-activations"]').getAttribute('data-bytes'));
+    assert.equal(after, reply.inference.memory.per_gpu.activations.bytes);
+    assert.notEqual(after, before, 'the release sizes the profile its own way');
+    assert.equal(new URL(page.url()).searchParams.get('engine_version'), 'vllm_0.4');
+    /* vllm_0.4 is a release of vllm_v0: with the V1 engine the server refuses it (422). */
+    await set(page, 'engine', 'vllm');
+    assert.match(await page.locator('#err-engine_version').textContent(), /release of engine vllm_v0, not of vllm/);
+    await page.close();
+});

@@ -348,6 +348,13 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
                 assert.ok(props[row.name], `InferencePlanInputs has no property "${row.name}"`);
                 if (numeric(row)) agrees(row, deref(props[row.name]));
             }
+       
+            /* and every /inference input it shares (all but the four the planner chooses, and
+             * vllm_args, which /inference alone resolves): engine_version was missing here. */
+            const planners = new Set(['gpus', 'tp', 'pp', 'batching']);
+            for (const row of [...table.inputs, ...table.inference_inputs])
+                if (!planners.has(row.name))
+                    assert.ok(props[row.name], `InferencePlanInputs has no property "${row.name}"`);
         });
 
         test('docs/model.md lists every input once, with its unit, default and bounds', () => {
@@ -440,6 +447,25 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
                 { body: '{"model":"llama3-8b","tp":2}', headers: { 'Content-Type': 'application/json' } });
             assert.deepEqual(fields(p), ['tp']);
             await problem('GET', '/inference/plan', 405);
+        });
+
+        test('engine_version: echoed, carried into every plan, and a release of another engine is a 422', async () => {
+            const ask = { model: 'llama2-7b', engine: 'vllm_v0', engine_version: 'vllm_0.4', gpu: 'a100-sxm-80gb',
+                concurrency: 16, tp_max: 2 };
+            const b = await ok('/inference/plan', ask);
+            assert.equal(b.inputs.engine, 'vllm_v0');
+            assert.equal(b.inputs.engine_version, 'vllm_0.4');
+            assert.ok(b.plans.length > 0);
+            for (const plan of b.plans) assert.equal(plan.inputs.engine_version, 'vllm_0.4');
+            const again = await ok('/inference', { ...ask, concurrency: undefined, tp_max: undefined, ...b.plans[0].request });
+            assert.deepEqual(again.inference, b.plans[0].inference);
+            const json = { headers: { 'Content-Type': 'application/json' } };
+            const { p } = await problem('POST', '/inference/plan', 422,
+                { ...json, body: JSON.stringify({ model: 'llama2-7b', engine: 'sglang', engine_version: 'vllm_0.4' }) });
+            assert.deepEqual(fields(p), ['engine_version']);
+            const bad = await problem('POST', '/inference/plan', 400,
+                { ...json, body: JSON.stringify({ model: 'llama2-7b', engine_version: 'vllm_0.9' }) });
+            assert.deepEqual(fields(bad.p), ['engine_version']);
         });
     });
 

@@ -70,6 +70,39 @@ START_TEST(expert_parallel_decode_reads_the_touched_experts)
 }
 END_TEST
 
+/* The same layout end to end, ep wider than tp: Qwen3-30B-A3B in bf16 on 8 H100s at tp 1, ep 8
+ * (vLLM --data-parallel-size 8 --enable-expert-parallel: EP group tp 1 x dp 8). Each GPU holds
+ * 128 / 8 = 16 whole experts of 226,492,416 weights (3 x 2048 x 768 x 48 layers), 2 bytes each:
+ * 7,247,757,312 bytes. A static batch of 16 on each dp rank sends 8 x 16 = 128 tokens into the
+ * experts: 128 (1 - (1 - 8/128)^128) = 127.966922 of them touched per layer (test_core_serve_time
+ * derives the step from there). */
+START_TEST(expert_parallel_wider_than_tp_counts_every_groups_tokens)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    struct core_serve_time_input t;
+    struct core_serve_time m;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("qwen3-30b-a3b");
+    in.base.gpu = core_gpu_find("h100-sxm");
+    in.base.tp = 1;
+    in.base.gpus = 8;
+    in.base.ep = 8;
+    in.max_model_len = 4096;
+    in.input_len = 1024;
+    in.output_len = 128;
+    in.concurrency = 16;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    core_serve_time_input_of(&r, &t);
+    ASSERT_I64(t.ep, 8);
+    ASSERT_REL(t.expert_bytes, 7247757312.0, 1e-12);
+    core_serve_time_compute(&t, NULL, &m);
+    ASSERT_REL(m.experts_touched, 127.966922, 1e-6);
+}
+END_TEST
+
 /* The advice's larger GPU must be one the model runs on (qa3 "Found" 3): the V100 has no bf16
  * tensor cores (its catalog bf16 peak is 0, and evaluate.c refuses the dtype), so a bf16 model
  * re-posted on it is a 422. Mistral NeMo 12B GPTQ on the 24 GB parts (A10G, L4, RTX 3090) and
@@ -152,6 +185,54 @@ START_TEST(formats_need_their_compute_capability)
         } else {
             ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
             ck_assert_str_eq(p.items[0].field, "quantization");
+        }
+    }
+}
+END_TEST
+
+/* TensorRT-LLM's FP8 weights need sm 89, read from its code: the FP8 linears call cuBLASLt's
+ * FP8 matmul (thop/cublasScaledMM.cpp; sm 89 and up), the rowwise runner dispatches sm 89, 90
+ * and >= 120 only (fp8_rowwise_gemm_template.h dispatchToArch), the MoE plugin refuses FP8
+ * below SM89 (mixtureOfExpertsPlugin.cpp init). Llama 3 8B in fp16: FP8 weights on an A100
+ * (sm 8.0) are refused naming quantization, where vLLM loads them (FP8 Marlin, get_min_capability
+ * 80); on an L40S (Ada, 8.9) and an H100 (9.0) they load. An FP8 KV cache with 16-bit weights
+ * on the A100 loads: tensorrt_llm/builder.py only turns FP8 context FMHA off below sm 89. */
+START_TEST(trtllm_fp8_weights_need_sm89_not_its_kv_cache)
+{
+    static const struct {
+        const char *gpu;
+        enum core_engine e;
+        enum core_quant q;
+        enum core_kv_dtype kv;
+        bool ok;
+    } cases[] = {
+        {"a100-sxm-80gb", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_AUTO, false},
+        {"a100-sxm-80gb", CORE_ENGINE_VLLM, CORE_QUANT_FP8, CORE_KV_AUTO, true},
+        {"l40s", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_AUTO, true},
+        {"h100-sxm", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_AUTO, true},
+        {"a100-sxm-80gb", CORE_ENGINE_TRTLLM, CORE_QUANT_NONE, CORE_KV_FP8, true},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find("llama3-8b");
+        in.base.precision = CORE_PREC_FP16;
+        in.base.gpu = core_gpu_find(cases[i].gpu);
+        in.engine = cases[i].e;
+        in.quantization = cases[i].q;
+        in.kv_cache_dtype = cases[i].kv;
+        in.max_model_len = 4096;
+        if (cases[i].ok) {
+            ck_assert_msg(core_serve(&in, &r, &p) == CORE_OK, "case %zu: %s", i,
+                          p.count ? p.items[0].message : "");
+        } else {
+            ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+            ck_assert_str_eq(p.items[0].field, "quantization");
+            ck_assert_msg(strstr(p.items[0].message, "8.9") != NULL, "%s", p.items[0].message);
         }
     }
 }
@@ -423,9 +504,11 @@ static Suite *suite(void)
     TCase *t = tcase_create("serve_checks");
 
     tcase_add_test(t, expert_parallel_decode_reads_the_touched_experts);
+    tcase_add_test(t, expert_parallel_wider_than_tp_counts_every_groups_tokens);
     tcase_add_test(t, expert_parallel_profile_caches_whole_experts);
     tcase_add_test(t, larger_gpu_runs_the_model);
     tcase_add_test(t, formats_need_their_compute_capability);
+    tcase_add_test(t, trtllm_fp8_weights_need_sm89_not_its_kv_cache);
     tcase_add_test(t, awq_groups_per_tensor_parallel_rank);
     tcase_add_test(t, vllm_scheduler_rule);
     tcase_add_test(t, ep_on_a_dense_model);

@@ -10,6 +10,7 @@
 #include "check_main.h"
 #include "core_test_util.h"
 #include "serve_plan.h"
+#include "serve_trace.h"
 
 static struct core_serve_plan plans[CORE_SPLAN_TOP], pareto[CORE_SPLAN_PARETO_MAX];
 
@@ -265,6 +266,80 @@ START_TEST(two_loads_rejected)
 }
 END_TEST
 
+/* engine_version: a release of another engine is refused before the search, as /inference
+ * refuses it (a 422 naming engine_version, core/serve.c): nothing is sized. */
+START_TEST(release_of_another_engine_rejected)
+{
+    struct core_serve_plan_input in;
+    struct core_serve_plan_summary s;
+    struct core_problems p = {0};
+
+    llama8b(&in);
+    in.base.engine = CORE_ENGINE_SGLANG;
+    in.base.engine_version = CORE_VERSION_VLLM_0_4; /* a vLLM V0 release */
+    ck_assert_int_eq(
+        core_serve_plan_search(&in, plans, CORE_SPLAN_TOP, pareto, CORE_SPLAN_PARETO_MAX, &s, &p),
+        CORE_EINVAL);
+    ck_assert_int_eq(p.count, 1);
+    ck_assert_str_eq(p.items[0].field, "engine_version");
+    ck_assert_int_eq(s.evaluated, 0);
+    in.base.engine = CORE_ENGINE_VLLM; /* V1: vllm_0.4 is not one of its releases either */
+    p.count = 0;
+    ck_assert_int_eq(
+        core_serve_plan_search(&in, plans, CORE_SPLAN_TOP, pareto, CORE_SPLAN_PARETO_MAX, &s, &p),
+        CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "engine_version");
+}
+END_TEST
+
+/* A release of the engine is carried into every candidate: Llama 2 7B under vLLM V0 of mid 2024
+ * (vllm_0.4) on one A100 80 GB, bf16 weights and KV. Every plan's request names the release, and
+ * its replica's profiling peak is that release's: the caching allocator's reserved segments
+ * (core_serve_profile_reserved) over vLLM V0's profile batch, max_num_batched_tokens =
+ * max(max_model_len, 2048) = max(1024 + 128, 2048) = 2048 tokens and max_num_seqs 256
+ * (vllm/config.py SchedulerConfig of 0.4-0.6), not the current code's live-tensor figure. */
+START_TEST(engine_version_is_carried_into_every_candidate)
+{
+    struct core_serve_plan_input in;
+    struct core_serve_plan_summary s;
+    struct core_serve_input serve;
+    struct core_serve_result r, cur;
+    struct core_problems p = {0};
+    const struct core_arch *a = &core_presets[core_preset_find("llama2-7b")].arch;
+
+    core_serve_plan_input_init(&in);
+    in.base.base.preset = core_preset_find("llama2-7b");
+    in.base.input_len = 1024;
+    in.base.output_len = 128;
+    in.base.engine = CORE_ENGINE_VLLM_V0;
+    in.base.engine_version = CORE_VERSION_VLLM_0_4;
+    in.concurrency = 16;
+    in.tp_max = 1;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("a100-sxm-80gb");
+    in.quant_count = 1;
+    in.quantizations[0] = CORE_QUANT_NONE;
+    in.kv_count = 1;
+    in.kv_cache_dtypes[0] = CORE_KV_AUTO;
+    search_ok(&in, &s);
+    ck_assert_int_eq(s.evaluated, 1);
+    ck_assert_int_eq(s.plan_count, 1);
+    core_serve_plan_request(&in, &plans[0], &serve);
+    ck_assert_int_eq(serve.engine_version, CORE_VERSION_VLLM_0_4);
+    ck_assert_int_eq(core_serve(&serve, &r, &p), CORE_OK);
+    ck_assert_int_eq(r.resolved.engine_version, CORE_VERSION_VLLM_0_4);
+    ASSERT_I64(r.resolved.max_num_batched_tokens, 2048);
+    ASSERT_I64(r.resolved.max_num_seqs, 256);
+    ASSERT_I64(r.per_gpu.activations,
+               core_serve_profile_reserved(a, &core_serve_releases[CORE_VERSION_VLLM_0_4],
+                                           CORE_QUANT_NONE, 1, 1, 1, 2048, 256, 2));
+    serve.engine_version = CORE_VERSION_CURRENT; /* the same replica under the current code */
+    ck_assert_int_eq(core_serve(&serve, &cur, &p), CORE_OK);
+    ck_assert(cur.per_gpu.activations != r.per_gpu.activations);
+    ck_assert(cur.kv.blocks != r.kv.blocks);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve_plan");
@@ -280,6 +355,8 @@ static Suite *suite(void)
     tcase_add_test(tc, one_gpu_one_sequence);
     tcase_add_test(tc, more_load_never_fewer_gpus);
     tcase_add_test(tc, two_loads_rejected);
+    tcase_add_test(tc, release_of_another_engine_rejected);
+    tcase_add_test(tc, engine_version_is_carried_into_every_candidate);
     tcase_add_test(tc, concurrency_beyond_the_pool_runs_at_the_pool);
     suite_add_tcase(s, tc);
     return s;

@@ -161,6 +161,64 @@ START_TEST(moe_decode_reads_the_experts_it_touches)
 END_TEST
 
 /*
+ * Expert parallelism wider than tp, as vLLM and SGLang lay it out: the EP group is tp x dp ranks
+ * (vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make: ep_size =
+ * tp_size x dp_size, the experts' own tp 1), each rank holds E / ep whole experts, and every
+ * attention (dp) group's tokens are dispatched to the ranks holding their experts. Qwen3-30B-A3B,
+ * bf16, on H100s: E = 128 experts of 3 x d 2048 x f_e 768 = 4,718,592 weights a layer, x 48
+ * layers = 226,492,416 weights an expert; top k = 8. tp 1 x dp 8, ep 8, a static decode batch
+ * of B = 16 sequences on every dp rank (input and output length 1: context 1, no KV read since
+ * kv_bytes_per_token is 0 here).
+ *  Per GPU: 128 / 8 = 16 experts = 16 x 226,492,416 x 2 B = 7,247,757,312 bytes.
+ *  Tokens dispatched to the EP group: 8 groups x 16 = 128, so the experts touched per layer are
+ *  128 (1 - (1 - 8/128)^128) = 128 (1 - 0.9375^128) = 128 (1 - 2.5842e-4) = 127.966922, and each
+ *  GPU reads that fraction of its 16: 7,247,757,312 x 0.99974158 = 7,245,884,358 bytes (uniform
+ *  routing). Counting only the rank's own 16 tokens would touch 128 (1 - 0.9375^16) = 82.4225 and
+ *  read 4,667,018,429.
+ *  FLOPs per GPU: 128 tokens x 8 picks / 8 ranks = 128 token-expert pairs, x 2 x 226,492,416 =
+ *  57,982,058,496: what one GPU holding every expert does for its own 16 tokens (16 x 8 x 2 x
+ *  226,492,416), so the step's FLOPs equal those at ep 1. At tp 2 x dp 4 (ep 8): 64 tokens touch
+ *  128 (1 - 0.9375^64) = 125.942349 experts; the GPU still holds 16 and reads 7,131,246,741 bytes.
+ */
+START_TEST(moe_decode_under_expert_parallelism_wider_than_tp)
+{
+    struct core_serve_time_input in;
+    struct core_serve_time t8, t1, t2;
+    struct core_arch_counts c;
+    double experts = 16 * 226492416.0 * 2, rest;
+
+    dense_input(&in, "qwen3-30b-a3b", "h100-sxm");
+    ck_assert(core_arch_count(&in.arch, &c));
+    ASSERT_I64(c.experts, 128 * 226492416LL);
+    in.kv_bytes_per_token = 0;
+    in.concurrency = 16;
+    in.expert_bytes = experts;
+    in.weight_bytes = 2.0 * (double)(c.total - c.experts) + experts;
+    rest = in.weight_bytes - in.embedding_bytes - experts;
+    in.ep = 8;
+    core_serve_time_compute(&in, NULL, &t8);
+    ASSERT_REL(t8.experts_touched, 127.966922, 1e-6);
+    ASSERT_REL(t8.decode.bytes, rest + 7245884358.0, 1e-9);
+    /* The FLOPs: dense 2 (active - embedding) per token (the k = 8 active experts included), plus
+     * attention 4 x 32 heads x 128 x 48 layers x 1 position per sequence. */
+    ASSERT_REL(t8.decode.flops, 16 * 2.0 * (double)(c.active - c.embedding) + 16 * 4.0 * 4096 * 48,
+               1e-12);
+    in.ep = 1; /* the same GPU holding only its own tokens' experts: the same FLOPs */
+    core_serve_time_compute(&in, NULL, &t1);
+    ASSERT_REL(t1.decode.flops, t8.decode.flops, 1e-12);
+    ASSERT_REL(t1.experts_touched, 82.422511, 1e-6);
+    in.ep = 8;
+    in.tp = 2;
+    in.weight_bytes = 2.0 * (double)(c.total - c.experts) / 2 + experts;
+    in.embedding_bytes /= 2;
+    rest = in.weight_bytes - in.embedding_bytes - experts;
+    core_serve_time_compute(&in, NULL, &t2);
+    ASSERT_REL(t2.experts_touched, 125.942349, 1e-6);
+    ASSERT_REL(t2.decode.bytes, rest + 7131246741.0, 1e-9);
+}
+END_TEST
+
+/*
  * Mixtral 8x7B prefill of one 4096-token prompt on one H200 (989.4 TFLOP/s bf16):
  *  active N = 46,702,792,704 - 6/8 x 45,097,156,608 = 12,879,925,248; routed share per token
  *  2/8 x 45,097,156,608 = 11,274,289,152; the rest less the embedding 1,474,564,096.
@@ -356,6 +414,7 @@ static Suite *suite(void)
     tcase_add_test(tc, knee_batch);
     tcase_add_test(tc, prefill_from_flops_and_peak);
     tcase_add_test(tc, moe_decode_reads_the_experts_it_touches);
+    tcase_add_test(tc, moe_decode_under_expert_parallelism_wider_than_tp);
     tcase_add_test(tc, moe_prefill_from_flops_and_peak);
     tcase_add_test(tc, tp_all_reduces_latency_bound);
     tcase_add_test(tc, cost_per_million_tokens);

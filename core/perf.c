@@ -514,7 +514,8 @@ static void expert_bias_bytes(const struct core_perf_input *in, const struct sha
  * 1, write 1 each). Dropless counts (force-balanced routing draws random logits, router.py
  * apply_random_logits) are not multiples of the alignment, so the copies run - except where the
  * dispatcher already pads: HybridEP's dispatch takes pad_multiple, and at 26.04.01 DeepEP's
- * fused permute pads (moe_utils.py permute, fused_permute_and_pad_with_probs with align_size);
+ * fused permute pads (moe_utils.py permute, fused_permute_and_pad_with_probs with align_size;
+ * not at 25.11's cba6b0e, where no row uses DeepEP: deepep is priced as 26.04.01 runs it);
  * NCCL's all-to-all dispatcher permutes without alignment (token_dispatcher.py), so the copies
  * run under alltoall only. moe_router_padding_for_quantization (off by default, not set by the
  * Megatron-Bridge recipes of these models) would make them no-ops; not an input. Per copy of d

@@ -115,7 +115,10 @@ static const struct gen gens[CORE_GEN_COUNT] = {
  * fixed part down; 0 is the optimum. With the expert data-parallel reduction, the per-module
  * recompute, the last rank's output layer (zero_reduce, selective_recompute, last_stage) and
  * the routing groups (perf_moe.c) the optimum stayed (0 + 0.140 ms and 0 + 0.147 ms: 7.6 %,
- * 0.1 + 0.13 ms: 7.6 %, 0.1 + 0.147 ms: 8.6 %): not refitted.
+ * 0.1 + 0.13 ms: 7.6 %, 0.1 + 0.147 ms: 8.6 %): not refitted. With the experts' FP8 padding
+ * (expert_pad_bytes) the six rows' optimum is 0 + 0.131 ms (8.15 % against 8.57 % at 0.147), the
+ * nine tuning rows' (the write-up's three added) 0.150 ms (13.80 % against 13.88 %): flat either
+ * way, not refitted, as after the experts' bias (docs/model.md).
  * Per-layer CUDA graphs take the captured modules' share out (CG_* below, measured), never below
  * zero. */
 #define MOE_SYNC_S        0.0
@@ -500,6 +503,50 @@ static void expert_bias_bytes(const struct core_perf_input *in, const struct sha
     *bwd = 8.0 * per;
 }
 
+/* FP8 padding of the experts' rows (Megatron-Core experts.py TEGroupedMLP: under fp8 its forward
+ * runs Transformer Engine's Fp8Padding on the permuted tokens and Fp8Unpadding on the experts'
+ * output, at the Megatron-LM commits of both releases, 2edffad and cba6b0e). TE's Fp8Padding
+ * (module/fp8_padding.py, the same at TE 2.9 and 2.14.1) returns its input untouched only when
+ * every local expert's row count is already a multiple of the alignment (16, 32 under MXFP8);
+ * otherwise tex.fused_multi_row_padding copies the rows into a new padded tensor (read 1, write
+ * 1 element), and Fp8Unpadding copies fc2's output back (read 1, write 1); their backwards run
+ * the inverse copies on the gradients (fused_multi_row_unpadding, fused_multi_row_padding: read
+ * 1, write 1 each). Dropless counts (force-balanced routing draws random logits, router.py
+ * apply_random_logits) are not multiples of the alignment, so the copies run - except where the
+ * dispatcher already pads: HybridEP's dispatch takes pad_multiple, and at 26.04.01 DeepEP's
+ * fused permute pads (moe_utils.py permute, fused_permute_and_pad_with_probs with align_size;
+ * not at 25.11's cba6b0e, where no row uses DeepEP: deepep is priced as 26.04.01 runs it);
+ * NCCL's all-to-all dispatcher permutes without alignment (token_dispatcher.py), so the copies
+ * run under alltoall only. moe_router_padding_for_quantization (off by default, not set by the
+ * Megatron-Bridge recipes of these models) would make them no-ops; not an input. Per copy of d
+ * (lambda k etp / t copies per token of r, as the bias): 4 elements forward, 4 backward. The
+ * padded probabilities (one fp32 per copy) are not counted. Bytes per token of r averaged over
+ * the layers. */
+static void expert_pad_bytes(const struct core_perf_input *in, const struct shape *x, double *fwd,
+                             double *bwd)
+{
+    double moe = in->moe_layers > 0 ? (double)in->moe_layers / x->L : 0.0;
+    double copies = imbalance(in) * at_least((double)in->experts_per_token, 1) * etp_of(in);
+    bool pads = in->precision == CORE_PREC_FP8 && in->moe_dispatcher == CORE_MOE_ALLTOALL;
+    double per = pads ? moe * copies * x->d / x->t * x->e : 0.0;
+
+    *fwd = 4.0 * per;
+    *bwd = 4.0 * per;
+}
+
+/* The experts' element-wise passes whose backward is not twice their forward: the fc2 bias and
+ * the FP8 padding, summed. */
+static void expert_pass_bytes(const struct core_perf_input *in, const struct shape *x, double *fwd,
+                              double *bwd)
+{
+    double bf, bb, pf, pb;
+
+    expert_bias_bytes(in, x, &bf, &bb);
+    expert_pad_bytes(in, x, &pf, &pb);
+    *fwd = bf + pf;
+    *bwd = bb + pb;
+}
+
 /* Element-wise forward bytes per token per layer: two norms (read+write d each), two residual
  * adds with dropout (read 2d, write d, mask d/2 each) = 11 d elements, split by tp only under
  * sequence parallelism; the MLP activation reads f_in and writes f (split by tp). FP8 casts each
@@ -609,7 +656,7 @@ static double selective_recompute(const struct core_perf_input *in, const struct
     }
     if (moe > 0 && (bits & CORE_RC_MOE)) {
         double bias_f, bias_b;
-        expert_bias_bytes(in, x, &bias_f, &bias_b);
+        expert_pass_bytes(in, x, &bias_f, &bias_b);
         s += moe * moe_mlp_gemms(in, k, x);
         bytes += moe * moe_mlp_bytes(in, x, fp8) + bias_f;
     } else if (moe > 0 && (bits & CORE_RC_SHARED_EXPERTS) && in->shared_experts > 0) {
@@ -904,7 +951,7 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     attention_forward(in, k, x, hbm, &att_f, &score_mem_f);
 
     double bias_f, bias_b;
-    expert_bias_bytes(in, x, &bias_f, &bias_b);
+    expert_pass_bytes(in, x, &bias_f, &bias_b);
     double mem_f = rows * (elementwise_bytes(in, x, f_in, fp8) + eager_elt(in, x) + bias_f) / hbm +
                    score_mem_f + k->launch;
 
@@ -929,7 +976,8 @@ static void micro_batch(const struct core_perf_input *in, const struct gen *k,
     u->host = (in->checkpointing == CORE_CKPT_FULL || recomputes_moe(in) ? 4.0 : 3.0) * ls * host_f;
     u->fwd_compute = ls * (gemm_f + att_f);
     u->compute = 3.0 * u->fwd_compute;
-    /* backward moves twice the forward's bytes, except the experts' bias: its own count */
+    /* backward moves twice the forward's bytes, except the experts' bias and FP8 padding: their own
+     * counts */
     u->memory = 3.0 * ls * mem_f + ls * rows * (bias_b - 2.0 * bias_f) / hbm;
     u->tp = 3.0 * ls * tp_f;
     u->cp = 3.0 * ls * cp_f;

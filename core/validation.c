@@ -41,7 +41,7 @@ const struct core_validation core_perf_validation[CORE_GEN_COUNT] = {
  * DeepEP rates over NVL72 and the NCCL all-to-all's floor there, so its three rows are tuning
  * rows too. */
 const struct core_validation core_perf_moe_validation = {
-    .expected_error = 0.104,
+    .expected_error = 0.106,
     .unseen_runs = 7,
     .tuning_runs = 9,
     .unseen = "MB-2511, MB-26041-KIMI-GB300",

@@ -157,6 +157,47 @@ START_TEST(test_moe_inputs_effects)
 }
 END_TEST
 
+/*
+ * FP8 padding of the experts' rows (perf.c expert_pad_bytes; Megatron-Core experts.py
+ * TEGroupedMLP runs Transformer Engine's Fp8Padding / Fp8Unpadding under fp8, fp8_padding.py at
+ * TE 2.9 and 2.14.1 copies unless every expert's count is aligned; HybridEP's dispatch and
+ * DeepEP's fused permute already pad, NCCL's all-to-all does not). The Qwen3-30B-A3B fixture:
+ * k 8, d 2048, 2-byte elements, tp 1, 4096 tokens a micro-batch, 48 MoE layers, 64
+ * micro-batches, H100 HBM 3.35 TB/s x 0.80 = 2.68e12 B/s. Between alltoall and hybridep only
+ * the element-wise bytes differ (ep_comm is its own term):
+ *   the permutation, 6 k d against 2 k d elements forward, backward twice: 4 x 8 x 2048 x 2 x 3
+ *     = 393,216 bytes a token;
+ *   under fp8 the padding too, pad and unpad, 2 copies of d per copy read + write forward (4 d)
+ *     and the inverse copies backward (4 d): 8 x 8 x 2048 x 2 = 262,144 bytes a token.
+ * bf16: 393,216 x 4096 / 2.68e12 = 0.600975 ms a layer pass, x 48 x 64 = 1.846197 s;
+ * fp8: (393,216 + 262,144) x 4096 / 2.68e12 = 1.001625 ms, x 48 x 64 = 3.076992 s.
+ * DeepEP and HybridEP price the same bytes (both pad in their permute). A dense model has no
+ * experts to pad (test_dense_unmoved).
+ */
+START_TEST(test_fp8_padding_bytes)
+{
+    struct core_perf_input in;
+
+    moe_qwen3_30b(&in);
+    in.moe_dispatcher = CORE_MOE_ALLTOALL;
+    double a2a = moe_run(&in).breakdown.memory_bound;
+    in.moe_dispatcher = CORE_MOE_HYBRIDEP;
+    double hyb = moe_run(&in).breakdown.memory_bound;
+    NEAR(a2a - hyb, 393216.0 * 4096 / 2.68e12 * 48 * 64, 1e-9);
+
+    in.precision = CORE_PREC_FP8;
+    core_perf_input_hardware(&in, core_gpu_find("h100-sxm"), in.precision);
+    in.moe_dispatcher = CORE_MOE_ALLTOALL;
+    a2a = moe_run(&in).breakdown.memory_bound;
+    in.moe_dispatcher = CORE_MOE_HYBRIDEP;
+    hyb = moe_run(&in).breakdown.memory_bound;
+    NEAR(a2a - hyb, (393216.0 + 262144.0) * 4096 / 2.68e12 * 48 * 64, 1e-9);
+    NEAR(a2a - hyb, 3.076992, 1e-6);
+    in.moe_dispatcher = CORE_MOE_DEEPEP;
+    ck_assert_double_eq(moe_run(&in).breakdown.memory_bound, hyb);
+}
+END_TEST
+
 /* A dense model: the MoE inputs change nothing (experts 0, moe_layers 0). */
 START_TEST(test_dense_unmoved)
 {
@@ -354,6 +395,7 @@ static Suite *moe_time_suite(void)
     tcase_add_test(tc, test_hybridep_node_dedup);
     tcase_add_test(tc, test_ep_comm_by_hand);
     tcase_add_test(tc, test_moe_inputs_effects);
+    tcase_add_test(tc, test_fp8_padding_bytes);
     tcase_add_test(tc, test_dense_unmoved);
     tcase_add_test(tc, test_moe_properties);
     tcase_add_test(tc, test_evaluate_path);

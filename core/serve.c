@@ -419,6 +419,8 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
      * logits live in its runtime and decoder buffers (added below), llama.cpp's in the ubatch. */
     bool sampler = s->engine != CORE_ENGINE_LLAMACPP && s->engine != CORE_ENGINE_TRTLLM;
     int64_t seqs = sampler ? s->max_num_seqs : 0;
+    bool vllm = s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0;
+    int64_t workspace = vllm ? core_serve_cublas_workspace_bytes(gpu) : 0;
 
     memset(g, 0, sizeof *g);
     g->capacity =
@@ -431,10 +433,15 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
                                               profile_eager(s));
     if (g->activations < 0)
         return false;
+    /* vLLM's profile runs the process's first cuBLAS GEMM, whose workspace the caching allocator
+     * hands out and keeps: part of torch's allocated peak (current releases) and of the reserved
+     * segments (older ones). */
+    if (vllm)
+        g->activations += workspace;
     if (core_serve_releases[s->engine_version].peak_reserved && s->kv_cache_memory == 0) {
-        int64_t reserved =
-            core_serve_profile_reserved(a, &core_serve_releases[s->engine_version], s->quantization,
-                                        s->tp, s->pp, s->ep, s->max_num_batched_tokens, seqs, db);
+        int64_t reserved = core_serve_profile_reserved(
+            a, &core_serve_releases[s->engine_version], s->quantization, s->tp, s->pp, s->ep,
+            s->max_num_batched_tokens, seqs, db, workspace);
 
         if (reserved > 0) /* else (MLA, overflow): the live-tensor formula above */
             g->activations = reserved;

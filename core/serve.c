@@ -33,9 +33,12 @@
 /* Memory in use before the engine's first snapshot: the CUDA context and the torch runtime.
  * K22's log: "Free memory on device (43.93/44.42 GiB) on startup" -> 0.49 GiB; taken as 512 MiB. */
 #define CUDA_CONTEXT_BYTES (512 * (int64_t)MIB)
-/* The non-torch increase during the profile (NCCL, cuBLAS workspaces, custom all-reduce
- * buffers). Tuned on the logged rows (docs/serving.md): tp 1 logs 0.03-0.08 GiB (K18, K29),
- * parallel runs 0.20-0.43 GiB (K07, K08, K19, K23, K39). */
+/* The non-torch increase during the profile (NCCL, kernel modules, cuBLAS handles, custom
+ * all-reduce buffers; torch's cuBLAS workspace is a caching-allocator block, counted in the
+ * profile instead). Tuned on the logged rows (docs/serving.md): tp 1 logs 0.03-0.08 GiB (K18,
+ * K29), parallel runs 0.20-0.43 GiB (K07, K08, K19, K23, K39). NCCL's channel buffers (12 MiB
+ * per channel of a 2-rank communicator over P2P, none over SHM) are not what these rows hold
+ * most of (K07, no P2P: 0.25 GiB), so they do not replace the figure (docs/serving.md). */
 #define NON_TORCH_SINGLE   (50 * (int64_t)MIB)
 #define NON_TORCH_PARALLEL (256 * (int64_t)MIB)
 /* A captured CUDA graph's private memory per layer (an estimate: one logged row, K22, gives

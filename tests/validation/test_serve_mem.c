@@ -212,8 +212,9 @@ static const struct row rows[] = {
      * dummy sequences of 256 tokens. (8,112 tokens hold no 65,536-token request, so that start
      * would stop at the worker's raise_if_cache_size_invalid; the block count is logged first.)
      * Its release (engine_version vllm_0.4) takes the peak as init_gpu_memory - free: the
-     * caching allocator's reserved segments, replayed (4,704 MiB against 4,112 live: the model's
-     * loop holds each layer's input until the layer returns). */
+     * caching allocator's reserved segments, replayed (4,724 MiB against 4,112 live: the model's
+     * loop holds each layer's input until the layer returns; the cuBLAS workspace that the
+     * profile's first GEMM takes opens a 20 MiB segment). */
     ROW(.id = "K06", .check = END_TO_END, .shape = DS_CODER_67B, .engine = V0,
         .version = CORE_VERSION_VLLM_0_4, .gpu = "t4",
         .dtype = FP16, .tp = 2, .gpus = 2, .max_model_len = 65536, .tokens = 65536, .util = 0.9,

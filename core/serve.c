@@ -451,8 +451,17 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
     }
     if (s->engine == CORE_ENGINE_LLAMACPP) /* the compute buffer holds the ubatch's logits */
         g->activations += s->max_num_batched_tokens * a->vocab * 4;
-    if (s->engine == CORE_ENGINE_TRTLLM) /* runtime + decoder buffers: fp32 logits, twice */
+    if (s->engine == CORE_ENGINE_TRTLLM) { /* runtime + decoder buffers: fp32 logits, twice */
         g->activations += s->max_num_seqs * a->vocab * 8;
+        /* TensorRT plans the execution context by liveness over the engine's graph
+         * (docs/source/reference/memory.md). In TensorRT-LLM's decoder layer the normed input
+         * feeds only attention's qkv GEMM, and the dense MLP's fc and gate GEMMs (GatedMLP:
+         * inter = act(fc(h)); gate = gate(h); proj(inter * gate)); it is dead at the layer's
+         * peak (qkv + output beside the residual, or act, gate and their product), so of the
+         * two [T, d] states only the residual counts. A MoE plugin holds its input: kept. */
+        if (a->experts == 0)
+            g->activations -= s->max_num_batched_tokens * a->hidden * db;
+    }
     g->non_torch = CUDA_CONTEXT_BYTES + comm;
     if (!s->enforce_eager)
         g->cuda_graphs = graph_count(s->engine, s->max_num_seqs) * ceil_div(a->layers, s->pp) *

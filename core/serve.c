@@ -33,9 +33,12 @@
 /* Memory in use before the engine's first snapshot: the CUDA context and the torch runtime.
  * K22's log: "Free memory on device (43.93/44.42 GiB) on startup" -> 0.49 GiB; taken as 512 MiB. */
 #define CUDA_CONTEXT_BYTES (512 * (int64_t)MIB)
-/* The non-torch increase during the profile (NCCL, cuBLAS workspaces, custom all-reduce
- * buffers). Tuned on the logged rows (docs/serving.md): tp 1 logs 0.03-0.08 GiB (K18, K29),
- * parallel runs 0.20-0.43 GiB (K07, K08, K19, K23, K39). */
+/* The non-torch increase during the profile (NCCL, kernel modules, cuBLAS handles, custom
+ * all-reduce buffers; torch's cuBLAS workspace is a caching-allocator block, counted in the
+ * profile instead). Tuned on the logged rows (docs/serving.md): tp 1 logs 0.03-0.08 GiB (K18,
+ * K29), parallel runs 0.20-0.43 GiB (K07, K08, K19, K23, K39). NCCL's channel buffers (12 MiB
+ * per channel of a 2-rank communicator over P2P, none over SHM) are not what these rows hold
+ * most of (K07, no P2P: 0.25 GiB), so they do not replace the figure (docs/serving.md). */
 #define NON_TORCH_SINGLE   (50 * (int64_t)MIB)
 #define NON_TORCH_PARALLEL (256 * (int64_t)MIB)
 /* A captured CUDA graph's private memory per layer (an estimate: one logged row, K22, gives
@@ -419,6 +422,8 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
      * logits live in its runtime and decoder buffers (added below), llama.cpp's in the ubatch. */
     bool sampler = s->engine != CORE_ENGINE_LLAMACPP && s->engine != CORE_ENGINE_TRTLLM;
     int64_t seqs = sampler ? s->max_num_seqs : 0;
+    bool vllm = s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0;
+    int64_t workspace = vllm ? core_serve_cublas_workspace_bytes(gpu) : 0;
 
     memset(g, 0, sizeof *g);
     g->capacity =
@@ -431,18 +436,32 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
                                               profile_eager(s));
     if (g->activations < 0)
         return false;
+    /* vLLM's profile runs the process's first cuBLAS GEMM, whose workspace the caching allocator
+     * hands out and keeps: part of torch's allocated peak (current releases) and of the reserved
+     * segments (older ones). */
+    if (vllm)
+        g->activations += workspace;
     if (core_serve_releases[s->engine_version].peak_reserved && s->kv_cache_memory == 0) {
-        int64_t reserved =
-            core_serve_profile_reserved(a, &core_serve_releases[s->engine_version], s->quantization,
-                                        s->tp, s->pp, s->ep, s->max_num_batched_tokens, seqs, db);
+        int64_t reserved = core_serve_profile_reserved(
+            a, &core_serve_releases[s->engine_version], s->quantization, s->tp, s->pp, s->ep,
+            s->max_num_batched_tokens, seqs, db, workspace);
 
         if (reserved > 0) /* else (MLA, overflow): the live-tensor formula above */
             g->activations = reserved;
     }
     if (s->engine == CORE_ENGINE_LLAMACPP) /* the compute buffer holds the ubatch's logits */
         g->activations += s->max_num_batched_tokens * a->vocab * 4;
-    if (s->engine == CORE_ENGINE_TRTLLM) /* runtime + decoder buffers: fp32 logits, twice */
+    if (s->engine == CORE_ENGINE_TRTLLM) { /* runtime + decoder buffers: fp32 logits, twice */
         g->activations += s->max_num_seqs * a->vocab * 8;
+        /* TensorRT plans the execution context by liveness over the engine's graph
+         * (docs/source/reference/memory.md). In TensorRT-LLM's decoder layer the normed input
+         * feeds only attention's qkv GEMM, and the dense MLP's fc and gate GEMMs (GatedMLP:
+         * inter = act(fc(h)); gate = gate(h); proj(inter * gate)); it is dead at the layer's
+         * peak (qkv + output beside the residual, or act, gate and their product), so of the
+         * two [T, d] states only the residual counts. A MoE plugin holds its input: kept. */
+        if (a->experts == 0)
+            g->activations -= s->max_num_batched_tokens * a->hidden * db;
+    }
     g->non_torch = CUDA_CONTEXT_BYTES + comm;
     if (!s->enforce_eager)
         g->cuda_graphs = graph_count(s->engine, s->max_num_seqs) * ceil_div(a->layers, s->pp) *

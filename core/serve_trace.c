@@ -75,12 +75,20 @@ const struct core_serve_release core_serve_releases[CORE_VERSION_COUNT] = {
 #define AWQ_FP16_MATMUL  256                /* awq.py: FP16_MATMUL_HEURISTIC_CONDITION, tokens */
 #define REDUCE_32BIT_MAX ((int64_t)1 << 31) /* TensorIterator's 32-bit indexing limit */
 #define SAMPLER_TENSORS  6
+/* getChosenWorkspaceSize (CublasHandlePool.cpp, CUBLAS_WORKSPACE_CONFIG unset): ":4096:2:16:8",
+ * 4,096 KiB x 2 + 16 KiB x 8 = 8,519,680 B; 4,096 KiB x 8 = 32 MiB on sm 9.0; ROCm's default
+ * 128 MiB on gfx94x (the current file; torch 2.1-2.3 builds for CUDA 12.1, which vLLM 0.2.7 and
+ * 0.4.3 pinned, allocate it the same way). */
+#define CUBLAS_WORKSPACE_DEFAULT (4096 * 1024 * 2 + 16 * 1024 * 8)
+#define CUBLAS_WORKSPACE_SM90    ((int64_t)4096 * 8 * 1024)
+#define HIPBLAS_WORKSPACE_GFX94  ((int64_t)1024 * 128 * 1024)
 
 struct pass {
     struct core_alloc al;
     const struct core_serve_release *r;
     enum core_quant q;
     int64_t T;
+    int64_t workspace; /* the cuBLAS workspace's bytes, allocated at the first cuBLAS GEMM */
     int b;
 };
 
@@ -96,7 +104,22 @@ static int tensor(struct pass *p, int64_t rows, int64_t cols, int64_t bytes)
     return core_alloc_malloc(&p->al, n);
 }
 
-/* A linear layer of `in` -> `n` per rank over the pass's tokens: its output's handle. */
+/* A cuBLAS GEMM: the first one of the process creates the handle's workspace through the caching
+ * allocator (aten/src/ATen/cuda/CublasHandlePool.cpp, getCurrentCUDABlasHandle ->
+ * getNewWorkspace), after the GEMM's output is allocated; it is held in the handle/stream map and
+ * never freed. No GEMM runs before the profile: rotary's cos/sin cache is an einsum outer product,
+ * which sumproduct_pair computes as a mul. */
+static void cublas(struct pass *p)
+{
+    if (p->workspace > 0) {
+        core_alloc_malloc(&p->al, p->workspace);
+        p->workspace = 0;
+    }
+}
+
+/* A linear layer of `in` -> `n` per rank over the pass's tokens: its output's handle. awq_gemm
+ * and the other formats' kernels are the engine's own; an unquantized linear (F.linear) and AWQ's
+ * dequantized torch.matmul run cuBLAS. */
 static int linear(struct pass *p, int64_t in, int64_t n)
 {
     int out, tmp;
@@ -112,10 +135,14 @@ static int linear(struct pass *p, int64_t in, int64_t n)
     if (p->q == CORE_QUANT_AWQ) { /* dequantize [in, n], then torch.matmul */
         tmp = tensor(p, in, n, p->b);
         out = tensor(p, p->T, n, p->b);
+        cublas(p);
         core_alloc_free(&p->al, tmp);
         return out;
     }
-    return tensor(p, p->T, n, p->b);
+    out = tensor(p, p->T, n, p->b);
+    if (p->q == CORE_QUANT_NONE)
+        cublas(p);
+    return out;
 }
 
 /* Attention of one layer on input x: the output's handle (x is the caller's). */
@@ -179,6 +206,7 @@ static int moe(struct pass *p, const struct core_arch *a, int64_t tp, int64_t ep
     bool quantized = p->q != CORE_QUANT_NONE && p->q != CORE_QUANT_FP8;
     int sum = -1, prev = -1, c1, c2, c3;
 
+    cublas(p); /* the router, an unquantized ReplicatedLinear: its logits are small-pool */
     if (p->r->moe == CORE_RELEASE_MOE_LOOP ||
         (p->r->moe == CORE_RELEASE_MOE_QUANT_LOOP && quantized)) {
         /* current_hidden_states = expert_layer(hidden_states).mul_(w): the name still holds the
@@ -221,8 +249,11 @@ static void sampler(struct pass *p, int64_t seqs, int64_t vocab)
 
     if (seqs <= 0)
         return;
-    for (int i = 0; i < SAMPLER_TENSORS; i++)
+    for (int i = 0; i < SAMPLER_TENSORS; i++) {
         h[i] = tensor(p, seqs, vocab, bytes[i]);
+        if (i == 0) /* the logits: torch.matmul(hidden, lm_head.t()) */
+            cublas(p);
+    }
     for (int i = 0; i < SAMPLER_TENSORS; i++)
         core_alloc_free(&p->al, h[i]);
 }
@@ -266,9 +297,23 @@ static bool same_state(const struct core_alloc *x, const struct core_alloc *y)
     return true;
 }
 
+int64_t core_serve_cublas_workspace_bytes(int gpu)
+{
+    switch (core_gpus[gpu].generation) {
+    case CORE_GEN_HOPPER:
+        return CUBLAS_WORKSPACE_SM90;
+    case CORE_GEN_CDNA3:
+        return HIPBLAS_WORKSPACE_GFX94;
+    case CORE_GEN_TPU:
+        return 0;
+    default:
+        return CUBLAS_WORKSPACE_DEFAULT;
+    }
+}
+
 int64_t core_serve_profile_reserved(const struct core_arch *a, const struct core_serve_release *r,
                                     enum core_quant q, int64_t tp, int64_t pp, int64_t ep,
-                                    int64_t tokens, int64_t seqs, int act_bytes)
+                                    int64_t tokens, int64_t seqs, int act_bytes, int64_t workspace)
 {
     struct pass p;            /* about 8 KiB of blocks, on the stack (core allocates nothing) */
     struct core_alloc before; /* the state after the previous layer */
@@ -282,6 +327,7 @@ int64_t core_serve_profile_reserved(const struct core_arch *a, const struct core
     p.r = r;
     p.q = q;
     p.T = tokens;
+    p.workspace = workspace;
     p.b = act_bytes;
     residual = tensor(&p, tokens, a->hidden, act_bytes); /* the embedding's output */
     hidden = tensor(&p, tokens, a->hidden, act_bytes);   /* the first input norm's */

@@ -42,12 +42,19 @@ struct core_serve_release {
 
 extern const struct core_serve_release core_serve_releases[CORE_VERSION_COUNT];
 
+/* The bytes of PyTorch's cuBLAS workspace on catalog row gpu (CublasHandlePool.cpp,
+ * getChosenWorkspaceSize's default): 8,519,680; 32 MiB on Hopper (sm 9.0); 128 MiB on CDNA3
+ * (hipBLAS on gfx94x); 0 on TPU (no cuBLAS). It is allocated through the caching allocator by
+ * the process's first cuBLAS GEMM, which in vLLM is in the profiling pass, and held. */
+int64_t core_serve_cublas_workspace_bytes(int gpu);
+
 /* The reserved peak of the release's eager profiling pass on one rank (bytes): `tokens` through
- * the first ceil(L / pp) layers, then the sampler over `seqs` sequences; -1 when the pass is
- * not replayed (MLA attention, or the allocator model's arrays overflow): the caller keeps
+ * the first ceil(L / pp) layers, then the sampler over `seqs` sequences, with a `workspace`-byte
+ * cuBLAS workspace allocated at the pass's first cuBLAS GEMM (0: none); -1 when the pass is not
+ * replayed (MLA attention, or the allocator model's arrays overflow): the caller keeps
  * core_serve_profile_bytes. */
 int64_t core_serve_profile_reserved(const struct core_arch *a, const struct core_serve_release *r,
                                     enum core_quant q, int64_t tp, int64_t pp, int64_t ep,
-                                    int64_t tokens, int64_t seqs, int act_bytes);
+                                    int64_t tokens, int64_t seqs, int act_bytes, int64_t workspace);
 
 #endif

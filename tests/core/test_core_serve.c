@@ -156,10 +156,12 @@ END_TEST
  *   weights 13,476,831,232 (above)
  *   profile: hidden 2 x 2048 x 4096 x 2 = 33,554,432; the MLP (larger than attention's
  *   2048 x (64 + 64) x 128 x 2 = 67,108,864) 2048 x 3 x 11008 x 2 = 135,266,304; sampler
- *   256 x 32000 x 26 = 212,992,000: 381,812,736
+ *   256 x 32000 x 26 = 212,992,000: 381,812,736; plus the cuBLAS workspace that the pass's
+ *   first GEMM (qkv_proj) takes from the caching allocator and keeps (CublasHandlePool.cpp,
+ *   getChosenWorkspaceSize: 4,096 KiB x 8 = 33,554,432 on sm 9.0): 415,367,168
  *   non-torch increase (tp 1) 52,428,800
- *   available = 76,526,653,538 - 13,476,831,232 - 381,812,736 - 52,428,800 = 62,615,580,770
- *   blocks = floor(62,615,580,770 / (16 x 2 x 32 x 128 x 2 x 32 = 8,388,608)) = 7,464. */
+ *   available = 76,526,653,538 - 13,476,831,232 - 415,367,168 - 52,428,800 = 62,582,026,338
+ *   blocks = floor(62,582,026,338 / (16 x 2 x 32 x 128 x 2 x 32 = 8,388,608)) = 7,460. */
 START_TEST(vllm_v1_budget)
 {
     struct core_serve_input in;
@@ -173,10 +175,10 @@ START_TEST(vllm_v1_budget)
     ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
     ASSERT_I64(r.per_gpu.capacity, INT64_C(85029615043));
     ASSERT_I64(r.per_gpu.weights, INT64_C(13476831232));
-    ASSERT_I64(r.per_gpu.activations, INT64_C(381812736));
-    ASSERT_I64(r.kv.available, INT64_C(62615580770));
-    ASSERT_I64(r.kv.blocks, 7464);
-    ASSERT_I64(r.kv.tokens, 7464 * 16);
+    ASSERT_I64(r.per_gpu.activations, INT64_C(415367168));
+    ASSERT_I64(r.kv.available, INT64_C(62582026338));
+    ASSERT_I64(r.kv.blocks, 7460);
+    ASSERT_I64(r.kv.tokens, 7460 * 16);
     ck_assert(r.fits);
 }
 END_TEST
@@ -184,8 +186,9 @@ END_TEST
 /* The same Llama 2 7B pass run eagerly (vLLM V0, or V1 under enforce_eager): LlamaMLP.forward
  * (vllm/model_executor/models/llama.py) keeps its local gate_up alive while down_proj writes its
  * 2048 x 4096 output, so the MLP transient is 2048 x (3 x 11008 + 4096) x 2 = 152,043,520 (still
- * above attention's 67,108,864): 33,554,432 + 152,043,520 + 212,992,000 = 398,589,952. V1
- * compiled (above) frees gate_up before down_proj: 381,812,736. */
+ * above attention's 67,108,864): 33,554,432 + 152,043,520 + 212,992,000 = 398,589,952, and the
+ * H100's 33,554,432-byte cuBLAS workspace: 432,144,384. V1 compiled (above) frees gate_up before
+ * down_proj: 415,367,168. */
 START_TEST(vllm_eager_profile_keeps_gate_up)
 {
     struct core_serve_input in;
@@ -199,11 +202,52 @@ START_TEST(vllm_eager_profile_keeps_gate_up)
     in.max_model_len = 2048; /* V0 without chunked prefill refuses 2048 tokens below 4096 */
     in.engine = CORE_ENGINE_VLLM_V0;
     ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
-    ASSERT_I64(r.per_gpu.activations, INT64_C(398589952));
+    ASSERT_I64(r.per_gpu.activations, INT64_C(432144384));
     in.engine = CORE_ENGINE_VLLM;
     in.enforce_eager = true;
     ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
-    ASSERT_I64(r.per_gpu.activations, INT64_C(398589952));
+    ASSERT_I64(r.per_gpu.activations, INT64_C(432144384));
+}
+END_TEST
+
+/* TensorRT-LLM (docs/source/reference/memory.md): kv_cache_free_gpu_mem_fraction of what is free
+ * after the engine's weights, its execution context, its runtime and decoder buffers and the
+ * CUDA context. K14's engine: Llama 2 7B fp16 on an A10 (22.19 GiB usable: round(22.19 x 2^30)
+ * = 23,826,331,075), 51,200 tokens, 25 sequences, 16-token blocks, fraction 0.95. The execution
+ * context is TensorRT's liveness-based plan of the decoder layer's graph: the normed input feeds
+ * only the qkv, fc and gate GEMMs (TensorRT-LLM's GatedMLP: inter = act(fc(h)); gate = gate(h);
+ * proj(inter * gate)) and is dead at the layer's peak, so beside the residual 51,200 x 4096 x 2
+ * = 419,430,400 only the larger transient counts: the MLP's act, gate and product 51,200 x 3 x
+ * 11,008 x 2 = 3,381,657,600 (attention's q, k, v and output 51,200 x 128 x 128 x 2 =
+ * 1,677,721,600 is smaller); runtime and decoder logits 25 x 32,000 x 8 = 6,400,000:
+ * 3,807,488,000. Weights 13,476,831,232 (above), context + non-torch 589,299,712:
+ *   free = 23,826,331,075 - 13,476,831,232 - 3,807,488,000 - 589,299,712 = 5,952,712,131
+ *   available = floor(0.95 x free) = 5,655,076,524; blocks = floor(available / (16 x 32 x 2 x
+ *   4096 x 2 = 8,388,608)) = 674: 10,784 tokens (the log: 10,718). */
+START_TEST(trtllm_budget_liveness)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama2-7b");
+    in.base.gpu = core_gpu_find("a10");
+    in.base.precision = CORE_PREC_FP16;
+    in.engine = CORE_ENGINE_TRTLLM;
+    in.max_model_len = 4096;
+    in.block_size = 16;
+    in.max_num_seqs = 25;
+    in.max_num_batched_tokens = 51200;
+    in.kv_cache_free_gpu_mem_fraction = 0.95;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.per_gpu.capacity, INT64_C(23826331075));
+    ASSERT_I64(r.per_gpu.weights, INT64_C(13476831232));
+    ASSERT_I64(r.per_gpu.activations, INT64_C(3807488000));
+    ASSERT_I64(r.per_gpu.non_torch, INT64_C(589299712));
+    ASSERT_I64(r.kv.available, INT64_C(5655076524));
+    ASSERT_I64(r.kv.blocks, 674);
+    ASSERT_I64(r.kv.tokens, 674 * 16);
 }
 END_TEST
 
@@ -568,6 +612,7 @@ static Suite *suite(void)
     tcase_add_test(t, max_model_len_estimate_and_advice);
     tcase_add_test(t, weights_by_format);
     tcase_add_test(t, vllm_v1_budget);
+    tcase_add_test(t, trtllm_budget_liveness);
     tcase_add_test(t, vllm_eager_profile_keeps_gate_up);
     tcase_add_test(t, contradictions_name_the_field);
     tcase_add_test(t, sglang_default_fraction);

@@ -109,14 +109,36 @@ END_TEST
  * 4,704 MiB; live at most residual 512 + input 512 + o 512 + gate_up 1,376 + act 688 + down 512
  * = 4,112. The sampler (256 x 32,000 x 26 B = 203 MiB in six tensors of 16-63 MiB) fits the
  * freed blocks. (With the layer's input freed after attention, as the replay had it before, the
- * eighth segment is not needed: 4,192 MiB.) */
+ * eighth segment is not needed: 4,192 MiB.)
+ * The cuBLAS workspace (CublasHandlePool.cpp: getNewWorkspace asks the caching allocator for
+ * getChosenWorkspaceSize(), ":4096:2:16:8" = 4,096 KiB x 2 + 16 KiB x 8 = 8,519,680 B off
+ * sm 9.0) is made by the process's first cuBLAS GEMM, layer 0's qkv_proj: nothing before the
+ * profile runs one (rotary's cos/sin cache is an einsum outer product, a mul). At that point segs
+ * 1-3 are in use and no block is free, so the 8.125 MiB request (under 10 MiB) opens a 20 MiB
+ * segment; its 11.875 MiB remainder holds none of the pass's later requests (128 MiB and up, the
+ * sampler's 15.6 MiB and up). Reserved: 4,704 + 20 = 4,724 MiB. */
 START_TEST(k06_pass_reserves_eight_segments)
 {
     const struct core_arch *a = &core_presets[core_preset_find("llama2-7b")].arch;
     const struct core_serve_release *r = &core_serve_releases[CORE_VERSION_VLLM_0_4];
 
-    ASSERT_I64(core_serve_profile_reserved(a, r, CORE_QUANT_NONE, 2, 1, 1, 65536, 256, 2),
+    ASSERT_I64(core_serve_profile_reserved(a, r, CORE_QUANT_NONE, 2, 1, 1, 65536, 256, 2, 0),
                4704 * MIB);
+    ASSERT_I64(core_serve_profile_reserved(a, r, CORE_QUANT_NONE, 2, 1, 1, 65536, 256, 2,
+                                           INT64_C(8519680)),
+               4724 * MIB);
+}
+END_TEST
+
+/* The workspace's size by GPU (getChosenWorkspaceSize's defaults): 4,096 x 1,024 x 2 + 16 x 1,024
+ * x 8 = 8,519,680 on the T4 and the A100; 4,096 x 8 x 1,024 = 33,554,432 on the H100 (sm 9.0);
+ * ROCm's 128 MiB = 134,217,728 on gfx94x (MI300X); none on a TPU. */
+START_TEST(cublas_workspace_by_gpu)
+{
+    ASSERT_I64(core_serve_cublas_workspace_bytes(core_gpu_find("t4")), INT64_C(8519680));
+    ASSERT_I64(core_serve_cublas_workspace_bytes(core_gpu_find("a100-sxm-80gb")), INT64_C(8519680));
+    ASSERT_I64(core_serve_cublas_workspace_bytes(core_gpu_find("h100-sxm")), INT64_C(33554432));
+    ASSERT_I64(core_serve_cublas_workspace_bytes(core_gpu_find("mi300x")), INT64_C(134217728));
 }
 END_TEST
 
@@ -148,21 +170,32 @@ END_TEST
  * 256 (held by the model's loop) + o_proj's output 256 + sum 256 + the previous expert's output
  * 256 + activation 896 + w3's buffer 7,168 + output 896 + accumulation 1,792 = 12,032. (With each
  * expert's output freed at its add_, as the replay had it before, expert 2's output takes seg 3 at
- * 1,280 and seven segments do: 13,248 MiB.) */
+ * 1,280 and seven segments do: 13,248 MiB.)
+ * The cuBLAS workspace: every linear here is awq_gemm (the engine's kernel), so the first cuBLAS
+ * GEMM is layer 0's router (an unquantized ReplicatedLinear, F.linear), after attention. The free
+ * blocks then are seg 2's 256 (the norm's, freed when attention's output replaced it), seg 3's
+ * 128 (xformers' output) and 1,152, seg 4's 192 (qkv) and seg 5's 2,048: the best fit for
+ * 8.125 MiB is seg 3's 128, split (119.875 left). No later request of the pass is below 128 MiB
+ * (the experts' tensors are 256 MiB and up; a layer's 128 MiB attention output now finds another
+ * free block of at least 128, of which each layer has several), so no segment is added:
+ * 20,416 MiB still. */
 START_TEST(k05_pass_split_k_awq_experts)
 {
     const struct core_arch *a = &core_presets[core_preset_find("mixtral-8x7b")].arch;
     const struct core_serve_release *r = &core_serve_releases[CORE_VERSION_VLLM_0_2];
 
-    ASSERT_I64(core_serve_profile_reserved(a, r, CORE_QUANT_AWQ, 2, 1, 1, 32768, 256, 2),
+    ASSERT_I64(core_serve_profile_reserved(a, r, CORE_QUANT_AWQ, 2, 1, 1, 32768, 256, 2, 0),
                20416 * MIB);
+    ASSERT_I64(
+        core_serve_profile_reserved(a, r, CORE_QUANT_AWQ, 2, 1, 1, 32768, 256, 2, INT64_C(8519680)),
+        20416 * MIB);
     /* The same pass under vllm_0.4 (AWQ dequantizes the weight from 256 tokens, quantized MoE
      * still loops): its live peak is residual 256 + the layer's input 256 + o_proj's output 256 +
      * sum 256 + the previous expert's output 256 + activation 896 + w3 896 + product 896 + w2's
      * dequantized weight 112 + output 256 = 4,336 MiB, and with no split-K buffer the replay stays
      * below one w1 buffer (7,168 MiB). */
     int64_t v04 = core_serve_profile_reserved(a, &core_serve_releases[CORE_VERSION_VLLM_0_4],
-                                              CORE_QUANT_AWQ, 2, 1, 1, 32768, 256, 2);
+                                              CORE_QUANT_AWQ, 2, 1, 1, 32768, 256, 2, 0);
     ck_assert(v04 >= 4336 * MIB && v04 < 7168 * MIB);
 }
 END_TEST
@@ -175,14 +208,20 @@ END_TEST
  * 32 fits no free block (16): seg 6; the caches segs 7-9. Layer 1 reuses seg 3 for qkv, 4 and 5
  * for the two outputs, seg 2 for o_proj (the layers alternate segs 2 and 6), 7-9 for the caches.
  * Reserved: 32 + 32 + 24 + 16 + 16 + 32 + 224 + 112 + 64 = 552 MiB; the sampler's six tensors
- * (15.6, 31.25 x 4 and 62.5 MiB) fit the freed 16, 32, 64 (split), 112 (split) blocks. */
+ * (15.6, 31.25 x 4 and 62.5 MiB) fit the freed 16, 32, 64 (split), 112 (split) blocks. With the
+ * cuBLAS workspace made at layer 0's qkv_proj (segs 1-3 in use, nothing free): a 20 MiB segment,
+ * whose 11.875 MiB remainder holds none of the later requests (16 MiB and up): 572 MiB. */
 START_TEST(fused_moe_under_vllm_0_4)
 {
     const struct core_arch *a = &core_presets[core_preset_find("mixtral-8x7b")].arch;
 
     ASSERT_I64(core_serve_profile_reserved(a, &core_serve_releases[CORE_VERSION_VLLM_0_4],
-                                           CORE_QUANT_NONE, 2, 1, 1, 4096, 256, 2),
+                                           CORE_QUANT_NONE, 2, 1, 1, 4096, 256, 2, 0),
                552 * MIB);
+    ASSERT_I64(core_serve_profile_reserved(a, &core_serve_releases[CORE_VERSION_VLLM_0_4],
+                                           CORE_QUANT_NONE, 2, 1, 1, 4096, 256, 2,
+                                           INT64_C(8519680)),
+               572 * MIB);
 }
 END_TEST
 
@@ -257,6 +296,7 @@ static Suite *suite(void)
     tcase_add_test(t, no_split_below_a_mebibyte_and_best_fit);
     tcase_add_test(t, merge_and_fragmentation);
     tcase_add_test(t, k06_pass_reserves_eight_segments);
+    tcase_add_test(t, cublas_workspace_by_gpu);
     tcase_add_test(t, k05_pass_split_k_awq_experts);
     tcase_add_test(t, fused_moe_under_vllm_0_4);
     tcase_add_test(t, release_budget_and_engine_check);

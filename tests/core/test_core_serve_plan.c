@@ -332,7 +332,8 @@ START_TEST(engine_version_is_carried_into_every_candidate)
     ASSERT_I64(r.resolved.max_num_seqs, 256);
     ASSERT_I64(r.per_gpu.activations,
                core_serve_profile_reserved(a, &core_serve_releases[CORE_VERSION_VLLM_0_4],
-                                           CORE_QUANT_NONE, 1, 1, 1, 2048, 256, 2));
+                                           CORE_QUANT_NONE, 1, 1, 1, 2048, 256, 2,
+                                           core_serve_cublas_workspace_bytes(in.gpus[0])));
     serve.engine_version = CORE_VERSION_CURRENT; /* the same replica under the current code */
     ck_assert_int_eq(core_serve(&serve, &cur, &p), CORE_OK);
     ck_assert(cur.per_gpu.activations != r.per_gpu.activations);

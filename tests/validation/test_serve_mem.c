@@ -30,12 +30,12 @@
 #define ROWS_MAX  128
 #define FIELDS    30
 #define FIELD_MAX 1200
-/* The end-to-end MAPE guard, set just above the measured 5.3 % (docs/serving.md): two rows of
- * 2024 vLLM, each under its release's sizing code (engine_version), reserve more than memwall
- * replays (0.2.7 with AWQ +16.9 %, V0 of mid 2024 on T4 +1.0 %); the two vLLM V1 rows are
- * guarded at 5 % each, the TensorRT-LLM row (its engine sized from build.py's own defaults, no
- * constant tuned on it) at 7 %. */
-#define END_TO_END_MAPE_GUARD 0.06
+/* The end-to-end MAPE guard, the issue's 5 % (measured 3.9 %, docs/serving.md): of the two rows
+ * of 2024 vLLM, each under its release's sizing code (engine_version), 0.2.7 with AWQ reserves
+ * more than memwall replays (+16.9 %: static memory), V0 of mid 2024 on T4 is +0.0 %; the two
+ * vLLM V1 rows and the TensorRT-LLM row (its engine sized from build.py's own defaults, no
+ * constant tuned on it; +0.6 %) are guarded at 5 % each. */
+#define END_TO_END_MAPE_GUARD 0.05
 
 /* An architecture from a config.json (the CSV's columns where it gives them). */
 struct shape {
@@ -212,8 +212,9 @@ static const struct row rows[] = {
      * dummy sequences of 256 tokens. (8,112 tokens hold no 65,536-token request, so that start
      * would stop at the worker's raise_if_cache_size_invalid; the block count is logged first.)
      * Its release (engine_version vllm_0.4) takes the peak as init_gpu_memory - free: the
-     * caching allocator's reserved segments, replayed (4,704 MiB against 4,112 live: the model's
-     * loop holds each layer's input until the layer returns). */
+     * caching allocator's reserved segments, replayed (4,724 MiB against 4,112 live: the model's
+     * loop holds each layer's input until the layer returns; the cuBLAS workspace that the
+     * profile's first GEMM takes opens a 20 MiB segment). */
     ROW(.id = "K06", .check = END_TO_END, .shape = DS_CODER_67B, .engine = V0,
         .version = CORE_VERSION_VLLM_0_4, .gpu = "t4",
         .dtype = FP16, .tp = 2, .gpus = 2, .max_model_len = 65536, .tokens = 65536, .util = 0.9,
@@ -223,7 +224,8 @@ static const struct row rows[] = {
      * --max_input_len left at its default 2048, --max_num_tokens left at None, so the engine's
      * token profile (generation_mixin/prepare_inputs, remove_input_padding) reaches
      * max(max_input_len x max_batch_size, beam x batch) = 2048 x 25 = 51,200 tokens: the engine's
-     * activation memory is sized for that pass. */
+     * activation memory is sized for that pass, by TensorRT's liveness analysis of the layer's
+     * graph (the residual and the MLP's act, gate and product: 3,625 MiB + the logits). */
     ROW(.id = "K14", .check = END_TO_END, .preset = "llama2-7b", .engine = TRT, .gpu = "a10",
         .dtype = FP16, .max_model_len = 4096, .block = 16, .seqs = 25, .tokens = 2048 * 25,
         .util = 0.95, .note = "TensorRT-LLM (Oct 2023), A10, Llama 2 7B: 51,200-token engine"),
@@ -597,12 +599,12 @@ START_TEST(end_to_end_kv_pool)
     printf("end-to-end KV pool MAPE: %.1f %% over the 5 fully specified rows\n", 100 * mape);
     fflush(stdout);
     ck_assert_msg(mape < END_TO_END_MAPE_GUARD, "MAPE %.3f", mape);
-    /* The two rows of current engines (vLLM V1, 2025): each within 5 %; TensorRT-LLM's K14
-     * (-6.5 %: the engine's activations are memwall's profile of a 51,200-token pass, not
-     * TensorRT's own memory plan) within 7 %. */
+    /* The two rows of current engines (vLLM V1, 2025) and TensorRT-LLM's K14 (+0.6 %: the
+     * execution context as TensorRT's liveness plan of a 51,200-token pass, the normed input
+     * dead at the layer's peak; -6.5 % before): each within 5 %. */
     for (size_t i = 0; i < N_ROWS; i++) {
         struct outcome o;
-        double tol = rows[i].engine == CORE_ENGINE_TRTLLM ? 0.07 : 0.05;
+        double tol = 0.05;
 
         if (rows[i].check != END_TO_END || rows[i].engine == CORE_ENGINE_VLLM_V0)
             continue;

@@ -1,7 +1,8 @@
 /*
  * serve_checks.c - the engines' own refusals that core_serve() reproduces as a 422 (serve.h),
  * beyond the heads and the formats (serve.c): whether the GPU runs the model's dtype and weight
- * format, the quantized kernels' shape rule per tensor-parallel rank, and vLLM's scheduler rule.
+ * format, each engine's expert-parallel layouts, the quantized kernels' shape rule per
+ * tensor-parallel rank, and vLLM's scheduler rule.
  * docs/serving.md ("Checks") has the rules and their sources.
  */
 #include <stdio.h>
@@ -169,10 +170,99 @@ static void check_scheduler(const struct core_serve_input *in, const struct core
                          (long long)s->max_num_batched_tokens, (long long)s->max_model_len);
 }
 
+/*
+ * Expert parallelism as each engine defines and validates it (docs/serving.md, "Checks"); W =
+ * moe_width, the ranks of a stage the MoE layers span:
+ *  - vLLM: --enable-expert-parallel is a switch: the EP group is all W = tp x dp ranks
+ *    (FusedMoEParallelConfig.make: use_ep -> ep_size = the flattened tp x dp size, the experts'
+ *    tp 1), so ep is 1 or W. E need not divide: determine_expert_map gives the first E mod ep
+ *    ranks one more. Without EP the experts are split W ways: FusedMoEConfig.__post_init__
+ *    asserts intermediate_size % tp_size == 0. No expert parallelism before 0.8 (PR #14305).
+ *  - SGLang: --ep-size splits its tp_size (W) group: moe_tp_size = tp_size / ep_size
+ *    (distributed/parallel_state.py, initialize_model_parallel), and FusedMoE
+ *    (layers/moe/fused_moe_triton/layer.py) asserts num_experts % moe_ep_size == 0 and
+ *    intermediate_size % moe_tp_size == 0.
+ *  - TensorRT-LLM: Mapping (tensorrt_llm/mapping.py) raises "tp_size must equal to moe_tp_size
+ *    * moe_ep_size * moe_cluster_size" (moe_tp_size = tp_size // moe_ep_size when only ep is
+ *    given), its MoE modules assert num_experts % ep_size == 0 (tensorrt_llm/_torch/modules/
+ *    fused_moe), and with attention DP (enable_attention_dp, the dp groups of W) attention and
+ *    the dense MLP run unsplit on each rank (tp 1).
+ *  - llama.cpp: no expert parallelism (--split-mode none, layer or row).
+ */
+static void check_experts(const struct core_arch *a, const struct core_serve_resolved *s,
+                          struct core_problems *p)
+{
+    int64_t E = a->experts, ep = s->ep, W = s->moe_width;
+    int64_t f = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
+    bool vllm = s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0;
+
+    if (E == 0)
+        return; /* ep > 1 on a dense model: serve.c's check_parallel */
+    if (ep > 1 && (s->engine == CORE_ENGINE_LLAMACPP ||
+                   (vllm && s->engine_version != CORE_VERSION_CURRENT))) {
+        core_problem_add(
+            p, "ep", "ep = %lld: %s has no expert parallelism (%s); ep must be 1", (long long)ep,
+            s->engine == CORE_ENGINE_LLAMACPP ? "llama.cpp"
+                                              : core_serve_releases[s->engine_version].name,
+            s->engine == CORE_ENGINE_LLAMACPP
+                ? "it splits a model by --split-mode none, layer or row"
+                : "vLLM added --enable-expert-parallel in 0.8, PR #14305");
+        return;
+    }
+    if (vllm) {
+        if (ep > 1 && ep != W)
+            core_problem_add(p, "ep",
+                             "ep = %lld: vLLM's --enable-expert-parallel spreads the experts over "
+                             "all tp x dp = %lld GPUs of a pipeline stage (gpus %lld / pp %lld; "
+                             "FusedMoEParallelConfig.make: ep_size = tp_size x dp_size), so ep "
+                             "is 1 or %lld",
+                             (long long)ep, (long long)W, (long long)s->gpus, (long long)s->pp,
+                             (long long)W);
+        else if (ep == 1 && f % W != 0)
+            core_problem_add(p, "tp",
+                             "the experts' %lld intermediate channels do not split over the %lld "
+                             "tp x dp GPUs of a stage (vLLM FusedMoEConfig: intermediate_size %% "
+                             "tp_size); expert parallelism (ep %lld) keeps them whole",
+                             (long long)f, (long long)W, (long long)W);
+        return;
+    }
+    if (W % ep != 0)
+        core_problem_add(p, "ep",
+                         "ep = %lld does not divide the %lld GPUs of a pipeline stage (gpus %lld "
+                         "/ pp %lld): %s",
+                         (long long)ep, (long long)W, (long long)s->gpus, (long long)s->pp,
+                         s->engine == CORE_ENGINE_SGLANG
+                             ? "SGLang splits its tp_size by ep_size (parallel_state.py: "
+                               "moe_tp_size = tp_size / ep_size)"
+                             : "TensorRT-LLM's Mapping asks tp_size = moe_tp_size x "
+                               "moe_ep_size (tensorrt_llm/mapping.py)");
+    else if (E % ep != 0)
+        core_problem_add(p, "ep",
+                         "ep = %lld must divide the model's %lld routed experts (%s requires "
+                         "num_experts %% ep_size == 0)",
+                         (long long)ep, (long long)E,
+                         s->engine == CORE_ENGINE_SGLANG ? "SGLang's FusedMoE"
+                                                         : "TensorRT-LLM's MoE");
+    else if (s->engine == CORE_ENGINE_SGLANG && f % (W / ep) != 0)
+        core_problem_add(p, "ep",
+                         "the experts' %lld intermediate channels do not split over SGLang's "
+                         "moe_tp_size = %lld / ep %lld = %lld (FusedMoE: intermediate_size %% "
+                         "moe_tp_size)",
+                         (long long)f, (long long)W, (long long)ep, (long long)(W / ep));
+    if (s->engine == CORE_ENGINE_TRTLLM && W > s->tp && s->tp > 1)
+        core_problem_add(p, "tp",
+                         "gpus %lld over pp %lld hold %lld attention groups of tp %lld: "
+                         "TensorRT-LLM's attention DP (enable_attention_dp) runs attention and "
+                         "the dense layers unsplit on each of the %lld GPUs, so tp is 1 there",
+                         (long long)s->gpus, (long long)s->pp, (long long)(W / s->tp),
+                         (long long)s->tp, (long long)W);
+}
+
 void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,
                             const struct core_serve_resolved *s, struct core_problems *p)
 {
     check_gpu(s, m->gpu, p);
+    check_experts(&m->shape.arch, s, p);
     check_group_shapes(&m->shape.arch, s, p);
     check_scheduler(in, s, p);
 }

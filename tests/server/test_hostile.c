@@ -324,7 +324,15 @@ static const struct hostile_case cases[] = {
      "quant_group_size"},
     {"/inference?model=llama3-8b&tp=3&gpus=3", NULL, 422, "tp"},
     {"/inference?model=llama3-8b&tp=16&gpus=16", NULL, 200, NULL}, /* 8 KV heads replicated */
-    {"/inference?model=mixtral-8x7b&ep=3&gpus=3", NULL, 422, "ep"},
+    /* vLLM spreads 8 experts over ep 3 = tp 1 x dp 3 as 3, 3, 2 (determine_expert_map); SGLang
+     * asserts num_experts % ep_size == 0 */
+    {"/inference?model=mixtral-8x7b&ep=3&gpus=3", NULL, 200, NULL},
+    {"/inference?model=mixtral-8x7b&ep=3&gpus=3&engine=sglang", NULL, 422, "ep"},
+    /* vLLM's EP group is the tp x dp GPUs of one stage: 8 / 4 = 2 here, not 8; on 32 GPUs the
+     * stage holds tp 2 x dp 4 = 8 */
+    {"/inference?model=mixtral-8x7b&tp=2&pp=4&ep=8", NULL, 422, "ep"},
+    {"/inference?model=mixtral-8x7b&tp=2&pp=4&ep=8&gpus=32", NULL, 200, NULL},
+    {"/inference?model=mixtral-8x7b&ep=2&gpus=2&engine=llama.cpp", NULL, 422, "ep"},
     {"/inference?model=llama3-8b&precision=fp8", NULL, 422, "precision"},
     /* magnitudes: a page of 1e5 heads x 1e6 head_dim x 1024 tokens overflows int64: 422 */
     {"/inference?layers=100000&hidden=100000&heads=100000&kv_heads=100000&head_dim=1000000&"

@@ -6,6 +6,7 @@
  * docs/serving.md ("Checks") has the rules and their sources.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 #include "serve.h"
@@ -14,8 +15,8 @@
 
 /* The CUDA compute capability of an NVIDIA row, read off the catalog's generation (sm 70
  * Volta, sm 75 Turing - the T4, the one Volta-generation row with INT8 tensor cores - sm 80 and
- * 86 Ampere, sm 89 Ada, sm 90 Hopper, sm 100 Blackwell); 0 for AMD and TPU rows, whose kernels
- * these capability rules do not describe. */
+ * 86 Ampere, sm 89 Ada, sm 90 Hopper, sm 100 / 103 / 120 Blackwell); 0 for AMD and TPU rows,
+ * whose kernels these capability rules do not describe. */
 static int capability(int gpu)
 {
     const struct core_gpu *g = &core_gpus[gpu];
@@ -30,7 +31,9 @@ static int capability(int gpu)
     case CORE_GEN_HOPPER:
         return 90;
     case CORE_GEN_BLACKWELL:
-        return 100;
+        /* The catalog's Blackwell rows: B200 and GB200 sm 100, GB300 (B300) sm 103, and the
+         * GB20x parts - GeForce RTX 5090, RTX PRO 6000 Blackwell - sm 120. */
+        return strncmp(g->id, "rtx", 3) == 0 ? 120 : strcmp(g->id, "gb300") == 0 ? 103 : 100;
     case CORE_GEN_CDNA3:
     case CORE_GEN_TPU:
         break;
@@ -60,6 +63,28 @@ static int min_capability(enum core_engine e, enum core_quant q)
     return 0;
 }
 
+/* TensorRT-LLM's trtllm-build refuses integer quantization on SM 10.x - tensorrt_llm/builder.py
+ * build(): `if get_sm_version() >= 100 and get_sm_version() < 120:` it raises "INT8/INT4
+ * quantization is not supported on SM>=100." for is_int8_weight_only(), is_int4_weight_only()
+ * and has_int8_kv_cache(), "SmoothQuant is not supported on SM>=100." for
+ * has_act_and_weight_quant(), and the same for per-channel or per-token scaling
+ * (tensorrt_llm/quantization/mode.py: is_int4_weight_only = INT4_WEIGHTS alone within
+ * INT4_WEIGHTS | INT8_WEIGHTS | ACTIVATIONS, so per-group W4A16 too). memwall's awq and gptq are
+ * TensorRT-LLM's W4A16_AWQ / W4A16_GPTQ (int4 weight-only, per group) and its int8 is W8A8
+ * (SmoothQuant, per-channel): all refused on B200, GB200 and GB300, none on the sm 120 parts.
+ * memwall has no int8 KV cache, so kv_cache_dtype meets no such rule. Returns the builder's
+ * words, or NULL. */
+static const char *trtllm_sm100_refusal(enum core_engine e, enum core_quant q, int cc)
+{
+    if (e != CORE_ENGINE_TRTLLM || cc < 100 || cc >= 120)
+        return NULL;
+    if (q == CORE_QUANT_AWQ || q == CORE_QUANT_GPTQ)
+        return "INT8/INT4 quantization is not supported on SM>=100";
+    if (q == CORE_QUANT_INT8)
+        return "SmoothQuant is not supported on SM>=100";
+    return NULL;
+}
+
 bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given,
                          enum core_engine e, enum core_quant q)
 {
@@ -67,6 +92,8 @@ bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given
 
     if (!peak_given && core_catalog_peak_tflops(gpu, precision) <= 0)
         return false; /* evaluate.c's rule: the catalog has no peak for the dtype */
+    if (trtllm_sm100_refusal(e, q, cc) != NULL)
+        return false;
     return cc == 0 || need == 0 || cc >= need;
 }
 
@@ -80,6 +107,15 @@ static void check_gpu(const struct core_serve_resolved *s, int gpu, struct core_
                          "(get_min_capability of its quantization config); %s is %d.%d",
                          core_quant_names[s->quantization], need / 10, need % 10,
                          core_engine_names[s->engine], core_gpus[gpu].id, cc / 10, cc % 10);
+    else if (trtllm_sm100_refusal(s->engine, s->quantization, cc) != NULL)
+        core_problem_add(p, "quantization",
+                         "%s is TensorRT-LLM's %s, refused on sm 100-119 (builder.py: "
+                         "\"%s\"); %s is %d.%d",
+                         core_quant_names[s->quantization],
+                         s->quantization == CORE_QUANT_INT8 ? "W8A8 SmoothQuant"
+                                                            : "int4 weight-only W4A16",
+                         trtllm_sm100_refusal(s->engine, s->quantization, cc), core_gpus[gpu].id,
+                         cc / 10, cc % 10);
 }
 
 /* One linear layer of a rank as vLLM's create_weights sees it. */
@@ -213,9 +249,9 @@ static void check_experts(const struct core_arch *a, const struct core_serve_res
         if (ep > 1 && ep != W)
             core_problem_add(p, "ep",
                              "ep = %lld: vLLM's --enable-expert-parallel spreads the experts over "
-                             "all tp x dp = %lld GPUs of a pipeline stage (gpus %lld / pp %lld; "
-                             "FusedMoEParallelConfig.make: ep_size = tp_size x dp_size), so ep "
-                             "is 1 or %lld",
+                             "the tp x dp = %lld GPUs of a stage (gpus %lld / pp %lld; "
+                             "FusedMoEParallelConfig: ep_size = tp_size x dp_size): ep is 1 or "
+                             "%lld",
                              (long long)ep, (long long)W, (long long)s->gpus, (long long)s->pp,
                              (long long)W);
         else if (ep == 1 && f % W != 0)

@@ -343,6 +343,84 @@ START_TEST(ep_on_a_dense_model)
 }
 END_TEST
 
+/*
+ * trtllm-build's integer-quantization refusal on SM 10.x (tensorrt_llm/builder.py build: for
+ * 100 <= sm < 120, is_int4_weight_only / is_int8_weight_only / has_int8_kv_cache raise "INT8/INT4
+ * quantization is not supported on SM>=100", has_act_and_weight_quant "SmoothQuant is not
+ * supported on SM>=100"). AWQ and GPTQ are W4A16 int4 weight-only, memwall's int8 is W8A8
+ * SmoothQuant: refused on B200 and GB200 (sm 100) and GB300 (sm 103), taken on the RTX PRO 6000
+ * Blackwell (sm 120, outside the range), on H100, and under vLLM on B200. FP8 and an FP8 KV cache
+ * have no such rule. Llama 3 8B bf16, 4096 tokens.
+ */
+START_TEST(trtllm_int_quantization_refused_on_sm100)
+{
+    static const struct {
+        const char *gpu;
+        enum core_engine e;
+        enum core_quant q;
+        enum core_kv_dtype kv;
+        const char *refusal; /* NULL: accepted */
+    } cases[] = {
+        {"b200", CORE_ENGINE_TRTLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, "INT8/INT4"},
+        {"gb200", CORE_ENGINE_TRTLLM, CORE_QUANT_GPTQ, CORE_KV_AUTO, "INT8/INT4"},
+        {"gb300", CORE_ENGINE_TRTLLM, CORE_QUANT_INT8, CORE_KV_AUTO, "SmoothQuant"},
+        {"b200", CORE_ENGINE_TRTLLM, CORE_QUANT_INT8, CORE_KV_AUTO, "10.0"},
+        {"rtx-pro-6000", CORE_ENGINE_TRTLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, NULL},
+        {"h100-sxm", CORE_ENGINE_TRTLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, NULL},
+        {"b200", CORE_ENGINE_VLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, NULL},
+        {"b200", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_FP8, NULL},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+        enum core_status st;
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find("llama3-8b");
+        in.base.gpu = core_gpu_find(cases[i].gpu);
+        in.engine = cases[i].e;
+        in.quantization = cases[i].q;
+        in.kv_cache_dtype = cases[i].kv;
+        in.max_model_len = 4096;
+        st = core_serve(&in, &r, &p);
+        if (cases[i].refusal == NULL) {
+            ck_assert_msg(st == CORE_OK, "case %zu: %s", i, p.count ? p.items[0].message : "");
+            continue;
+        }
+        ck_assert_int_eq(st, CORE_EINVAL);
+        ck_assert_str_eq(p.items[0].field, "quantization");
+        ck_assert_msg(strstr(p.items[0].message, cases[i].refusal) != NULL, "case %zu: %s", i,
+                      p.items[0].message);
+    }
+}
+END_TEST
+
+/* No advice proposes a format trtllm-build refuses: Qwen3-235B-A22B in bf16 (470 GB) on one B200
+ * (180 GB) does not serve under TensorRT-LLM; its 4-bit AWQ weights (about 120 GB) would fit and
+ * were advised before, but the builder refuses AWQ on sm 100, and fp8 (235 GB) does not fit:
+ * no quantize_weights advice names awq, gptq or int8. */
+START_TEST(trtllm_sm100_advice_skips_int_formats)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("qwen3-235b-a22b");
+    in.base.gpu = core_gpu_find("b200");
+    in.engine = CORE_ENGINE_TRTLLM;
+    in.max_model_len = 4096;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+    for (int k = 0; k < r.advice_count; k++)
+        for (int c = 0; c < r.advice[k].change_count; c++)
+            if (strcmp(r.advice[k].changes[c].input, "quantization") == 0)
+                ck_assert_str_eq(r.advice[k].changes[c].string_value, "fp8");
+}
+END_TEST
+
 /* Mixtral-8x7B (8 experts, top 2, 32 layers, d 4096, f_e 14336, 32 heads, 8 KV heads) on H100s
  * with `tp`, `pp`, `ep` and `gpus`, bf16, a 4096-token context. */
 static void mixtral(struct core_serve_input *in, enum core_engine e, int64_t tp, int64_t pp,
@@ -693,6 +771,8 @@ static Suite *suite(void)
     tcase_add_test(t, larger_gpu_runs_the_model);
     tcase_add_test(t, formats_need_their_compute_capability);
     tcase_add_test(t, trtllm_fp8_weights_need_sm89_not_its_kv_cache);
+    tcase_add_test(t, trtllm_int_quantization_refused_on_sm100);
+    tcase_add_test(t, trtllm_sm100_advice_skips_int_formats);
     tcase_add_test(t, awq_groups_per_tensor_parallel_rank);
     tcase_add_test(t, vllm_scheduler_rule);
     tcase_add_test(t, ep_on_a_dense_model);

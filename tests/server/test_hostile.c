@@ -320,6 +320,11 @@ static const struct hostile_case cases[] = {
     {"/inference?model=llama3-8b&engine=llama.cpp", NULL, 200, NULL}, /* f16 GGUF */
     {"/inference?model=llama3-8b&engine=llama.cpp&quantization=awq", NULL, 422, "quantization"},
     {"/inference?model=llama3-8b&engine=trtllm&quantization=bnb_nf4", NULL, 422, "quantization"},
+    /* trtllm-build: "INT8/INT4 quantization is not supported on SM>=100" (B200 sm 100), not on
+     * the RTX PRO 6000 (sm 120) */
+    {"/inference?model=llama3-8b&engine=trtllm&quantization=awq&gpu=b200", NULL, 422,
+     "quantization"},
+    {"/inference?model=llama3-8b&engine=trtllm&quantization=awq&gpu=rtx-pro-6000", NULL, 200, NULL},
     {"/inference?model=llama3-8b&quantization=fp8&quant_group_size=64", NULL, 422,
      "quant_group_size"},
     {"/inference?model=llama3-8b&tp=3&gpus=3", NULL, 422, "tp"},

@@ -569,6 +569,39 @@ void core_serve_check_engine_version(const struct core_serve_input *in, struct c
                          core_engine_names[r->engine], core_engine_names[in->engine]);
 }
 
+void core_serve_check_candidate(const struct core_serve_input *in, struct core_problems *p)
+{
+    struct core_resolved m;
+    struct core_serve_resolved s;
+    int gpu = in->base.gpu;
+
+    if ((unsigned)in->engine >= CORE_ENGINE_COUNT || gpu < 0 || (size_t)gpu >= core_gpu_count ||
+        (unsigned)in->quantization >= CORE_QUANT_COUNT)
+        return; /* out of range: the row checks name those fields */
+    memset(&m, 0, sizeof m);
+    m.precision = in->base.precision;
+    m.gpu = gpu;
+    core_serve_check_engine_version(in, p);
+    check_block_size(in, p);
+    check_formats(in, &m, p);
+    if (in->base.peak_tflops <= 0 && core_catalog_peak_tflops(gpu, m.precision) <= 0)
+        core_problem_add(p, "precision", "%s does not support %s", core_gpus[gpu].id,
+                         core_precision_names[m.precision]); /* evaluate.c's rule */
+    if (p->count > 0)
+        return;
+    core_serve_check_capability(in->engine, in->quantization, gpu, p);
+    if (in->max_model_len <= 0 || (unsigned)in->engine_version >= CORE_VERSION_COUNT)
+        return;
+    memset(&s, 0, sizeof s);
+    s.engine = in->engine;
+    s.engine_version = in->engine_version;
+    s.max_model_len = in->max_model_len;
+    s.tp = in->base.tp;
+    s.pp = in->base.pp;
+    core_serve_engine_defaults(in, gpu, &s);
+    core_serve_check_scheduler(in, &s, p);
+}
+
 enum core_status core_serve_resolve(const struct core_serve_input *in,
                                     struct core_serve_result *out, struct core_problems *p)
 {

@@ -169,6 +169,14 @@ enum core_status core_serve(const struct core_serve_input *in, struct core_serve
  * planner (serve_plan.c) checks it before its search, so that one is a 422 there too. */
 void core_serve_check_engine_version(const struct core_serve_input *in, struct core_problems *p);
 
+/* The refusals of core_serve() that need neither the model nor the parallel layout - the engine's
+ * release, vLLM's block sizes, the weight format against the engine, the model's dtype and the
+ * KV dtype, the GPU's compute capability and dtype peak, vLLM's scheduler rule at the GPU's
+ * defaults (in->max_model_len given) - for in's engine, gpu, quantization and kv_cache_dtype.
+ * The planner asks it of every gpu x quantization x KV dtype it would search: when none passes,
+ * no candidate can, and the request is a 422 naming the field before the search. */
+void core_serve_check_candidate(const struct core_serve_input *in, struct core_problems *p);
+
 /* The pieces, for tests and for callers that size a variant (serve.c). */
 /* KV bytes per token per GPU of arch on a tp-way rank holding `layers` layers:
  * layers * 2 * max(1, kv_heads / tp) * head_dim * kv_bytes, or for MLA (kv_lora_rank > 0)

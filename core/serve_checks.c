@@ -97,9 +97,12 @@ bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given
     return cc == 0 || need == 0 || cc >= need;
 }
 
-static void check_gpu(const struct core_serve_resolved *s, int gpu, struct core_problems *p)
+void core_serve_check_capability(enum core_engine e, enum core_quant q, int gpu,
+                                 struct core_problems *p)
 {
-    int cc = capability(gpu), need = min_capability(s->engine, s->quantization);
+    struct core_serve_resolved r = {.engine = e, .quantization = q};
+    const struct core_serve_resolved *s = &r;
+    int cc = capability(gpu), need = min_capability(e, q);
 
     if (cc > 0 && need > 0 && cc < need)
         core_problem_add(p, "quantization",
@@ -184,8 +187,8 @@ static void check_group_shapes(const struct core_arch *a, const struct core_serv
  * >= max_model_len (a prompt is prefilled in one step). V1 always chunks its prefill; V0 chunks
  * only above 32k (arg_utils.py) and the vllm_0.2 / vllm_0.4 releases modelled here never did.
  */
-static void check_scheduler(const struct core_serve_input *in, const struct core_serve_resolved *s,
-                            struct core_problems *p)
+void core_serve_check_scheduler(const struct core_serve_input *in,
+                                const struct core_serve_resolved *s, struct core_problems *p)
 {
     const char *field = in->max_num_batched_tokens > 0 ? "max_num_batched_tokens" : "max_num_seqs";
     bool chunked =
@@ -297,8 +300,8 @@ static void check_experts(const struct core_arch *a, const struct core_serve_res
 void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,
                             const struct core_serve_resolved *s, struct core_problems *p)
 {
-    check_gpu(s, m->gpu, p);
+    core_serve_check_capability(s->engine, s->quantization, m->gpu, p);
     check_experts(&m->shape.arch, s, p);
     check_group_shapes(&m->shape.arch, s, p);
-    check_scheduler(in, s, p);
+    core_serve_check_scheduler(in, s, p);
 }

@@ -53,5 +53,11 @@ bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given
                          enum core_engine e, enum core_quant q);
 void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,
                             const struct core_serve_resolved *s, struct core_problems *p);
+/* serve_checks.c, its pieces for core_serve_check_candidate: whether catalog row gpu's compute
+ * capability runs engine e's kernels for format q; vLLM's scheduler rule on the resolved s. */
+void core_serve_check_capability(enum core_engine e, enum core_quant q, int gpu,
+                                 struct core_problems *p);
+void core_serve_check_scheduler(const struct core_serve_input *in,
+                                const struct core_serve_resolved *s, struct core_problems *p);
 
 #endif

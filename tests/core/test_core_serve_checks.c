@@ -538,7 +538,7 @@ END_TEST
  * that ep 2 divides (2, 4, 8) and refuses tp 1. */
 START_TEST(planner_proposes_only_accepted_ep_layouts)
 {
-    static struct core_serve_plan plans[CORE_SPLAN_TOP], pareto[CORE_SPLAN_PARETO_MAX];
+    static struct core_serve_plan best[CORE_SPLAN_TOP], front[CORE_SPLAN_PARETO_MAX];
     struct core_serve_plan_input in;
     struct core_serve_plan_summary s;
     struct core_problems p = {0};
@@ -553,18 +553,18 @@ START_TEST(planner_proposes_only_accepted_ep_layouts)
     in.gpu_count = 1;
     in.gpus[0] = core_gpu_find("h100-sxm");
     ck_assert_int_eq(
-        core_serve_plan_search(&in, plans, CORE_SPLAN_TOP, pareto, CORE_SPLAN_PARETO_MAX, &s, &p),
+        core_serve_plan_search(&in, best, CORE_SPLAN_TOP, front, CORE_SPLAN_PARETO_MAX, &s, &p),
         CORE_OK);
     ck_assert_int_gt(s.plan_count, 0);
     for (int i = 0; i < s.plan_count; i++)
-        ASSERT_I64(plans[i].tp, 2);
+        ASSERT_I64(best[i].tp, 2);
     in.base.engine = CORE_ENGINE_SGLANG;
     ck_assert_int_eq(
-        core_serve_plan_search(&in, plans, CORE_SPLAN_TOP, pareto, CORE_SPLAN_PARETO_MAX, &s, &p),
+        core_serve_plan_search(&in, best, CORE_SPLAN_TOP, front, CORE_SPLAN_PARETO_MAX, &s, &p),
         CORE_OK);
     for (int i = 0; i < s.plan_count; i++) {
-        ck_assert(plans[i].tp >= 2 && plans[i].tp <= 8);
-        seen[plans[i].tp] = true;
+        ck_assert(best[i].tp >= 2 && best[i].tp <= 8);
+        seen[best[i].tp] = true;
     }
     ck_assert(seen[2] && seen[4] && seen[8] && !seen[1]);
 }
@@ -760,6 +760,81 @@ START_TEST(moe_tensor_parallel_advice_keeps_the_ep_group)
 }
 END_TEST
 
+/* The planner's input that no candidate can take is a 422 before the search, naming the field,
+ * as /inference answers - where the refusal holds at every tp of every listed gpu x quantization
+ * x KV dtype:
+ *  - block_size 7 under vLLM (vllm/config/cache.py BlockSize: 1, 8, 16, 32, 64, 128); SGLang's
+ *    page_size has no such rule, so there it searches;
+ *  - fp8 weights on a V100 (sm 7.0 < Fp8Config's 8.0), alone - with none listed too it searches;
+ *  - awq under trtllm on B200 (builder.py: "INT8/INT4 quantization is not supported on SM>=100");
+ *  - bf16 on V100 and T4 (no bf16 peak in the catalog), naming precision;
+ *  - vLLM's max_num_batched_tokens 64 below max_num_seqs 128 (SchedulerConfig).
+ * Before, each came back as a 200 whose reason said every configuration is refused. */
+static enum core_status plan_with(struct core_serve_plan_input *in, struct core_problems *p)
+{
+    static struct core_serve_plan best[CORE_SPLAN_TOP], front[CORE_SPLAN_PARETO_MAX];
+    struct core_serve_plan_summary s;
+
+    p->count = 0;
+    return core_serve_plan_search(in, best, CORE_SPLAN_TOP, front, CORE_SPLAN_PARETO_MAX, &s, p);
+}
+
+static void plan_base(struct core_serve_plan_input *in, const char *gpu)
+{
+    core_serve_plan_input_init(in);
+    in->base.base.preset = core_preset_find("llama3-8b");
+    in->base.input_len = 1024;
+    in->base.output_len = 128;
+    in->concurrency = 4;
+    in->gpu_count = 1;
+    in->gpus[0] = core_gpu_find(gpu);
+}
+
+START_TEST(plan_refuses_up_front_what_no_candidate_can_take)
+{
+    struct core_serve_plan_input in;
+    struct core_problems p = {0};
+
+    plan_base(&in, "h100-sxm");
+    in.base.block_size = 7;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "block_size");
+    in.base.engine = CORE_ENGINE_SGLANG;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_OK);
+
+    plan_base(&in, "v100-sxm-32gb");
+    in.base.base.precision = CORE_PREC_FP16;
+    in.quant_count = 1;
+    in.quantizations[0] = CORE_QUANT_FP8;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "quantization");
+    ck_assert(strstr(p.items[0].message, "8.0") != NULL);
+    in.quant_count = 2;
+    in.quantizations[1] = CORE_QUANT_NONE;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_OK);
+
+    plan_base(&in, "b200");
+    in.base.engine = CORE_ENGINE_TRTLLM;
+    in.quant_count = 1;
+    in.quantizations[0] = CORE_QUANT_AWQ;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "quantization");
+    ck_assert(strstr(p.items[0].message, "INT8/INT4") != NULL);
+
+    plan_base(&in, "v100-sxm-32gb");
+    in.gpu_count = 2;
+    in.gpus[1] = core_gpu_find("t4");
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "precision");
+
+    plan_base(&in, "h100-sxm");
+    in.base.max_num_batched_tokens = 64;
+    in.base.max_num_seqs = 128;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "max_num_batched_tokens");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve_checks");
@@ -783,6 +858,7 @@ static Suite *suite(void)
     tcase_add_test(t, every_serving_advice_is_accepted);
     tcase_add_test(t, plan_reason_names_the_cuda_graph_headroom);
     tcase_add_test(t, plan_reason_names_input_len);
+    tcase_add_test(t, plan_refuses_up_front_what_no_candidate_can_take);
     suite_add_tcase(s, t);
     return s;
 }

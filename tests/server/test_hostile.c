@@ -306,6 +306,10 @@ static const struct hostile_case cases[] = {
     {"/inference/plan", "{\"engine_version\": \"vllm_0.9\"}", 400, "engine_version"},
     {"/inference/plan", "{\"engine\": \"sglang\", \"engine_version\": \"vllm_0.4\"}", 422,
      "engine_version"},
+    /* what no candidate of the search can take: a 422 before it, as /inference answers */
+    {"/inference/plan", "{\"block_size\": 7}", 422, "block_size"},
+    {"/inference/plan", "{\"engine\": \"trtllm\", \"gpu\": \"b200\", \"quantization\": \"awq\"}",
+     422, "quantization"},
     {"/inference?engine=%ff", NULL, 400, "engine"},
     {"/inference?quantization=int4", NULL, 400, "quantization"},
     {"/inference?kv_cache_dtype=fp4", NULL, 400, "kv_cache_dtype"},

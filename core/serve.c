@@ -168,8 +168,25 @@ static int64_t graph_count(enum core_engine e, int64_t seqs)
  * Resolution and checks
  * ------------------------------------------------------------------------------------------- */
 
-static void check_parallel(const struct core_arch *a, const struct core_serve_resolved *s,
-                           struct core_problems *p)
+/* The MoE group's width (core_serve_resolved.moe_width): the ranks of a pipeline stage the
+ * engine's MoE layers span. vLLM parallelises the MoE layers over all tp x dp ranks, with or
+ * without EP (fused_moe/config.py FusedMoEParallelConfig.make, flatten_tp_across_dp; vllm PR
+ * #14305: "We parallelize across all DP*TP ranks for the MoE layers regardless of if we are using
+ * EP"); SGLang's and TensorRT-LLM's tp_size holds their attention-DP groups (SGLang
+ * distributed/parallel_state.py: world = tp_size x pp_size; tensorrt_llm/mapping.py: world =
+ * tp x pp x cp): gpus / pp in each. vLLM releases before 0.8 had no data parallelism and
+ * llama.cpp has none: tp. */
+int64_t core_serve_moe_width(const struct core_arch *a, const struct core_serve_resolved *s)
+{
+    if (a->experts == 0 || s->engine == CORE_ENGINE_LLAMACPP ||
+        ((s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0) &&
+         s->engine_version != CORE_VERSION_CURRENT))
+        return s->tp;
+    return s->pp > 0 && s->gpus % s->pp == 0 ? s->gpus / s->pp : s->tp;
+}
+
+static void check_heads(const struct core_arch *a, const struct core_serve_resolved *s,
+                        struct core_problems *p)
 {
     if (a->heads % s->tp != 0)
         core_problem_add(p, "tp", "tp = %lld does not divide the %lld attention heads",
@@ -181,17 +198,18 @@ static void check_parallel(const struct core_arch *a, const struct core_serve_re
     if (s->pp > a->layers)
         core_problem_add(p, "pp", "pp = %lld exceeds the %lld layers", (long long)s->pp,
                          (long long)a->layers);
+}
+
+static void check_parallel(const struct core_arch *a, const struct core_serve_resolved *s,
+                           struct core_problems *p)
+{
+    check_heads(a, s, p);
     if (s->ep > 1 && a->experts == 0)
         core_problem_add(p, "ep",
                          "ep = %lld: the model is dense (no routed experts to split); expert "
                          "parallelism needs a mixture-of-experts model",
                          (long long)s->ep);
-    else if (s->ep > 1 && a->experts % s->ep != 0)
-        core_problem_add(p, "ep", "ep = %lld must divide the model's %lld routed experts",
-                         (long long)s->ep, (long long)a->experts);
-    if (s->ep > s->gpus)
-        core_problem_add(p, "ep", "ep = %lld exceeds the replica's %lld GPUs", (long long)s->ep,
-                         (long long)s->gpus);
+    /* The engines' expert-parallel rules: serve_checks.c (core_serve_check_rules). */
 }
 
 static void check_formats(const struct core_serve_input *in, const struct core_resolved *m,
@@ -240,6 +258,7 @@ static void resolve_serve(const struct core_serve_input *in, const struct core_r
     s->pp = m->pp;
     s->ep = in->base.ep;
     s->gpus = m->gpus;
+    s->moe_width = core_serve_moe_width(&m->shape.arch, s);
     s->input_len = in->input_len;
     s->output_len = in->output_len;
     s->concurrency = in->concurrency;
@@ -424,16 +443,21 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
     int64_t seqs = sampler ? s->max_num_seqs : 0;
     bool vllm = s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0;
     int64_t workspace = vllm ? core_serve_cublas_workspace_bytes(gpu) : 0;
+    /* The MoE group (checked to be a multiple of ep); a caller's resolution without one: the
+     * replica's tp x pp GPUs, max(tp, ep) ranks. */
+    int64_t width = s->moe_width >= s->ep && s->ep > 0 && s->moe_width % s->ep == 0 ? s->moe_width
+                    : s->ep > s->tp                                                 ? s->ep
+                                                                                    : s->tp;
 
     memset(g, 0, sizeof *g);
     g->capacity =
         b->memory_gb > 0 ? (int64_t)llround(b->memory_gb * 1e9) : core_serve_usable_bytes(gpu);
-    g->weights =
-        core_serve_weight_bytes(a, s->quantization, s->quant_group_size, db, s->tp, s->pp, s->ep);
+    g->weights = core_serve_weight_bytes_moe(a, s->quantization, s->quant_group_size, db, s->tp,
+                                             s->pp, s->ep, width);
     if (g->weights < 0)
         return false;
-    g->activations = core_serve_profile_bytes(a, s->tp, s->ep, s->max_num_batched_tokens, seqs, db,
-                                              profile_eager(s));
+    g->activations = core_serve_profile_bytes(a, s->tp, width / s->ep, s->max_num_batched_tokens,
+                                              seqs, db, profile_eager(s));
     if (g->activations < 0)
         return false;
     /* vLLM's profile runs the process's first cuBLAS GEMM, whose workspace the caching allocator
@@ -543,6 +567,39 @@ void core_serve_check_engine_version(const struct core_serve_input *in, struct c
     if (r->engine != CORE_ENGINE_COUNT && r->engine != in->engine)
         core_problem_add(p, "engine_version", "%s is a release of engine %s, not of %s", r->name,
                          core_engine_names[r->engine], core_engine_names[in->engine]);
+}
+
+void core_serve_check_candidate(const struct core_serve_input *in, struct core_problems *p)
+{
+    struct core_resolved m;
+    struct core_serve_resolved s;
+    int gpu = in->base.gpu;
+
+    if ((unsigned)in->engine >= CORE_ENGINE_COUNT || gpu < 0 || (size_t)gpu >= core_gpu_count ||
+        (unsigned)in->quantization >= CORE_QUANT_COUNT)
+        return; /* out of range: the row checks name those fields */
+    memset(&m, 0, sizeof m);
+    m.precision = in->base.precision;
+    m.gpu = gpu;
+    core_serve_check_engine_version(in, p);
+    check_block_size(in, p);
+    check_formats(in, &m, p);
+    if (in->base.peak_tflops <= 0 && core_catalog_peak_tflops(gpu, m.precision) <= 0)
+        core_problem_add(p, "precision", "%s does not support %s", core_gpus[gpu].id,
+                         core_precision_names[m.precision]); /* evaluate.c's rule */
+    if (p->count > 0)
+        return;
+    core_serve_check_capability(in->engine, in->quantization, gpu, p);
+    if (in->max_model_len <= 0 || (unsigned)in->engine_version >= CORE_VERSION_COUNT)
+        return;
+    memset(&s, 0, sizeof s);
+    s.engine = in->engine;
+    s.engine_version = in->engine_version;
+    s.max_model_len = in->max_model_len;
+    s.tp = in->base.tp;
+    s.pp = in->base.pp;
+    core_serve_engine_defaults(in, gpu, &s);
+    core_serve_check_scheduler(in, &s, p);
 }
 
 enum core_status core_serve_resolve(const struct core_serve_input *in,

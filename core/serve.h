@@ -136,6 +136,12 @@ struct core_serve_resolved {
     double hbm_tbps;
     double memory_gb; /* the memory_gb override (decimal GB), 0 = the catalog's usable figure */
     int64_t gpus, tp, pp, ep;
+    /* The ranks of one pipeline stage the MoE layers span (the engine's MoE group; tp for a
+     * dense model): vLLM's tp x dp (FusedMoEParallelConfig.make), SGLang's and TensorRT-LLM's
+     * tp_size, both of which hold the attention-DP groups, i.e. gpus / pp; tp where the engine
+     * has no data parallelism (vLLM releases before 0.8, llama.cpp). Each GPU holds
+     * ceil(E / ep) routed experts, each split moe_width / ep ways (docs/serving.md, "Checks"). */
+    int64_t moe_width;
     /* The workload (as given; concurrency 0 = max) and the price the time model reads. */
     int64_t input_len, output_len, concurrency;
     int batching;
@@ -163,6 +169,14 @@ enum core_status core_serve(const struct core_serve_input *in, struct core_serve
  * planner (serve_plan.c) checks it before its search, so that one is a 422 there too. */
 void core_serve_check_engine_version(const struct core_serve_input *in, struct core_problems *p);
 
+/* The refusals of core_serve() that need neither the model nor the parallel layout - the engine's
+ * release, vLLM's block sizes, the weight format against the engine, the model's dtype and the
+ * KV dtype, the GPU's compute capability and dtype peak, vLLM's scheduler rule at the GPU's
+ * defaults (in->max_model_len given) - for in's engine, gpu, quantization and kv_cache_dtype.
+ * The planner asks it of every gpu x quantization x KV dtype it would search: when none passes,
+ * no candidate can, and the request is a 422 naming the field before the search. */
+void core_serve_check_candidate(const struct core_serve_input *in, struct core_problems *p);
+
 /* The pieces, for tests and for callers that size a variant (serve.c). */
 /* KV bytes per token per GPU of arch on a tp-way rank holding `layers` layers:
  * layers * 2 * max(1, kv_heads / tp) * head_dim * kv_bytes, or for MLA (kv_lora_rank > 0)
@@ -172,8 +186,13 @@ int64_t core_serve_kv_bytes_per_token(const struct core_arch *arch, int64_t tp, 
 /* The rank's weights: the linear layers in format q (group), embeddings and head as the format
  * stores them, the rest at the 16-bit dtype (dtype_bytes); tp splits, K/V heads replicated
  * below one per rank, ep splits the routed experts, pp keeps ceil(L / pp) layers. -1 on overflow
- * or an invalid architecture. */
+ * or an invalid architecture. The MoE group is max(tp, ep) ranks (gpus = tp x pp). */
 int64_t core_serve_weight_bytes(const struct core_arch *arch, enum core_quant q, int64_t group,
                                 int dtype_bytes, int64_t tp, int64_t pp, int64_t ep);
+/* The same with the MoE group of `width` ranks per stage (core_serve_resolved.moe_width, a
+ * multiple of ep): each rank holds ceil(E / ep) routed experts, each split width / ep ways. */
+int64_t core_serve_weight_bytes_moe(const struct core_arch *arch, enum core_quant q, int64_t group,
+                                    int dtype_bytes, int64_t tp, int64_t pp, int64_t ep,
+                                    int64_t width);
 
 #endif

@@ -90,11 +90,16 @@ static void advise_model_len(const struct core_serve_result *r, struct core_serv
 }
 
 /* The smallest tensor-parallel degree above tp, up to one node (8), that serves; vLLM needs tp
- * to divide the heads, and the KV heads and tp to divide one another. */
+ * to divide the heads, and the KV heads and tp to divide one another. A MoE replica keeps its
+ * attention groups (dp = moe_width / tp) and, under vLLM's expert parallelism, its EP group
+ * stays the whole tp x dp (FusedMoEParallelConfig): ep follows; the engines' expert rules
+ * (serve_checks.c) are asked again through serves_with. */
 static void advise_tp(const struct core_arch *a, const struct core_serve_input *in,
                       const struct core_serve_result *r, struct core_serve_result *res)
 {
     struct core_serve_resolved s = r->resolved;
+    int64_t dp = s.moe_width > s.tp && s.moe_width % s.tp == 0 ? s.moe_width / s.tp : 1;
+    bool vllm_ep = s.ep > 1 && (s.engine == CORE_ENGINE_VLLM || s.engine == CORE_ENGINE_VLLM_V0);
     struct core_note *note;
 
     for (int64_t tp = 2 * r->resolved.tp; tp <= 8; tp *= 2) {
@@ -104,12 +109,17 @@ static void advise_tp(const struct core_arch *a, const struct core_serve_input *
         if (a->heads % tp != 0 || !kv_ok)
             break;
         s.tp = tp;
-        s.gpus = tp * s.pp;
+        s.gpus = tp * s.pp * dp;
+        s.moe_width = core_serve_moe_width(a, &s);
+        if (vllm_ep)
+            s.ep = s.moe_width;
         if (serves_with(a, in, r, &s, r->model.gpu)) {
             note = ADVISE(res, "more_tensor_parallel", "tensor parallelism over %lld GPUs fits",
                           (long long)tp);
             core_note_change_int(note, "tp", tp);
             core_note_change_int(note, "gpus", s.gpus);
+            if (s.ep != r->resolved.ep)
+                core_note_change_int(note, "ep", s.ep);
             return;
         }
     }

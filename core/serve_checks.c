@@ -1,10 +1,12 @@
 /*
  * serve_checks.c - the engines' own refusals that core_serve() reproduces as a 422 (serve.h),
  * beyond the heads and the formats (serve.c): whether the GPU runs the model's dtype and weight
- * format, the quantized kernels' shape rule per tensor-parallel rank, and vLLM's scheduler rule.
+ * format, each engine's expert-parallel layouts, the quantized kernels' shape rule per
+ * tensor-parallel rank, and vLLM's scheduler rule.
  * docs/serving.md ("Checks") has the rules and their sources.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 #include "serve.h"
@@ -13,8 +15,8 @@
 
 /* The CUDA compute capability of an NVIDIA row, read off the catalog's generation (sm 70
  * Volta, sm 75 Turing - the T4, the one Volta-generation row with INT8 tensor cores - sm 80 and
- * 86 Ampere, sm 89 Ada, sm 90 Hopper, sm 100 Blackwell); 0 for AMD and TPU rows, whose kernels
- * these capability rules do not describe. */
+ * 86 Ampere, sm 89 Ada, sm 90 Hopper, sm 100 / 103 / 120 Blackwell); 0 for AMD and TPU rows,
+ * whose kernels these capability rules do not describe. */
 static int capability(int gpu)
 {
     const struct core_gpu *g = &core_gpus[gpu];
@@ -29,7 +31,9 @@ static int capability(int gpu)
     case CORE_GEN_HOPPER:
         return 90;
     case CORE_GEN_BLACKWELL:
-        return 100;
+        /* The catalog's Blackwell rows: B200 and GB200 sm 100, GB300 (B300) sm 103, and the
+         * GB20x parts - GeForce RTX 5090, RTX PRO 6000 Blackwell - sm 120. */
+        return strncmp(g->id, "rtx", 3) == 0 ? 120 : strcmp(g->id, "gb300") == 0 ? 103 : 100;
     case CORE_GEN_CDNA3:
     case CORE_GEN_TPU:
         break;
@@ -59,6 +63,28 @@ static int min_capability(enum core_engine e, enum core_quant q)
     return 0;
 }
 
+/* TensorRT-LLM's trtllm-build refuses integer quantization on SM 10.x - tensorrt_llm/builder.py
+ * build(): `if get_sm_version() >= 100 and get_sm_version() < 120:` it raises "INT8/INT4
+ * quantization is not supported on SM>=100." for is_int8_weight_only(), is_int4_weight_only()
+ * and has_int8_kv_cache(), "SmoothQuant is not supported on SM>=100." for
+ * has_act_and_weight_quant(), and the same for per-channel or per-token scaling
+ * (tensorrt_llm/quantization/mode.py: is_int4_weight_only = INT4_WEIGHTS alone within
+ * INT4_WEIGHTS | INT8_WEIGHTS | ACTIVATIONS, so per-group W4A16 too). memwall's awq and gptq are
+ * TensorRT-LLM's W4A16_AWQ / W4A16_GPTQ (int4 weight-only, per group) and its int8 is W8A8
+ * (SmoothQuant, per-channel): all refused on B200, GB200 and GB300, none on the sm 120 parts.
+ * memwall has no int8 KV cache, so kv_cache_dtype meets no such rule. Returns the builder's
+ * words, or NULL. */
+static const char *trtllm_sm100_refusal(enum core_engine e, enum core_quant q, int cc)
+{
+    if (e != CORE_ENGINE_TRTLLM || cc < 100 || cc >= 120)
+        return NULL;
+    if (q == CORE_QUANT_AWQ || q == CORE_QUANT_GPTQ)
+        return "INT8/INT4 quantization is not supported on SM>=100";
+    if (q == CORE_QUANT_INT8)
+        return "SmoothQuant is not supported on SM>=100";
+    return NULL;
+}
+
 bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given,
                          enum core_engine e, enum core_quant q)
 {
@@ -66,12 +92,17 @@ bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given
 
     if (!peak_given && core_catalog_peak_tflops(gpu, precision) <= 0)
         return false; /* evaluate.c's rule: the catalog has no peak for the dtype */
+    if (trtllm_sm100_refusal(e, q, cc) != NULL)
+        return false;
     return cc == 0 || need == 0 || cc >= need;
 }
 
-static void check_gpu(const struct core_serve_resolved *s, int gpu, struct core_problems *p)
+void core_serve_check_capability(enum core_engine e, enum core_quant q, int gpu,
+                                 struct core_problems *p)
 {
-    int cc = capability(gpu), need = min_capability(s->engine, s->quantization);
+    struct core_serve_resolved r = {.engine = e, .quantization = q};
+    const struct core_serve_resolved *s = &r;
+    int cc = capability(gpu), need = min_capability(e, q);
 
     if (cc > 0 && need > 0 && cc < need)
         core_problem_add(p, "quantization",
@@ -79,6 +110,15 @@ static void check_gpu(const struct core_serve_resolved *s, int gpu, struct core_
                          "(get_min_capability of its quantization config); %s is %d.%d",
                          core_quant_names[s->quantization], need / 10, need % 10,
                          core_engine_names[s->engine], core_gpus[gpu].id, cc / 10, cc % 10);
+    else if (trtllm_sm100_refusal(s->engine, s->quantization, cc) != NULL)
+        core_problem_add(p, "quantization",
+                         "%s is TensorRT-LLM's %s, refused on sm 100-119 (builder.py: "
+                         "\"%s\"); %s is %d.%d",
+                         core_quant_names[s->quantization],
+                         s->quantization == CORE_QUANT_INT8 ? "W8A8 SmoothQuant"
+                                                            : "int4 weight-only W4A16",
+                         trtllm_sm100_refusal(s->engine, s->quantization, cc), core_gpus[gpu].id,
+                         cc / 10, cc % 10);
 }
 
 /* One linear layer of a rank as vLLM's create_weights sees it. */
@@ -147,8 +187,8 @@ static void check_group_shapes(const struct core_arch *a, const struct core_serv
  * >= max_model_len (a prompt is prefilled in one step). V1 always chunks its prefill; V0 chunks
  * only above 32k (arg_utils.py) and the vllm_0.2 / vllm_0.4 releases modelled here never did.
  */
-static void check_scheduler(const struct core_serve_input *in, const struct core_serve_resolved *s,
-                            struct core_problems *p)
+void core_serve_check_scheduler(const struct core_serve_input *in,
+                                const struct core_serve_resolved *s, struct core_problems *p)
 {
     const char *field = in->max_num_batched_tokens > 0 ? "max_num_batched_tokens" : "max_num_seqs";
     bool chunked =
@@ -169,10 +209,99 @@ static void check_scheduler(const struct core_serve_input *in, const struct core
                          (long long)s->max_num_batched_tokens, (long long)s->max_model_len);
 }
 
+/*
+ * Expert parallelism as each engine defines and validates it (docs/serving.md, "Checks"); W =
+ * moe_width, the ranks of a stage the MoE layers span:
+ *  - vLLM: --enable-expert-parallel is a switch: the EP group is all W = tp x dp ranks
+ *    (FusedMoEParallelConfig.make: use_ep -> ep_size = the flattened tp x dp size, the experts'
+ *    tp 1), so ep is 1 or W. E need not divide: determine_expert_map gives the first E mod ep
+ *    ranks one more. Without EP the experts are split W ways: FusedMoEConfig.__post_init__
+ *    asserts intermediate_size % tp_size == 0. No expert parallelism before 0.8 (PR #14305).
+ *  - SGLang: --ep-size splits its tp_size (W) group: moe_tp_size = tp_size / ep_size
+ *    (distributed/parallel_state.py, initialize_model_parallel), and FusedMoE
+ *    (layers/moe/fused_moe_triton/layer.py) asserts num_experts % moe_ep_size == 0 and
+ *    intermediate_size % moe_tp_size == 0.
+ *  - TensorRT-LLM: Mapping (tensorrt_llm/mapping.py) raises "tp_size must equal to moe_tp_size
+ *    * moe_ep_size * moe_cluster_size" (moe_tp_size = tp_size // moe_ep_size when only ep is
+ *    given), its MoE modules assert num_experts % ep_size == 0 (tensorrt_llm/_torch/modules/
+ *    fused_moe), and with attention DP (enable_attention_dp, the dp groups of W) attention and
+ *    the dense MLP run unsplit on each rank (tp 1).
+ *  - llama.cpp: no expert parallelism (--split-mode none, layer or row).
+ */
+static void check_experts(const struct core_arch *a, const struct core_serve_resolved *s,
+                          struct core_problems *p)
+{
+    int64_t E = a->experts, ep = s->ep, W = s->moe_width;
+    int64_t f = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
+    bool vllm = s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0;
+
+    if (E == 0)
+        return; /* ep > 1 on a dense model: serve.c's check_parallel */
+    if (ep > 1 && (s->engine == CORE_ENGINE_LLAMACPP ||
+                   (vllm && s->engine_version != CORE_VERSION_CURRENT))) {
+        core_problem_add(
+            p, "ep", "ep = %lld: %s has no expert parallelism (%s); ep must be 1", (long long)ep,
+            s->engine == CORE_ENGINE_LLAMACPP ? "llama.cpp"
+                                              : core_serve_releases[s->engine_version].name,
+            s->engine == CORE_ENGINE_LLAMACPP
+                ? "it splits a model by --split-mode none, layer or row"
+                : "vLLM added --enable-expert-parallel in 0.8, PR #14305");
+        return;
+    }
+    if (vllm) {
+        if (ep > 1 && ep != W)
+            core_problem_add(p, "ep",
+                             "ep = %lld: vLLM's --enable-expert-parallel spreads the experts over "
+                             "the tp x dp = %lld GPUs of a stage (gpus %lld / pp %lld; "
+                             "FusedMoEParallelConfig: ep_size = tp_size x dp_size): ep is 1 or "
+                             "%lld",
+                             (long long)ep, (long long)W, (long long)s->gpus, (long long)s->pp,
+                             (long long)W);
+        else if (ep == 1 && f % W != 0)
+            core_problem_add(p, "tp",
+                             "the experts' %lld intermediate channels do not split over the %lld "
+                             "tp x dp GPUs of a stage (vLLM FusedMoEConfig: intermediate_size %% "
+                             "tp_size); expert parallelism (ep %lld) keeps them whole",
+                             (long long)f, (long long)W, (long long)W);
+        return;
+    }
+    if (W % ep != 0)
+        core_problem_add(p, "ep",
+                         "ep = %lld does not divide the %lld GPUs of a pipeline stage (gpus %lld "
+                         "/ pp %lld): %s",
+                         (long long)ep, (long long)W, (long long)s->gpus, (long long)s->pp,
+                         s->engine == CORE_ENGINE_SGLANG
+                             ? "SGLang splits its tp_size by ep_size (parallel_state.py: "
+                               "moe_tp_size = tp_size / ep_size)"
+                             : "TensorRT-LLM's Mapping asks tp_size = moe_tp_size x "
+                               "moe_ep_size (tensorrt_llm/mapping.py)");
+    else if (E % ep != 0)
+        core_problem_add(p, "ep",
+                         "ep = %lld must divide the model's %lld routed experts (%s requires "
+                         "num_experts %% ep_size == 0)",
+                         (long long)ep, (long long)E,
+                         s->engine == CORE_ENGINE_SGLANG ? "SGLang's FusedMoE"
+                                                         : "TensorRT-LLM's MoE");
+    else if (s->engine == CORE_ENGINE_SGLANG && f % (W / ep) != 0)
+        core_problem_add(p, "ep",
+                         "the experts' %lld intermediate channels do not split over SGLang's "
+                         "moe_tp_size = %lld / ep %lld = %lld (FusedMoE: intermediate_size %% "
+                         "moe_tp_size)",
+                         (long long)f, (long long)W, (long long)ep, (long long)(W / ep));
+    if (s->engine == CORE_ENGINE_TRTLLM && W > s->tp && s->tp > 1)
+        core_problem_add(p, "tp",
+                         "gpus %lld over pp %lld hold %lld attention groups of tp %lld: "
+                         "TensorRT-LLM's attention DP (enable_attention_dp) runs attention and "
+                         "the dense layers unsplit on each of the %lld GPUs, so tp is 1 there",
+                         (long long)s->gpus, (long long)s->pp, (long long)(W / s->tp),
+                         (long long)s->tp, (long long)W);
+}
+
 void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,
                             const struct core_serve_resolved *s, struct core_problems *p)
 {
-    check_gpu(s, m->gpu, p);
+    core_serve_check_capability(s->engine, s->quantization, m->gpu, p);
+    check_experts(&m->shape.arch, s, p);
     check_group_shapes(&m->shape.arch, s, p);
-    check_scheduler(in, s, p);
+    core_serve_check_scheduler(in, s, p);
 }

@@ -11,9 +11,10 @@
 int64_t core_serve_kv_heads_per_rank(int64_t kv_heads, int64_t tp);
 
 /* The profiling forward pass's peak on one rank: `tokens` through the model, the sampler over
- * `seqs` sequences, act_bytes per activation, eager: run without torch.compile, ep > 1: the
- * routed experts whole on each rank (serve_size.c documents the terms); -1 beyond 4e18 bytes. */
-int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t ep, int64_t tokens,
+ * `seqs` sequences, act_bytes per activation, eager: run without torch.compile, etp: the routed
+ * experts' tensor split (moe_width / ep; 1: whole on each rank) (serve_size.c documents the
+ * terms); -1 beyond 4e18 bytes. */
+int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t etp, int64_t tokens,
                                  int64_t seqs, int act_bytes, bool eager);
 
 /* The usable (driver-reported) bytes of catalog row gpu: usable_gib, else the nominal GB. */
@@ -24,6 +25,9 @@ int64_t core_serve_usable_bytes(int gpu);
  * CORE_ERANGE with p filled); out is zeroed first. */
 enum core_status core_serve_resolve(const struct core_serve_input *in,
                                     struct core_serve_result *out, struct core_problems *p);
+/* serve.c: the ranks of a pipeline stage the engine's MoE layers span (core_serve_resolved's
+ * moe_width) for the layout in s (engine, release, gpus, tp, pp). */
+int64_t core_serve_moe_width(const struct core_arch *a, const struct core_serve_resolved *s);
 /* serve.c: the engine's defaults for the replica on catalog row gpu (tokens, sequences, block
  * size, SGLang's fraction) into s; one replica sized with s (false when a figure overflows). */
 void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
@@ -49,5 +53,11 @@ bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given
                          enum core_engine e, enum core_quant q);
 void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,
                             const struct core_serve_resolved *s, struct core_problems *p);
+/* serve_checks.c, its pieces for core_serve_check_candidate: whether catalog row gpu's compute
+ * capability runs engine e's kernels for format q; vLLM's scheduler rule on the resolved s. */
+void core_serve_check_capability(enum core_engine e, enum core_quant q, int gpu,
+                                 struct core_problems *p);
+void core_serve_check_scheduler(const struct core_serve_input *in,
+                                const struct core_serve_resolved *s, struct core_problems *p);
 
 #endif

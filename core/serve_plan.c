@@ -412,6 +412,46 @@ static bool check_inputs(const struct core_serve_plan_input *in, struct core_pro
     return p->count == 0;
 }
 
+/* No candidate of the search can start when every gpu x quantization x KV dtype it would try
+ * fails the refusals that hold at any tp (core_serve_check_candidate: vLLM's block sizes, a
+ * format the engine or the GPU cannot run, the dtype, the scheduler rule): then the first
+ * one's problem, naming its field, is the reply - a 422 before the search, as /inference
+ * answers - instead of a search whose every configuration is refused. false: p has it. */
+static bool check_candidates(const struct core_serve_plan_input *in, const int *gpus, int n,
+                             bool priced, const struct core_serve_plan_summary *lists,
+                             struct core_problems *p)
+{
+    struct core_problems first = {0};
+    bool tried = false;
+
+    for (int g = 0; g < n; g++) {
+        if (priced && price_of(in, gpus[g]) < 0)
+            continue;
+        for (int q = 0; q < lists->quant_count; q++)
+            for (int k = 0; k < lists->kv_count; k++) {
+                struct core_serve_plan c = {.gpu = gpus[g],
+                                            .tp = 1,
+                                            .quantization = lists->quantizations[q],
+                                            .kv_cache_dtype = lists->kv_cache_dtypes[k],
+                                            .usd_per_gpu_hour = price_of(in, gpus[g])};
+                struct core_serve_input serve;
+                struct core_problems mine = {0};
+
+                core_serve_plan_request(in, &c, &serve);
+                core_serve_check_candidate(&serve, &mine);
+                if (mine.count == 0)
+                    return true;
+                if (!tried)
+                    first = mine;
+                tried = true;
+            }
+    }
+    if (!tried) /* nothing to search: explain() names the gpu */
+        return true;
+    core_problem_add(p, first.items[0].field, "%s", first.items[0].message);
+    return false;
+}
+
 /* The lists to search: the request's, or the defaults. */
 static int gpu_list(const struct core_serve_plan_input *in, int *gpus)
 {
@@ -496,6 +536,8 @@ enum core_status core_serve_plan_search(const struct core_serve_plan_input *in,
     s.priced = any_price(in, gpus, n);
     out->ranked_by_cost = s.priced;
     lists(in, out);
+    if (!check_candidates(in, gpus, n, s.priced, out, problems))
+        return CORE_EINVAL;
     search_all(&s, gpus, n);
     if (out->plan_count == 0)
         explain(&s);

@@ -64,12 +64,13 @@ static void attention_linears(const struct core_arch *a, int64_t tp, int64_t mor
     tensor_add(&s->main, L, heads * a->head_dim, d, ok); /* o */
 }
 
-/* MLP weights: dense layers' f, routed experts (split over max(tp, ep) ranks), shared experts. */
-static void mlp_linears(const struct core_arch *a, int64_t tp, int64_t ep, int64_t more_layers,
-                        struct linear_sums *s, bool *ok)
+/* MLP weights: dense layers' f, routed experts (ceil(E / ep) per rank, each split width / ep
+ * ways over the MoE group of `width` ranks), shared experts. */
+static void mlp_linears(const struct core_arch *a, int64_t tp, int64_t ep, int64_t width,
+                        int64_t more_layers, struct linear_sums *s, bool *ok)
 {
     int64_t d = a->hidden, moe = core_arch_moe_layers(a), dense = a->layers - moe;
-    int64_t ups = a->gated_mlp ? 2 : 1, split = ep > tp ? ep : tp;
+    int64_t ups = a->gated_mlp ? 2 : 1;
     int64_t mf = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
     int64_t sf = a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : mf;
     /* The more-bits layers' share of ffn_down among the dense and the MoE layers. */
@@ -81,9 +82,12 @@ static void mlp_linears(const struct core_arch *a, int64_t tp, int64_t ep, int64
     tensor_add(&s->more, more_dense, a->ffn_hidden / tp, d, ok);
     if (moe == 0)
         return;
-    /* Routed experts: E / split experts' worth per rank (whole experts under EP, slices under
-     * TP: the same bytes). */
-    int64_t per = a->experts * mf / split;
+    /* Routed experts: ceil(E / ep) whole experts per rank (vLLM's determine_expert_map gives the
+     * first E mod ep ranks one more; SGLang and TensorRT-LLM need ep | E), each split width / ep
+     * ways (the experts' tp: vLLM flattens tp over tp x dp without EP, SGLang's moe_tp_size =
+     * tp_size / ep_size, TensorRT-LLM's moe_tp_size): ceil(E / ep) f ep / width columns. With
+     * ep | E that is E f / width, whole experts or slices alike. */
+    int64_t per = ceil_div(a->experts, ep) * mf * ep / width;
 
     tensor_add(&s->experts, moe * ups, d, per, ok);
     tensor_add(&s->experts, moe - more_moe, per, d, ok);
@@ -94,8 +98,8 @@ static void mlp_linears(const struct core_arch *a, int64_t tp, int64_t ep, int64
     }
 }
 
-static bool linear_sums(const struct core_arch *a, int64_t tp, int64_t ep, bool mixed,
-                        struct linear_sums *s)
+static bool linear_sums(const struct core_arch *a, int64_t tp, int64_t ep, int64_t width,
+                        bool mixed, struct linear_sums *s)
 {
     struct linear_sums one = {0};
     int64_t more = mixed ? core_quant_more_bits_layers(a->layers) : 0;
@@ -103,9 +107,9 @@ static bool linear_sums(const struct core_arch *a, int64_t tp, int64_t ep, bool 
 
     *s = (struct linear_sums){0};
     attention_linears(a, tp, more, s, &ok);
-    mlp_linears(a, tp, ep, more, s, &ok);
+    mlp_linears(a, tp, ep, width, more, s, &ok);
     attention_linears(a, 1, 0, &one, &ok);
-    mlp_linears(a, 1, 1, 0, &one, &ok);
+    mlp_linears(a, 1, 1, 1, 0, &one, &ok);
     s->weights_tp1 = one.main.n + one.more.n + one.unsplit.n + one.experts.n;
     return ok;
 }
@@ -135,6 +139,13 @@ static int64_t plain_bytes(const struct core_quant_layout *l, int64_t n, int dty
 int64_t core_serve_weight_bytes(const struct core_arch *a, enum core_quant q, int64_t group,
                                 int dtype_bytes, int64_t tp, int64_t pp, int64_t ep)
 {
+    return core_serve_weight_bytes_moe(a, q, group, dtype_bytes, tp, pp, ep, ep > tp ? ep : tp);
+}
+
+int64_t core_serve_weight_bytes_moe(const struct core_arch *a, enum core_quant q, int64_t group,
+                                    int dtype_bytes, int64_t tp, int64_t pp, int64_t ep,
+                                    int64_t width)
+{
     const struct core_quant_format *f = &core_quant_formats[q];
     struct core_quant_layout lin = core_quant_linear(q, group);
     struct core_arch_counts counts;
@@ -143,8 +154,8 @@ int64_t core_serve_weight_bytes(const struct core_arch *a, enum core_quant q, in
 
     if (q == CORE_QUANT_NONE)
         lin.data_bits = 8 * dtype_bytes;
-    if (tp < 1 || pp < 1 || ep < 1 || !core_arch_count(a, &counts) ||
-        !linear_sums(a, tp, ep, f->more_bits != NULL, &s))
+    if (tp < 1 || pp < 1 || ep < 1 || width < ep || !core_arch_count(a, &counts) ||
+        !linear_sums(a, tp, ep, width, f->more_bits != NULL, &s))
         return -1;
     /* Embedding and head: vocab-parallel rows of the padded vocabulary. */
     vocab = ceil_div(ceil_div(a->vocab, VOCAB_PADDING) * VOCAB_PADDING, tp);
@@ -201,8 +212,8 @@ int64_t core_serve_kv_bytes_per_token(const struct core_arch *a, int64_t tp, int
  *            attention T (2 a/tp + 2 k_r) h_d b (q, k, v and the output)
  *            MLP       T (gated ? 3 : 2) f/tp b (gate_up and the activation), plus T d b when
  *                      the pass runs eager and gated (below)
- *            MoE       T top_k ((gated ? 3 : 2) f_e/tp + d) b (fused_moe's three caches; f_e
- *                      whole under expert parallelism, where the experts are not split over tp)
+ *            MoE       T top_k ((gated ? 3 : 2) f_e/etp + d) b (fused_moe's three caches; etp
+ *                      the experts' split, moe_width / ep: 1, f_e whole, under vLLM's EP)
  *   sampler  S V 26 (bf16 logits 2, fp32 logits 4, probabilities 4, log-probabilities 4, the
  *            top-p/top-k sort's fp32 values 4 and int64 indices 8)
  * Eager (vLLM V0's prefill, V1 under enforce_eager): the models' gated MLP forward
@@ -214,7 +225,7 @@ int64_t core_serve_kv_bytes_per_token(const struct core_arch *a, int64_t tp, int
  */
 #define SAMPLER_BYTES_PER_LOGIT 26
 
-int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t ep, int64_t tokens,
+int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t etp, int64_t tokens,
                                  int64_t seqs, int act_bytes, bool eager)
 {
     double T = (double)tokens, b = act_bytes, d = (double)a->hidden;
@@ -235,11 +246,11 @@ int64_t core_serve_profile_bytes(const struct core_arch *a, int64_t tp, int64_t 
             T * (ups * (double)a->ffn_hidden / (double)tp + (eager && a->gated_mlp ? d : 0.0)) * b;
     if (a->experts > 0) {
         double mf = (double)(a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden);
-        /* Under expert parallelism the experts are whole on each rank (the experts' tp is 1,
-         * fused_moe/config.py FusedMoEParallelConfig), and fused_experts' caches are sized
-         * M x top_k x w1's full width for every token (the expert map masks the others). */
-        double etp = ep > 1 ? 1.0 : (double)tp;
-        double moe = T * (double)a->experts_per_token * (ups * mf / etp + d) * b;
+        /* etp: the experts' tensor split - 1 under vLLM's expert parallelism (the experts whole
+         * on each rank, fused_moe/config.py FusedMoEParallelConfig), moe_width / ep in general
+         * (SGLang's moe_tp_size) - and fused_experts' caches are sized M x top_k x w1's width
+         * on the rank for every token (the expert map masks the others). */
+        double moe = T * (double)a->experts_per_token * (ups * mf / (double)etp + d) * b;
 
         mlp = moe > mlp ? moe : mlp;
     }

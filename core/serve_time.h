@@ -52,10 +52,11 @@ struct core_serve_time_input {
     enum core_serve_math math;
     enum core_gpu_generation generation;
     int64_t tp, pp;
-    /* Expert parallelism: the EP group is tp x dp ranks (vLLM's FusedMoEParallelConfig, SGLang's
-     * DP attention), so ep > tp means ep / tp attention groups - each carrying this step's
-     * tokens - whose tokens meet in one set of E experts, E / ep whole ones per GPU. 0 or 1:
-     * none, or ep <= tp (the experts' tokens are this group's). */
+    /* The MoE group: the tp x dp ranks of a stage the MoE layers span (core_serve_resolved's
+     * moe_width: vLLM's FusedMoEParallelConfig, SGLang's and TensorRT-LLM's attention DP), so
+     * ep > tp means ep / tp attention groups - each carrying this step's tokens - whose tokens
+     * meet in one set of E experts, E / ep experts' worth per GPU. 0 or 1: none, or ep <= tp
+     * (the experts' tokens are this group's). */
     int64_t ep;
     bool cuda_graphs; /* false: eager launches (vLLM --enforce-eager) */
     /* Workload: prompt and output tokens per request, sequences in flight. continuous: the

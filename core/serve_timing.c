@@ -8,6 +8,7 @@
  * has one; everything else, 4-bit formats included, multiplied in 16 bits); bandwidth, link and
  * generation from the catalog (or the request's overrides).
  */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -93,11 +94,14 @@ void core_serve_time_input_of(const struct core_serve_result *r, struct core_ser
     out->linear_bytes_per_weight = linear_bytes_per_weight(q, dtype);
     /* The embedding table is split over tp (vocab-parallel) and held by the first stage. */
     out->embedding_bytes = (double)c.embedding * dtype / tp;
-    /* The routed experts as the rank holds them (core_serve_weight_bytes): split over max(tp,
-     * ep) ranks, whole experts under expert parallelism (vLLM's and SGLang's EP group is the
-     * tp x dp ranks, so ep = tp at dp 1), slices under tensor parallelism, then over the stages. */
-    out->expert_bytes =
-        (double)c.experts * linear_bytes_per_weight(q, dtype) / ((ep > tp ? ep : tp) * pp);
+    /* The routed experts as the rank holds them (core_serve_weight_bytes_moe): ceil(E / ep)
+     * experts, each split width / ep ways over the MoE group of `width` ranks (moe_width: the
+     * tp x dp GPUs of a stage), then over the stages - E / width experts' worth when ep | E. */
+    double E = (double)a->experts, width = (double)r->resolved.moe_width;
+    if (width < ep || width < 1)
+        width = ep > tp ? ep : tp; /* a resolution without a MoE group: tp x pp GPUs */
+    double held = E > 0 ? ceil(E / ep) * ep / E : 1.0;
+    out->expert_bytes = (double)c.experts * linear_bytes_per_weight(q, dtype) * held / (width * pp);
     if (out->embedding_bytes + out->expert_bytes > out->weight_bytes)
         out->expert_bytes = out->weight_bytes > out->embedding_bytes
                                 ? out->weight_bytes - out->embedding_bytes
@@ -110,7 +114,9 @@ void core_serve_time_input_of(const struct core_serve_result *r, struct core_ser
     out->generation = core_gpus[r->model.gpu].generation;
     out->tp = r->resolved.tp;
     out->pp = r->resolved.pp;
-    out->ep = r->resolved.ep;
+    /* The time model's EP group: the MoE layers' ranks, whose width / tp attention groups' tokens
+     * meet in the experts (vLLM's DP ranks step the MoE layers together with or without EP). */
+    out->ep = (int64_t)width;
     out->cuda_graphs = !r->resolved.enforce_eager;
     out->input_len = w->input_len;
     out->output_len = w->output_len;

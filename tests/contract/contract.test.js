@@ -467,6 +467,25 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
                 { ...json, body: JSON.stringify({ model: 'llama2-7b', engine_version: 'vllm_0.9' }) });
             assert.deepEqual(fields(bad.p), ['engine_version']);
         });
+
+        test('an input no candidate can take is a 422 naming it before the search, as /inference answers', async () => {
+            const json = { headers: { 'Content-Type': 'application/json' } };
+            for (const [ask, field] of [
+                [{ model: 'llama3-8b', block_size: 7 }, 'block_size'],
+                [{ model: 'llama3-8b', engine: 'trtllm', gpu: 'b200', quantization: 'awq' }, 'quantization'],
+                [{ model: 'llama3-8b', gpu: 'v100-sxm-32gb', precision: 'fp16', quantization: 'fp8' }, 'quantization'],
+            ]) {
+                const { p } = await problem('POST', '/inference/plan', 422, { ...json, body: JSON.stringify(ask) });
+                assert.deepEqual(fields(p), [field]);
+                const one = { ...ask, gpu: ask.gpu ?? 'h100-sxm' };
+                const inf = await problem('GET', '/inference?' + new URLSearchParams(one), 422);
+                assert.deepEqual(fields(inf.p), [field]);
+            }
+            /* a list one of whose formats the GPU runs is searched */
+            const b = await ok('/inference/plan', { model: 'llama3-8b', gpu: 'v100-sxm-32gb', precision: 'fp16',
+                quantization: ['fp8', 'none'], concurrency: 1 });
+            assert.ok(b.plans.length > 0);
+        });
     });
 
     describe('compute routes: success', () => {

@@ -343,6 +343,233 @@ START_TEST(ep_on_a_dense_model)
 }
 END_TEST
 
+/*
+ * trtllm-build's integer-quantization refusal on SM 10.x (tensorrt_llm/builder.py build: for
+ * 100 <= sm < 120, is_int4_weight_only / is_int8_weight_only / has_int8_kv_cache raise "INT8/INT4
+ * quantization is not supported on SM>=100", has_act_and_weight_quant "SmoothQuant is not
+ * supported on SM>=100"). AWQ and GPTQ are W4A16 int4 weight-only, memwall's int8 is W8A8
+ * SmoothQuant: refused on B200 and GB200 (sm 100) and GB300 (sm 103), taken on the RTX PRO 6000
+ * Blackwell (sm 120, outside the range), on H100, and under vLLM on B200. FP8 and an FP8 KV cache
+ * have no such rule. Llama 3 8B bf16, 4096 tokens.
+ */
+START_TEST(trtllm_int_quantization_refused_on_sm100)
+{
+    static const struct {
+        const char *gpu;
+        enum core_engine e;
+        enum core_quant q;
+        enum core_kv_dtype kv;
+        const char *refusal; /* NULL: accepted */
+    } cases[] = {
+        {"b200", CORE_ENGINE_TRTLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, "INT8/INT4"},
+        {"gb200", CORE_ENGINE_TRTLLM, CORE_QUANT_GPTQ, CORE_KV_AUTO, "INT8/INT4"},
+        {"gb300", CORE_ENGINE_TRTLLM, CORE_QUANT_INT8, CORE_KV_AUTO, "SmoothQuant"},
+        {"b200", CORE_ENGINE_TRTLLM, CORE_QUANT_INT8, CORE_KV_AUTO, "10.0"},
+        {"rtx-pro-6000", CORE_ENGINE_TRTLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, NULL},
+        {"h100-sxm", CORE_ENGINE_TRTLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, NULL},
+        {"b200", CORE_ENGINE_VLLM, CORE_QUANT_AWQ, CORE_KV_AUTO, NULL},
+        {"b200", CORE_ENGINE_TRTLLM, CORE_QUANT_FP8, CORE_KV_FP8, NULL},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+        enum core_status st;
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find("llama3-8b");
+        in.base.gpu = core_gpu_find(cases[i].gpu);
+        in.engine = cases[i].e;
+        in.quantization = cases[i].q;
+        in.kv_cache_dtype = cases[i].kv;
+        in.max_model_len = 4096;
+        st = core_serve(&in, &r, &p);
+        if (cases[i].refusal == NULL) {
+            ck_assert_msg(st == CORE_OK, "case %zu: %s", i, p.count ? p.items[0].message : "");
+            continue;
+        }
+        ck_assert_int_eq(st, CORE_EINVAL);
+        ck_assert_str_eq(p.items[0].field, "quantization");
+        ck_assert_msg(strstr(p.items[0].message, cases[i].refusal) != NULL, "case %zu: %s", i,
+                      p.items[0].message);
+    }
+}
+END_TEST
+
+/* No advice proposes a format trtllm-build refuses: Qwen3-235B-A22B in bf16 (470 GB) on one B200
+ * (180 GB) does not serve under TensorRT-LLM; its 4-bit AWQ weights (about 120 GB) would fit and
+ * were advised before, but the builder refuses AWQ on sm 100, and fp8 (235 GB) does not fit:
+ * no quantize_weights advice names awq, gptq or int8. */
+START_TEST(trtllm_sm100_advice_skips_int_formats)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("qwen3-235b-a22b");
+    in.base.gpu = core_gpu_find("b200");
+    in.engine = CORE_ENGINE_TRTLLM;
+    in.max_model_len = 4096;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+    for (int k = 0; k < r.advice_count; k++)
+        for (int c = 0; c < r.advice[k].change_count; c++)
+            if (strcmp(r.advice[k].changes[c].input, "quantization") == 0)
+                ck_assert_str_eq(r.advice[k].changes[c].string_value, "fp8");
+}
+END_TEST
+
+/* Mixtral-8x7B (8 experts, top 2, 32 layers, d 4096, f_e 14336, 32 heads, 8 KV heads) on H100s
+ * with `tp`, `pp`, `ep` and `gpus`, bf16, a 4096-token context. */
+static void mixtral(struct core_serve_input *in, enum core_engine e, int64_t tp, int64_t pp,
+                    int64_t ep, int64_t gpus)
+{
+    core_serve_input_init(in);
+    in->base.preset = core_preset_find("mixtral-8x7b");
+    in->base.gpu = core_gpu_find("h100-sxm");
+    in->engine = e;
+    in->base.tp = tp;
+    in->base.pp = pp;
+    in->base.ep = ep;
+    in->base.gpus = gpus;
+    in->max_model_len = 4096;
+}
+
+static const char *refusal(const struct core_serve_input *in, const char *needle)
+{
+    static struct core_serve_result r;
+    struct core_problems p = {0};
+
+    if (core_serve(in, &r, &p) != CORE_EINVAL || p.count == 0)
+        return "accepted";
+    ck_assert_msg(strstr(p.items[0].message, needle) != NULL, "%s: %s", p.items[0].field,
+                  p.items[0].message);
+    return p.items[0].field;
+}
+
+/*
+ * Each engine's EP group. tp 2, pp 4, ep 8 on 8 GPUs: a pipeline stage has 8 / 4 = 2 GPUs.
+ *  - vLLM: --enable-expert-parallel makes the EP group every tp x dp rank of a stage
+ *    (FusedMoEParallelConfig.make: ep_size = the flattened tp x dp size), here 2 x 1 = 2: ep is 1
+ *    or 2, never 8 (the old check let ep 8 through and divided the experts over 8 x 4 = 32 ranks).
+ *    On 32 GPUs a stage holds 8 = tp 2 x dp 4: ep 8 is vLLM's --data-parallel-size 4.
+ *  - SGLang: moe_tp_size = tp_size / ep_size inside its tp_size = 2 group: 8 does not divide 2.
+ *  - TensorRT-LLM: Mapping raises unless tp_size (2) = moe_tp_size x moe_ep_size; on 32 GPUs the
+ *    8 ranks of a stage are 4 attention-DP groups, which run attention unsplit (tp 1), so tp 2 is
+ *    refused there while tp 1, pp 4, ep 8 on 32 GPUs is its layout.
+ *  - llama.cpp and vLLM releases before 0.8 have no expert parallelism at all.
+ */
+START_TEST(each_engine_defines_its_ep_group)
+{
+    struct core_serve_input in;
+
+    mixtral(&in, CORE_ENGINE_VLLM, 2, 4, 8, 1);
+    ck_assert_str_eq(refusal(&in, "ep is 1 or 2"), "ep");
+    mixtral(&in, CORE_ENGINE_VLLM, 2, 4, 8, 32);
+    ck_assert_str_eq(refusal(&in, ""), "accepted");
+    mixtral(&in, CORE_ENGINE_VLLM, 2, 4, 2, 1);
+    ck_assert_str_eq(refusal(&in, ""), "accepted");
+    mixtral(&in, CORE_ENGINE_SGLANG, 2, 4, 8, 1);
+    ck_assert_str_eq(refusal(&in, "moe_tp_size = tp_size / ep_size"), "ep");
+    mixtral(&in, CORE_ENGINE_SGLANG, 2, 4, 8, 32);
+    ck_assert_str_eq(refusal(&in, ""), "accepted");
+    mixtral(&in, CORE_ENGINE_TRTLLM, 2, 4, 8, 1);
+    ck_assert_str_eq(refusal(&in, "mapping.py"), "ep");
+    mixtral(&in, CORE_ENGINE_TRTLLM, 2, 4, 8, 32);
+    ck_assert_str_eq(refusal(&in, "enable_attention_dp"), "tp");
+    mixtral(&in, CORE_ENGINE_TRTLLM, 1, 4, 8, 32);
+    ck_assert_str_eq(refusal(&in, ""), "accepted");
+    mixtral(&in, CORE_ENGINE_LLAMACPP, 1, 1, 2, 2);
+    ck_assert_str_eq(refusal(&in, "llama.cpp has no expert parallelism"), "ep");
+    mixtral(&in, CORE_ENGINE_VLLM_V0, 2, 1, 2, 1);
+    in.engine_version = CORE_VERSION_VLLM_0_4;
+    ck_assert_str_eq(refusal(&in, "vllm_0.4 has no expert parallelism"), "ep");
+}
+END_TEST
+
+/*
+ * How the experts are divided once accepted. One expert of Mixtral-8x7B is 3 (gate, up, down) x
+ * 4096 x 14336 = 176,160,768 weights a layer, x 32 layers = 5,637,144,576, bf16 11,274,289,152
+ * bytes; everything else is the same on every rank at tp 1, pp 1.
+ *  - vLLM, ep 3 on 3 GPUs (tp 1 x dp 3): determine_expert_map gives 8 // 3 = 2 experts a rank
+ *    and the first 8 % 3 = 2 ranks one more, so the worst rank holds 3 - 5 experts fewer than a
+ *    lone GPU: 5 x 11,274,289,152 = 56,371,445,760 bytes less. SGLang's FusedMoE asserts
+ *    num_experts % moe_ep_size == 0 and refuses it.
+ *  - vLLM, 2 GPUs (tp 1 x dp 2) without EP: the experts are tp-split over the flattened tp x dp
+ *    = 2 ranks (flatten_tp_across_dp), half of each: 8 / 2 x 11,274,289,152 = 45,097,156,608
+ *    bytes less - the same as ep 2's 4 whole experts. The old sizing kept all 8 on each GPU.
+ *    The time model sees the same MoE group: 2 ranks whose 2 attention groups' tokens meet in
+ *    the experts, 45,097,156,608 expert bytes per GPU.
+ *  - vLLM, 3 GPUs without EP: 14336 channels do not split 3 ways (FusedMoEConfig asserts
+ *    intermediate_size % tp_size == 0): refused, naming tp.
+ */
+START_TEST(experts_divided_as_the_engine_divides_them)
+{
+    struct core_serve_input in;
+    struct core_serve_result one, ep3, dp2, ep2;
+    struct core_problems p = {0};
+    struct core_serve_time_input t;
+
+    mixtral(&in, CORE_ENGINE_VLLM, 1, 1, 1, 1);
+    ck_assert_int_eq(core_serve(&in, &one, &p), CORE_OK);
+    mixtral(&in, CORE_ENGINE_VLLM, 1, 1, 3, 3);
+    ck_assert_int_eq(core_serve(&in, &ep3, &p), CORE_OK);
+    ASSERT_I64(one.per_gpu.weights - ep3.per_gpu.weights, INT64_C(56371445760));
+    mixtral(&in, CORE_ENGINE_SGLANG, 1, 1, 3, 3);
+    ck_assert_str_eq(refusal(&in, "num_experts % ep_size"), "ep");
+    mixtral(&in, CORE_ENGINE_VLLM, 1, 1, 1, 2);
+    ck_assert_int_eq(core_serve(&in, &dp2, &p), CORE_OK);
+    ASSERT_I64(one.per_gpu.weights - dp2.per_gpu.weights, INT64_C(45097156608));
+    mixtral(&in, CORE_ENGINE_VLLM, 1, 1, 2, 2);
+    ck_assert_int_eq(core_serve(&in, &ep2, &p), CORE_OK);
+    ASSERT_I64(ep2.per_gpu.weights, dp2.per_gpu.weights);
+    core_serve_time_input_of(&dp2, &t);
+    ASSERT_I64(t.ep, 2);
+    ASSERT_REL(t.expert_bytes, 45097156608.0, 1e-9);
+    mixtral(&in, CORE_ENGINE_VLLM, 1, 1, 1, 3);
+    ck_assert_str_eq(refusal(&in, "intermediate_size % tp_size"), "tp");
+}
+END_TEST
+
+/* The planner proposes what /inference accepts: it sizes each candidate with core_serve() at gpus
+ * = tp, pp 1, so with ep 2 vLLM takes only tp 2 (ep = tp x dp = tp), while SGLang takes every tp
+ * that ep 2 divides (2, 4, 8) and refuses tp 1. */
+START_TEST(planner_proposes_only_accepted_ep_layouts)
+{
+    static struct core_serve_plan best[CORE_SPLAN_TOP], front[CORE_SPLAN_PARETO_MAX];
+    struct core_serve_plan_input in;
+    struct core_serve_plan_summary s;
+    struct core_problems p = {0};
+    bool seen[9] = {false};
+
+    core_serve_plan_input_init(&in);
+    in.base.base.preset = core_preset_find("mixtral-8x7b");
+    in.base.base.ep = 2;
+    in.base.input_len = 1024;
+    in.base.output_len = 128;
+    in.concurrency = 8;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    ck_assert_int_eq(
+        core_serve_plan_search(&in, best, CORE_SPLAN_TOP, front, CORE_SPLAN_PARETO_MAX, &s, &p),
+        CORE_OK);
+    ck_assert_int_gt(s.plan_count, 0);
+    for (int i = 0; i < s.plan_count; i++)
+        ASSERT_I64(best[i].tp, 2);
+    in.base.engine = CORE_ENGINE_SGLANG;
+    ck_assert_int_eq(
+        core_serve_plan_search(&in, best, CORE_SPLAN_TOP, front, CORE_SPLAN_PARETO_MAX, &s, &p),
+        CORE_OK);
+    for (int i = 0; i < s.plan_count; i++) {
+        ck_assert(best[i].tp >= 2 && best[i].tp <= 8);
+        seen[best[i].tp] = true;
+    }
+    ck_assert(seen[2] && seen[4] && seen[8] && !seen[1]);
+}
+END_TEST
+
 /* Apply one advice's changes to a serving request (the inputs serve_advice.c changes). */
 static void apply_advice(const struct core_note *n, struct core_serve_input *in)
 {
@@ -357,6 +584,8 @@ static void apply_advice(const struct core_note *n, struct core_serve_input *in)
             in->base.tp = c->int_value;
         else if (strcmp(c->input, "gpus") == 0)
             in->base.gpus = c->int_value;
+        else if (strcmp(c->input, "ep") == 0)
+            in->base.ep = c->int_value;
         else if (strcmp(c->input, "gpu") == 0)
             in->base.gpu = core_gpu_find(c->string_value);
         else if (strcmp(c->input, "kv_cache_dtype") == 0)
@@ -491,10 +720,118 @@ END_TEST
 START_TEST(expert_parallel_profile_caches_whole_experts)
 {
     const struct core_arch *a = &core_presets[core_preset_find("qwen3-235b-a22b")].arch;
-    int64_t tp = core_serve_profile_bytes(a, 8, 1, 2048, 256, 2, false);
-    int64_t ep = core_serve_profile_bytes(a, 8, 8, 2048, 256, 2, false);
+    int64_t tp = core_serve_profile_bytes(a, 8, 8, 2048, 256, 2, false); /* experts' tp 8 */
+    int64_t ep = core_serve_profile_bytes(a, 8, 1, 2048, 256, 2, false); /* whole experts */
 
     ASSERT_I64(ep - tp, INT64_C(132120576));
+}
+END_TEST
+
+/* more_tensor_parallel on an expert-parallel MoE replica keeps vLLM's EP group whole. Mixtral-8x7B
+ * bf16 on L40S (44.99 GiB usable) at tp 1 x dp 2, ep 2: each GPU holds 4 of the 8 experts
+ * (4 x 11,274,289,152 = 45.1e9 bytes) plus the 1.6e9 attention, embedding and head bytes: 46.7e9
+ * > 48.3e9 x 0.9, it does not serve. tp 2 keeping dp 2 is 4 GPUs, and vLLM's EP group becomes
+ * tp 2 x dp 2 = 4 (FusedMoEParallelConfig.make): the advice changes tp to 2, gpus to 4 and ep to
+ * 4 - each GPU 2 experts, 22.5e9 + 0.8e9 bytes - and /inference accepts it. (The old advice
+ * dropped dp: tp 2 on 2 GPUs still holds 4 experts a GPU and does not fit, so it went on to tp 4
+ * on 4 GPUs with ep 2 - a layout vLLM cannot express, its EP group being those 4 GPUs.) */
+START_TEST(moe_tensor_parallel_advice_keeps_the_ep_group)
+{
+    struct core_serve_input in, again;
+    struct core_serve_result r, r2;
+    struct core_problems p = {0};
+    const struct core_note *tp = NULL;
+
+    mixtral(&in, CORE_ENGINE_VLLM, 1, 1, 2, 2);
+    in.base.gpu = core_gpu_find("l40s");
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(!r.fits);
+    for (int k = 0; k < r.advice_count; k++)
+        if (strcmp(r.advice[k].code, "more_tensor_parallel") == 0)
+            tp = &r.advice[k];
+    ck_assert_ptr_nonnull(tp);
+    again = in;
+    apply_advice(tp, &again);
+    ASSERT_I64(again.base.tp, 2);
+    ASSERT_I64(again.base.gpus, 4);
+    ASSERT_I64(again.base.ep, 4);
+    ck_assert_int_eq(core_serve(&again, &r2, &p), CORE_OK);
+    ck_assert(r2.fits);
+}
+END_TEST
+
+/* The planner's input that no candidate can take is a 422 before the search, naming the field,
+ * as /inference answers - where the refusal holds at every tp of every listed gpu x quantization
+ * x KV dtype:
+ *  - block_size 7 under vLLM (vllm/config/cache.py BlockSize: 1, 8, 16, 32, 64, 128); SGLang's
+ *    page_size has no such rule, so there it searches;
+ *  - fp8 weights on a V100 (sm 7.0 < Fp8Config's 8.0), alone - with none listed too it searches;
+ *  - awq under trtllm on B200 (builder.py: "INT8/INT4 quantization is not supported on SM>=100");
+ *  - bf16 on V100 and T4 (no bf16 peak in the catalog), naming precision;
+ *  - vLLM's max_num_batched_tokens 64 below max_num_seqs 128 (SchedulerConfig).
+ * Before, each came back as a 200 whose reason said every configuration is refused. */
+static enum core_status plan_with(struct core_serve_plan_input *in, struct core_problems *p)
+{
+    static struct core_serve_plan best[CORE_SPLAN_TOP], front[CORE_SPLAN_PARETO_MAX];
+    struct core_serve_plan_summary s;
+
+    p->count = 0;
+    return core_serve_plan_search(in, best, CORE_SPLAN_TOP, front, CORE_SPLAN_PARETO_MAX, &s, p);
+}
+
+static void plan_base(struct core_serve_plan_input *in, const char *gpu)
+{
+    core_serve_plan_input_init(in);
+    in->base.base.preset = core_preset_find("llama3-8b");
+    in->base.input_len = 1024;
+    in->base.output_len = 128;
+    in->concurrency = 4;
+    in->gpu_count = 1;
+    in->gpus[0] = core_gpu_find(gpu);
+}
+
+START_TEST(plan_refuses_up_front_what_no_candidate_can_take)
+{
+    struct core_serve_plan_input in;
+    struct core_problems p = {0};
+
+    plan_base(&in, "h100-sxm");
+    in.base.block_size = 7;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "block_size");
+    in.base.engine = CORE_ENGINE_SGLANG;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_OK);
+
+    plan_base(&in, "v100-sxm-32gb");
+    in.base.base.precision = CORE_PREC_FP16;
+    in.quant_count = 1;
+    in.quantizations[0] = CORE_QUANT_FP8;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "quantization");
+    ck_assert(strstr(p.items[0].message, "8.0") != NULL);
+    in.quant_count = 2;
+    in.quantizations[1] = CORE_QUANT_NONE;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_OK);
+
+    plan_base(&in, "b200");
+    in.base.engine = CORE_ENGINE_TRTLLM;
+    in.quant_count = 1;
+    in.quantizations[0] = CORE_QUANT_AWQ;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "quantization");
+    ck_assert(strstr(p.items[0].message, "INT8/INT4") != NULL);
+
+    plan_base(&in, "v100-sxm-32gb");
+    in.gpu_count = 2;
+    in.gpus[1] = core_gpu_find("t4");
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "precision");
+
+    plan_base(&in, "h100-sxm");
+    in.base.max_num_batched_tokens = 64;
+    in.base.max_num_seqs = 128;
+    ck_assert_int_eq(plan_with(&in, &p), CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "max_num_batched_tokens");
 }
 END_TEST
 
@@ -509,12 +846,19 @@ static Suite *suite(void)
     tcase_add_test(t, larger_gpu_runs_the_model);
     tcase_add_test(t, formats_need_their_compute_capability);
     tcase_add_test(t, trtllm_fp8_weights_need_sm89_not_its_kv_cache);
+    tcase_add_test(t, trtllm_int_quantization_refused_on_sm100);
+    tcase_add_test(t, trtllm_sm100_advice_skips_int_formats);
     tcase_add_test(t, awq_groups_per_tensor_parallel_rank);
     tcase_add_test(t, vllm_scheduler_rule);
     tcase_add_test(t, ep_on_a_dense_model);
+    tcase_add_test(t, each_engine_defines_its_ep_group);
+    tcase_add_test(t, experts_divided_as_the_engine_divides_them);
+    tcase_add_test(t, planner_proposes_only_accepted_ep_layouts);
+    tcase_add_test(t, moe_tensor_parallel_advice_keeps_the_ep_group);
     tcase_add_test(t, every_serving_advice_is_accepted);
     tcase_add_test(t, plan_reason_names_the_cuda_graph_headroom);
     tcase_add_test(t, plan_reason_names_input_len);
+    tcase_add_test(t, plan_refuses_up_front_what_no_candidate_can_take);
     suite_add_tcase(s, t);
     return s;
 }

@@ -306,6 +306,10 @@ static const struct hostile_case cases[] = {
     {"/inference/plan", "{\"engine_version\": \"vllm_0.9\"}", 400, "engine_version"},
     {"/inference/plan", "{\"engine\": \"sglang\", \"engine_version\": \"vllm_0.4\"}", 422,
      "engine_version"},
+    /* what no candidate of the search can take: a 422 before it, as /inference answers */
+    {"/inference/plan", "{\"block_size\": 7}", 422, "block_size"},
+    {"/inference/plan", "{\"engine\": \"trtllm\", \"gpu\": \"b200\", \"quantization\": \"awq\"}",
+     422, "quantization"},
     {"/inference?engine=%ff", NULL, 400, "engine"},
     {"/inference?quantization=int4", NULL, 400, "quantization"},
     {"/inference?kv_cache_dtype=fp4", NULL, 400, "kv_cache_dtype"},
@@ -320,11 +324,24 @@ static const struct hostile_case cases[] = {
     {"/inference?model=llama3-8b&engine=llama.cpp", NULL, 200, NULL}, /* f16 GGUF */
     {"/inference?model=llama3-8b&engine=llama.cpp&quantization=awq", NULL, 422, "quantization"},
     {"/inference?model=llama3-8b&engine=trtllm&quantization=bnb_nf4", NULL, 422, "quantization"},
+    /* trtllm-build: "INT8/INT4 quantization is not supported on SM>=100" (B200 sm 100), not on
+     * the RTX PRO 6000 (sm 120) */
+    {"/inference?model=llama3-8b&engine=trtllm&quantization=awq&gpu=b200", NULL, 422,
+     "quantization"},
+    {"/inference?model=llama3-8b&engine=trtllm&quantization=awq&gpu=rtx-pro-6000", NULL, 200, NULL},
     {"/inference?model=llama3-8b&quantization=fp8&quant_group_size=64", NULL, 422,
      "quant_group_size"},
     {"/inference?model=llama3-8b&tp=3&gpus=3", NULL, 422, "tp"},
     {"/inference?model=llama3-8b&tp=16&gpus=16", NULL, 200, NULL}, /* 8 KV heads replicated */
-    {"/inference?model=mixtral-8x7b&ep=3&gpus=3", NULL, 422, "ep"},
+    /* vLLM spreads 8 experts over ep 3 = tp 1 x dp 3 as 3, 3, 2 (determine_expert_map); SGLang
+     * asserts num_experts % ep_size == 0 */
+    {"/inference?model=mixtral-8x7b&ep=3&gpus=3", NULL, 200, NULL},
+    {"/inference?model=mixtral-8x7b&ep=3&gpus=3&engine=sglang", NULL, 422, "ep"},
+    /* vLLM's EP group is the tp x dp GPUs of one stage: 8 / 4 = 2 here, not 8; on 32 GPUs the
+     * stage holds tp 2 x dp 4 = 8 */
+    {"/inference?model=mixtral-8x7b&tp=2&pp=4&ep=8", NULL, 422, "ep"},
+    {"/inference?model=mixtral-8x7b&tp=2&pp=4&ep=8&gpus=32", NULL, 200, NULL},
+    {"/inference?model=mixtral-8x7b&ep=2&gpus=2&engine=llama.cpp", NULL, 422, "ep"},
     {"/inference?model=llama3-8b&precision=fp8", NULL, 422, "precision"},
     /* magnitudes: a page of 1e5 heads x 1e6 head_dim x 1024 tokens overflows int64: 422 */
     {"/inference?layers=100000&hidden=100000&heads=100000&kv_heads=100000&head_dim=1000000&"

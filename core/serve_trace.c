@@ -198,6 +198,50 @@ static int mlp(struct pass *p, const struct core_arch *a, int64_t f, bool fused_
     return down;
 }
 
+/* Field by field (no memcmp: the blocks' padding bytes are unspecified), the peaks included. */
+static bool same_state(const struct core_alloc *x, const struct core_alloc *y)
+{
+    if (x->segments != y->segments || x->reserved != y->reserved || x->live != y->live)
+        return false;
+    if (x->peak_reserved != y->peak_reserved || x->peak_live != y->peak_live)
+        return false;
+    for (int i = 0; i < CORE_ALLOC_BLOCKS; i++) {
+        const struct core_alloc_block *b = &x->blocks[i], *c = &y->blocks[i];
+
+        if (b->alive != c->alive || (b->alive && (b->offset != c->offset || b->size != c->size ||
+                                                  b->segment != c->segment || b->used != c->used)))
+            return false;
+    }
+    return true;
+}
+
+/* The experts run the same allocations one after another, so the allocator falls into a cycle:
+ * once the state after expert e (blocks, slots, peaks) and its live output `prev` equal those
+ * after expert e - k, the replay from there repeats every k experts with no new peak, and whole
+ * cycles can be skipped (the remainder is still replayed). A model of 100,000 local experts then
+ * costs a few experts' replay. */
+#define EXPERT_PERIOD_MAX 4
+
+struct expert_state {
+    struct core_alloc al;
+    int prev;
+};
+
+/* How many of the experts after e to skip: whole cycles, or 0 (the state remembered). */
+static int64_t expert_skip(struct expert_state *seen, const struct core_alloc *now, int prev,
+                           int64_t e, int64_t n)
+{
+    for (int64_t k = 1; k <= EXPERT_PERIOD_MAX && k <= e; k++) {
+        const struct expert_state *s = &seen[(e - k) % EXPERT_PERIOD_MAX];
+
+        if (s->prev == prev && same_state(&s->al, now))
+            return (n - 1 - e) / k * k;
+    }
+    seen[e % EXPERT_PERIOD_MAX].al = *now;
+    seen[e % EXPERT_PERIOD_MAX].prev = prev;
+    return 0;
+}
+
 /* A routed MLP on input x: the output's handle, or x itself when fused_moe writes in place. */
 static int moe(struct pass *p, const struct core_arch *a, int64_t tp, int64_t ep, int x)
 {
@@ -212,7 +256,10 @@ static int moe(struct pass *p, const struct core_arch *a, int64_t tp, int64_t ep
         /* current_hidden_states = expert_layer(hidden_states).mul_(w): the name still holds the
          * previous expert's output while the next expert runs; it dies only at the rebinding
          * (final_hidden_states.add_ read it before), the last one at return. */
-        for (int64_t e = 0; e < (local > 0 ? local : 1); e++) {
+        struct expert_state seen[EXPERT_PERIOD_MAX]; /* after the last experts */
+        int64_t n = local > 0 ? local : 1, skip = 0;
+
+        for (int64_t e = 0; e < n; e++) {
             int out = mlp(p, a, f, false);
 
             if (prev >= 0 && prev != sum)
@@ -220,6 +267,8 @@ static int moe(struct pass *p, const struct core_arch *a, int64_t tp, int64_t ep
             if (sum < 0)
                 sum = out; /* final_hidden_states = the first expert's output */
             prev = out;
+            if (skip == 0) /* once: after it the ring's distances no longer hold */
+                e += skip = expert_skip(seen, &p->al, prev, e, n);
         }
         if (prev != sum)
             core_alloc_free(&p->al, prev);
@@ -280,21 +329,6 @@ static int layer(struct pass *p, const struct core_arch *a, int64_t tp, int64_t 
     if (i > 0)
         core_alloc_free(&p->al, input);
     return m;
-}
-
-/* Field by field (no memcmp: the blocks' padding bytes are unspecified). */
-static bool same_state(const struct core_alloc *x, const struct core_alloc *y)
-{
-    if (x->segments != y->segments || x->reserved != y->reserved || x->live != y->live)
-        return false;
-    for (int i = 0; i < CORE_ALLOC_BLOCKS; i++) {
-        const struct core_alloc_block *b = &x->blocks[i], *c = &y->blocks[i];
-
-        if (b->alive != c->alive || (b->alive && (b->offset != c->offset || b->size != c->size ||
-                                                  b->segment != c->segment || b->used != c->used)))
-            return false;
-    }
-    return true;
 }
 
 int64_t core_serve_cublas_workspace_bytes(int gpu)

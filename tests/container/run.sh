@@ -56,6 +56,9 @@ start=$(date +%s)
 buildah bud --isolation chroot --pull=never --layers --quiet \
     --build-arg MEMWALL_JOBS="${MEMWALL_JOBS:-2}" -t "$image" -f "$src/Dockerfile" "$src" \
     >"$work/build.log" 2>&1 || {
+    # the image's own ctest failures first (they can sit far above the tail), then the tail
+    grep -n -E '\*\*\*(Failed|Timeout|Exception)|^[^:]+:[0-9]+:[EF]:|tests FAILED' \
+        "$work/build.log" | head -40 >&2 || true
     tail -60 "$work/build.log" >&2
     fail "buildah bud failed"
 }

@@ -289,7 +289,11 @@ static void check_training(const struct core_input *in, const struct core_resolv
     if ((double)r->params > CORE_PARAMS_MAX)
         core_problem_add(p, "params", "the architecture's %lld parameters exceed %g",
                          (long long)r->params, CORE_PARAMS_MAX);
-    if (r->params > 0 && r->active_params > r->params)
+    /* Derived, N_active may exceed N by the MTP depths' second run of the shared output layer
+     * (layout.c, mtp_params: V d per depth, a FLOP count), which a dense model's active count
+     * (= N) cannot absorb; only a given active_params, or one derived without MTP, is wrong. */
+    if (r->params > 0 && r->active_params > r->params &&
+        (in->active_params > 0 || r->mtp_params == 0))
         core_problem_add(p, "active_params", "active_params %lld exceeds params %lld",
                          (long long)r->active_params, (long long)r->params);
 }

@@ -262,6 +262,35 @@ START_TEST(mtp_parameters)
 }
 END_TEST
 
+/*
+ * MTP on a dense model (Megatron-Core builds MultiTokenPredictionBlock for any GPTModel with
+ * --mtp-num-layers; nothing in it needs MoE). Llama 3 8B (L 32, d 4096, 32 heads, 8 KV heads of
+ * 128, f 14336 gated, V 128256 untied): one more decoder layer = q, o 2 d^2 = 33,554,432 + k, v
+ * 2 d (8 x 128) = 8,388,608 + MLP 3 d f = 176,160,768 + 2 norms 8,192 = 218,112,000; + eh_proj
+ * 2 d^2 = 33,554,432 and enorm, hnorm, final norm 3 d = 12,288: 251,678,720 weights, so N =
+ * 8,030,261,248 + 251,678,720 = 8,281,939,968. N_active (the FLOP count) adds the shared output
+ * layer's second run V d = 525,336,576: 8,807,276,544, above N by exactly that, which is no
+ * input error (it was a 422 naming active_params, an input nobody gave). A given active_params
+ * above N still is one.
+ */
+START_TEST(mtp_on_dense_model)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 8;
+    in.mtp_layers = 1;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.resolved.params, INT64_C(8281939968));
+    ASSERT_I64(r.resolved.active_params, INT64_C(8807276544));
+    in.active_params = INT64_C(8281939969);
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "active_params"));
+}
+END_TEST
+
 static Suite *split_suite(void)
 {
     Suite *s = suite_create("split");
@@ -274,6 +303,7 @@ static Suite *split_suite(void)
     tcase_add_test(tc, megatron_uneven);
     tcase_add_test(tc, flexible_layout);
     tcase_add_test(tc, mtp_parameters);
+    tcase_add_test(tc, mtp_on_dense_model);
     suite_add_tcase(s, tc);
     return s;
 }

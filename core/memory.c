@@ -45,13 +45,17 @@ bool core_state_model_parallel(const struct core_resolved *r, const struct core_
 {
     int64_t ep = r->ep > 1 ? r->ep : 1, etp = core_etp(r), pp = r->pp, ways, ex_ways;
     int64_t experts = r->expert_params > 0 && r->expert_params <= r->params ? r->expert_params : 0;
-    int64_t rest = r->params - experts;
+    int64_t rest = r->params - experts, whole = core_tp_whole_params(r), w;
 
+    /* Kept whole on every tp rank (MLA's down projections, the routers): over pp only. */
+    whole = whole > 0 && whole <= rest ? whole : 0;
+    rest -= whole;
     /* Uneven: N x (heaviest rank's layers / L) per tp rank, an exact rational in whole bytes. */
     if (r->split != CORE_SPLIT_EVEN && r->pp > 1 && r->stage_layers > 0 &&
         r->stage_layers * r->pp != r->shape.arch.layers) {
         int64_t L = r->shape.arch.layers + r->mtp_layers;
-        if (!ck_mul(rest, r->stage_layers, &rest) || !ck_mul(experts, r->stage_layers, &experts))
+        if (!ck_mul(rest, r->stage_layers, &rest) || !ck_mul(experts, r->stage_layers, &experts) ||
+            !ck_mul(whole, r->stage_layers, &whole))
             return false;
         pp = L;
     }
@@ -62,10 +66,16 @@ bool core_state_model_parallel(const struct core_resolved *r, const struct core_
     mp->off_weights = r->offload_params == CORE_OFFLOAD_CPU;
     mp->off_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     mp->host_weights = mp->host_optimizer = 0;
-    return ck_mul(etp * pp, ep, &ex_ways) && piece(rest, b->weights, ways, &mp->weights) &&
-           piece(rest, b->grads, ways, &mp->grads) &&
-           piece(rest, b->master + b->moments, ways, &mp->optimizer) &&
-           piece(experts, b->weights, ex_ways, &mp->ex_weights) &&
+    if (!ck_mul(etp * pp, ep, &ex_ways) || !piece(rest, b->weights, ways, &mp->weights) ||
+        !piece(rest, b->grads, ways, &mp->grads) ||
+        !piece(rest, b->master + b->moments, ways, &mp->optimizer))
+        return false;
+    if (whole > 0 && (!piece(whole, b->weights, pp, &w) || !ck_add(mp->weights, w, &mp->weights) ||
+                      !piece(whole, b->grads, pp, &w) || !ck_add(mp->grads, w, &mp->grads) ||
+                      !piece(whole, b->master + b->moments, pp, &w) ||
+                      !ck_add(mp->optimizer, w, &mp->optimizer)))
+        return false;
+    return piece(experts, b->weights, ex_ways, &mp->ex_weights) &&
            piece(experts, b->grads, ex_ways, &mp->ex_grads) &&
            piece(experts, b->master + b->moments, ex_ways, &mp->ex_optimizer);
 }

@@ -73,12 +73,15 @@ END_TEST
  * Mixtral 8x7B folded as an ML engineer would ask for it: tp 2, ep 4, pp 2 on 16 GPUs under
  * framework=megatron, ZeRO 1 (distributed optimizer), s 4096, b 1, selective recompute.
  * State (constants above): etp defaults to tp = 2, so the experts' grid is etp ep pp = 16 and
- * edp = 16 / 16 = 1; the dense grid tp pp = 4, dp = 4.
- *   weights: experts 45,097,156,608 x 2 / 16 = 5,637,144,576, non-experts 1,605,636,096 x 2 /
- *   4 = 802,818,048: 6,439,962,624;
- *   grads (fp32, Megatron's bf16 default): twice that, 12,879,925,248;
+ * edp = 16 / 16 = 1; the dense grid tp pp = 4, dp = 4. The routers (d E = 32,768 a layer, x 32 =
+ * 1,048,576) are whole on every tp rank (moe/router.py, TopKRouter), so split over pp only;
+ * the other 1,605,636,096 - 1,048,576 = 1,604,587,520 non-experts over tp pp = 4.
+ *   weights: experts 45,097,156,608 x 2 / 16 = 5,637,144,576, non-experts 1,604,587,520 x 2 /
+ *   4 = 802,293,760, routers 1,048,576 x 2 / 2 = 1,048,576: 6,440,486,912;
+ *   grads (fp32, Megatron's bf16 default): twice that, 12,880,973,824;
  *   optimizer (fp32 master + two moments, 12 B): experts 45,097,156,608 x 12 / 16 / edp 1 =
- *   33,822,867,456, non-experts 1,605,636,096 x 12 / 4 / dp 4 = 1,204,227,072: 35,027,094,528.
+ *   33,822,867,456, non-experts 1,604,587,520 x 12 / 4 / dp 4 = 1,203,440,640, routers
+ *   1,048,576 x 12 / 2 / dp 4 = 1,572,864: 35,027,880,960.
  * Activations per token of a layer (mixtral_activations's terms, no score term under selective):
  * 10 d whole + 8 d split attention + the router 4 E + 8 k = 48, and per routed copy the grouped
  * fc1's input, which the alltoall dispatcher has all-gathered over the expert-TP group
@@ -110,10 +113,10 @@ START_TEST(mixtral_folded_tp2_ep4_pp2)
     in.checkpointing = CORE_CKPT_SELECTIVE;
     EVAL_OK(in, r);
     ASSERT_I64(r.resolved.etp_used, 2);
-    ASSERT_I64(r.memory.params, INT64_C(6439962624));
+    ASSERT_I64(r.memory.params, INT64_C(6440486912));
     ASSERT_I64(r.memory.expert_params, INT64_C(5637144576));
-    ASSERT_I64(r.memory.grads, INT64_C(12879925248));
-    ASSERT_I64(r.memory.optimizer, INT64_C(35027094528));
+    ASSERT_I64(r.memory.grads, INT64_C(12880973824));
+    ASSERT_I64(r.memory.optimizer, INT64_C(35027880960));
     ASSERT_I64(r.memory.expert_optimizer, INT64_C(33822867456));
     ASSERT_I64(r.memory.activations, INT64_C(19330498560));
     in.etp = 1; /* experts 45,097,156,608 x 2 / 8 = 11,274,289,152 weights, edp 2 */

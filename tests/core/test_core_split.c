@@ -34,17 +34,20 @@ static bool fails_on(const struct core_input *in, const char *field)
  *
  * Megatron-Core's grids (parallel_state.py, initialize_model_parallel): dense tp 4 x dp 4; the
  * experts etp 1 x ep 8 x edp, edp = world / (etp ep pp) = 16 / 8 = 2 - ep 8 exceeds the dense
- * dp 4 (MoE parallel folding). Each GPU holds 128 / 8 = 16 whole experts of every layer and a
- * quarter (tp 4) of everything else.
- *   weights (bf16, 2 B): dense 1,541,093,376 / 4 x 2 = 770,546,688;
+ * dp 4 (MoE parallel folding). Each GPU holds 128 / 8 = 16 whole experts of every layer, the
+ * routers whole (moe/router.py: TopKRouter's E x d weight is on every tp rank) and a quarter
+ * (tp 4) of everything else.
+ *   dense per GPU: (1,541,093,376 - routers 262,144 x 48 = 12,582,912) / 4 = 382,127,616
+ *     + 12,582,912 = 394,710,528 weights.
+ *   weights (bf16, 2 B): dense 394,710,528 x 2 = 789,421,056;
  *                        experts 28,991,029,248 / 8 x 2 = 7,247,757,312.
  *   gradients: Megatron keeps bf16 runs' main gradients in fp32 (arguments.py, "accumulate and
  *     all-reduce gradients in fp32 for bfloat16 data type"), one full buffer per GPU
  *     (distributed/param_and_grad_buffer.py; the distributed optimizer shards only its states):
- *     dense 385,273,344 x 4 = 1,541,093,376; experts 3,623,878,656 x 4 = 14,495,514,624.
+ *     dense 394,710,528 x 4 = 1,578,842,112; experts 3,623,878,656 x 4 = 14,495,514,624.
  *   optimizer (fp32 master + Adam's two moments, 12 B), sharded by the distributed optimizer over
  *     the data-parallel group of each parameter (optimizer/__init__.py builds the experts'
- *     optimizer over the expert data-parallel group): dense 385,273,344 x 12 / 4 = 1,155,820,032;
+ *     optimizer over the expert data-parallel group): dense 394,710,528 x 12 / 4 = 1,184,131,584;
  *     experts 3,623,878,656 x 12 / 2 = 21,743,271,936.
  */
 START_TEST(folded_expert_sharding)
@@ -65,11 +68,11 @@ START_TEST(folded_expert_sharding)
     ASSERT_I64(r.resolved.dp, 4);
     ASSERT_I64(r.resolved.edp, 2);
     ASSERT_I64(r.memory.expert_params, INT64_C(7247757312));
-    ASSERT_I64(r.memory.params, INT64_C(770546688) + INT64_C(7247757312));
+    ASSERT_I64(r.memory.params, INT64_C(789421056) + INT64_C(7247757312));
     ASSERT_I64(r.memory.expert_grads, INT64_C(14495514624));
-    ASSERT_I64(r.memory.grads, INT64_C(1541093376) + INT64_C(14495514624));
+    ASSERT_I64(r.memory.grads, INT64_C(1578842112) + INT64_C(14495514624));
     ASSERT_I64(r.memory.expert_optimizer, INT64_C(21743271936));
-    ASSERT_I64(r.memory.optimizer, INT64_C(1155820032) + INT64_C(21743271936));
+    ASSERT_I64(r.memory.optimizer, INT64_C(1184131584) + INT64_C(21743271936));
 }
 END_TEST
 
@@ -291,6 +294,46 @@ START_TEST(mtp_on_dense_model)
 }
 END_TEST
 
+/*
+ * DeepSeek-V3 at tp 8, ep 256, etp 1 on 256 GPUs (pp 1, dp 32, edp 1), megatron, ZeRO 1: the
+ * weights every tp rank keeps whole. Megatron-Core builds MLA's q and kv down projections as
+ * TELinear with parallel_mode "duplicated" (multi_latent_attention.py), their latent norms are
+ * norms, and TopKRouter's E x d weight and expert bias are whole (moe/router.py):
+ *   per layer 7168 x 1536 + 1536 + 7168 x (512 + 64) + 512 = 15,140,864, x 61 = 923,592,704;
+ *   per MoE layer 7168 x 256 + 256 = 1,835,264, x 58 = 106,445,312: W = 1,030,038,016.
+ * docs/architectures.md: N = 671,026,419,200, experts 256 x 44,040,192 x 58 = 653,908,770,816,
+ * so N - E_x = 17,117,648,384, of which 16,087,610,368 split over tp 8.
+ *   weights (2 B): 16,087,610,368 x 2 / 8 = 4,021,902,592 + W x 2 = 2,060,076,032 + experts
+ *     653,908,770,816 x 2 / 256 = 5,108,662,272: 11,190,640,896 (was 9,388,074,368 with W / 8);
+ *   grads (fp32): 8,043,805,184 + 4,120,152,064 + 10,217,324,544 = 22,381,281,792;
+ *   optimizer (12 B): (16,087,610,368 x 12 / 8 + W x 12) / dp 32 = 1,140,370,992, experts
+ *     653,908,770,816 x 12 / 256 / edp 1 = 30,651,973,632: 31,792,344,624.
+ * 5.75 GB more state per GPU than the ledger held when W was split by tp.
+ */
+START_TEST(tp_whole_weights)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("deepseek-v3");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 256;
+    in.tp = 8;
+    in.ep = 256;
+    in.etp = 1;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.resolved.tp_whole_params, INT64_C(1030038016));
+    ASSERT_I64(r.memory.params, INT64_C(11190640896));
+    ASSERT_I64(r.memory.grads, INT64_C(22381281792));
+    ASSERT_I64(r.memory.optimizer, INT64_C(31792344624));
+    ASSERT_I64(r.memory.expert_optimizer, INT64_C(30651973632));
+}
+END_TEST
+
 static Suite *split_suite(void)
 {
     Suite *s = suite_create("split");
@@ -304,6 +347,7 @@ static Suite *split_suite(void)
     tcase_add_test(tc, flexible_layout);
     tcase_add_test(tc, mtp_parameters);
     tcase_add_test(tc, mtp_on_dense_model);
+    tcase_add_test(tc, tp_whole_weights);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -201,6 +201,16 @@ static void check_moe(const struct core_input *in, const struct core_resolved *r
                       struct core_problems *p)
 {
     core_layout_check(in, r, shaped, p);
+    /* Megatron-Core's MoELayer.forward (transformer/moe/moe_layer.py) raises in training when
+     * the attention tp group is larger than one without sequence parallelism ("performance may
+     * degrade if MoE and tensor parallelism are enabled without also enabling sequence
+     * parallelism"): the run does not start. */
+    if (shaped && r->framework == CORE_FW_MEGATRON && core_arch_moe_layers(&r->shape.arch) > 0 &&
+        r->tp > 1 && !r->sequence_parallel)
+        core_problem_add(p, "sequence_parallel",
+                         "Megatron-Core's MoE layers do not train at tp = %lld without sequence "
+                         "parallelism (moe_layer.py); set it true or tp 1",
+                         (long long)r->tp);
     if (r->offload_params == CORE_OFFLOAD_CPU && r->zero_stage < 3)
         core_problem_add(p, "offload_params",
                          "parameter offload needs zero_stage 3 (ZeRO-Infinity); zero_stage is %d",

@@ -334,6 +334,40 @@ START_TEST(tp_whole_weights)
 }
 END_TEST
 
+/*
+ * Megatron-Core's MoELayer.forward (transformer/moe/moe_layer.py) raises ValueError in training
+ * when tensor parallelism is on without sequence parallelism ("During training, performance may
+ * degrade if MoE and tensor parallelism are enabled without also enabling sequence
+ * parallelism."). Mixtral 8x7B at tp 2, ep 8 on 16 GPUs: sequence_parallel false is a 422 naming
+ * it under framework=megatron; the default (true at tp > 1), tp 1, a dense model and the generic
+ * framework are accepted.
+ */
+START_TEST(moe_tp_needs_sequence_parallel)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("mixtral-8x7b");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 16;
+    in.tp = 2;
+    in.ep = 8;
+    in.sequence_parallel = CORE_FLAG_NO;
+    ck_assert(fails_on(&in, "sequence_parallel"));
+    in.sequence_parallel = CORE_FLAG_AUTO;
+    EVAL_OK(in, r);
+    ck_assert(r.resolved.sequence_parallel);
+    in.sequence_parallel = CORE_FLAG_NO;
+    in.framework = CORE_FW_GENERIC;
+    EVAL_OK(in, r);
+    in.framework = CORE_FW_MEGATRON;
+    in.preset = core_preset_find("llama3-8b");
+    in.ep = 1;
+    EVAL_OK(in, r);
+}
+END_TEST
+
 static Suite *split_suite(void)
 {
     Suite *s = suite_create("split");
@@ -348,6 +382,7 @@ static Suite *split_suite(void)
     tcase_add_test(tc, mtp_parameters);
     tcase_add_test(tc, mtp_on_dense_model);
     tcase_add_test(tc, tp_whole_weights);
+    tcase_add_test(tc, moe_tp_needs_sequence_parallel);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -368,6 +368,33 @@ START_TEST(moe_tp_needs_sequence_parallel)
 }
 END_TEST
 
+/*
+ * recompute_modules is Megatron-LM's --recompute-modules, which transformer_config.py reads only
+ * under --recompute-granularity selective. Mixtral 8x7B, 8 GPUs, ep 8: "moe" with checkpointing
+ * none keeps the full ledger (no module dropped: the 5,971,902,464 activation bytes of
+ * test_core_moe.c's mixtral_activations, s 512) and warns recompute_modules_ignored; with
+ * checkpointing selective it is read and there is no such warning.
+ */
+START_TEST(recompute_modules_ignored_outside_selective)
+{
+    struct core_input in;
+    static struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("mixtral-8x7b");
+    in.gpus = 8;
+    in.ep = 8;
+    in.checkpointing = CORE_CKPT_NONE;
+    snprintf(in.recompute_modules, sizeof in.recompute_modules, "moe");
+    EVAL_OK(in, r);
+    ASSERT_I64(r.memory.activations, INT64_C(5971902464));
+    ck_assert_ptr_nonnull(find_warning(&r, "recompute_modules_ignored"));
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    EVAL_OK(in, r);
+    ck_assert_ptr_null(find_warning(&r, "recompute_modules_ignored"));
+}
+END_TEST
+
 static Suite *split_suite(void)
 {
     Suite *s = suite_create("split");
@@ -383,6 +410,7 @@ static Suite *split_suite(void)
     tcase_add_test(tc, mtp_on_dense_model);
     tcase_add_test(tc, tp_whole_weights);
     tcase_add_test(tc, moe_tp_needs_sequence_parallel);
+    tcase_add_test(tc, recompute_modules_ignored_outside_selective);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -201,6 +201,31 @@ static bool acc_mixers(const struct core_arch *a, int64_t attn, int64_t *acc)
            (linear_mixer(a, &lin) && acc_mul(acc, lin, t.layers[CORE_LAYER_LINEAR]));
 }
 
+/* The weights every tensor-parallel rank holds whole (core.h, core_arch_counts.tp_whole): per
+ * MLA layer q_a (d r_q) and its norm (r_q) when queries are compressed, kv_a (d (r_kv + rope))
+ * and its norm (r_kv), with their biases; per MoE layer the router's E d, its bias E and a
+ * shared-expert gate d. */
+static bool tp_whole(const struct core_arch *a, int64_t moe, int64_t *out)
+{
+    int64_t attn = 0, router = 0, lat = a->kv_lora_rank + a->qk_rope_head_dim;
+
+    *out = 0;
+    if (is_mla(a)) {
+        if (a->q_lora_rank > 0 &&
+            (!acc_mul(&attn, a->hidden, a->q_lora_rank) || !ck_add(attn, a->q_lora_rank, &attn) ||
+             (a->qkv_bias && !ck_add(attn, a->q_lora_rank, &attn))))
+            return false;
+        if (!acc_mul(&attn, a->hidden, lat) || !ck_add(attn, a->kv_lora_rank, &attn) ||
+            (a->qkv_bias && !ck_add(attn, lat, &attn)) || !acc_mul(out, attn, a->layers))
+            return false;
+    }
+    if (moe > 0 && (!acc_mul(&router, a->hidden, a->experts) ||
+                    (a->router_bias && !ck_add(router, a->experts, &router)) ||
+                    (a->shared_expert_gate && !ck_add(router, a->hidden, &router))))
+        return false;
+    return acc_mul(out, router, moe);
+}
+
 bool core_arch_count(const struct core_arch *a, struct core_arch_counts *out)
 {
     int64_t attn, norm, norms, dense_mlp, per_layer, moe, dense, t, act;
@@ -244,7 +269,7 @@ bool core_arch_count(const struct core_arch *a, struct core_arch_counts *out)
         return false;
     out->active = act;
     out->moe_layers = moe;
-    return true;
+    return tp_whole(a, moe, &out->tp_whole);
 }
 
 int64_t core_arch_params(const struct core_arch *arch)

@@ -353,6 +353,11 @@ struct core_arch_counts {
     int64_t embedding; /* input embedding + learned positions */
     int64_t output;    /* untied output head; 0 when tied */
     int64_t moe_layers; /* layers with a routed MLP */
+    /* Of non_experts, the weights Megatron-Core keeps whole on every tensor-parallel rank:
+     * MLA's down projections and their latent norms (TELinear, parallel_mode "duplicated";
+     * multi_latent_attention.py) and the MoE routers (TopKRouter's E x d weight and its expert
+     * bias; moe/router.py). The layer norms (d or 2d a layer) are left in the split share. */
+    int64_t tp_whole;
 };
 
 /* Fill *out; false when the architecture is invalid or a count overflows int64. */
@@ -587,6 +592,8 @@ struct core_resolved {
     bool embedding_in_split, loss_in_split;
     int64_t mtp_layers;          /* on the last pipeline rank */
     int64_t mtp_params;          /* within params: the MTP layers' weights (0 without) */
+    int64_t tp_whole_params;     /* within params - expert_params: kept whole on every tp rank
+                                  * (core_arch_counts.tp_whole, MTP included; applies at tp > 1) */
     int64_t stage_layers;        /* decoder layers (+ MTP) of the heaviest pipeline rank */
     struct core_layout layout;   /* CORE_SPLIT_LAYOUT: the parsed flexible layout */
     unsigned recompute_modules;  /* enum core_recompute_module bits (selective recompute) */

@@ -201,6 +201,16 @@ static void check_moe(const struct core_input *in, const struct core_resolved *r
                       struct core_problems *p)
 {
     core_layout_check(in, r, shaped, p);
+    /* Megatron-Core's MoELayer.forward (transformer/moe/moe_layer.py) raises in training when
+     * the attention tp group is larger than one without sequence parallelism ("performance may
+     * degrade if MoE and tensor parallelism are enabled without also enabling sequence
+     * parallelism"): the run does not start. */
+    if (shaped && r->framework == CORE_FW_MEGATRON && core_arch_moe_layers(&r->shape.arch) > 0 &&
+        r->tp > 1 && !r->sequence_parallel)
+        core_problem_add(p, "sequence_parallel",
+                         "Megatron-Core's MoE layers do not train at tp = %lld without sequence "
+                         "parallelism (moe_layer.py); set it true or tp 1",
+                         (long long)r->tp);
     if (r->offload_params == CORE_OFFLOAD_CPU && r->zero_stage < 3)
         core_problem_add(p, "offload_params",
                          "parameter offload needs zero_stage 3 (ZeRO-Infinity); zero_stage is %d",
@@ -289,7 +299,11 @@ static void check_training(const struct core_input *in, const struct core_resolv
     if ((double)r->params > CORE_PARAMS_MAX)
         core_problem_add(p, "params", "the architecture's %lld parameters exceed %g",
                          (long long)r->params, CORE_PARAMS_MAX);
-    if (r->params > 0 && r->active_params > r->params)
+    /* Derived, N_active may exceed N by the MTP depths' second run of the shared output layer
+     * (layout.c, mtp_params: V d per depth, a FLOP count), which a dense model's active count
+     * (= N) cannot absorb; only a given active_params, or one derived without MTP, is wrong. */
+    if (r->params > 0 && r->active_params > r->params &&
+        (in->active_params > 0 || r->mtp_params == 0))
         core_problem_add(p, "active_params", "active_params %lld exceeds params %lld",
                          (long long)r->active_params, (long long)r->params);
 }

@@ -110,8 +110,14 @@ int64_t core_layout_heaviest(const struct core_resolved *r);
 /* The last pipeline rank's decoder layers plus the MTP layers it holds (the rank that also runs
  * the output layer and the loss); the even count when the split is not walkable. */
 int64_t core_layout_last(const struct core_resolved *r);
-/* Weights of rank `rank`'s decoder layers: the routed experts' and the rest (doubles). */
-bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense, double *experts);
+/* Weights of rank `rank`'s decoder layers: the routed experts' and the rest (doubles); *whole
+ * (may be NULL): of the rest, those every tensor-parallel rank holds whole
+ * (core_arch_counts.tp_whole). */
+bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense, double *experts,
+                      double *whole);
+/* The model's weights kept whole on every tensor-parallel rank (core_arch_counts.tp_whole, the
+ * MTP layers' included, scaled as a given params scales the rest); 0 at tp 1. */
+int64_t core_tp_whole_params(const struct core_resolved *r);
 /* Layers' worth of activations the ledger holds (L for an even split) and how many are MoE. */
 void core_layout_activation_layers(const struct core_resolved *r, int64_t *layers, int64_t *moe);
 

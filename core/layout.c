@@ -62,6 +62,21 @@ static void mtp_params(const struct core_resolved *r, int64_t *total, int64_t *a
     *experts = r->mtp_layers * (c1.experts - c0.experts);
 }
 
+/* The weights kept whole on every tp rank (core_arch_counts.tp_whole), the MTP layers' too;
+ * a given N scales them as it scales every share of the architecture's counts (params.c). */
+static int64_t tp_whole(const struct core_resolved *r)
+{
+    struct core_arch more = r->shape.arch;
+    struct core_arch_counts c;
+
+    more.layers += r->mtp_params > 0 ? r->mtp_layers : 0;
+    if (!core_arch_count(&more, &c) || c.tp_whole <= 0 || c.total <= 0)
+        return 0;
+    if (c.total == r->params)
+        return c.tp_whole;
+    return (int64_t)((double)c.tp_whole * ((double)r->params / (double)c.total));
+}
+
 void core_layout_resolve(const struct core_input *in, bool shaped, struct core_resolved *r)
 {
     int64_t ways, total, active, experts;
@@ -82,6 +97,7 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
     r->loss_in_split = in->loss_in_split;
     r->mtp_layers = in->mtp_layers;
     r->mtp_params = 0;
+    r->tp_whole_params = 0;
     if (in->pipeline_layout[0] != '\0' &&
         core_layout_parse(in->pipeline_layout, strnlen(in->pipeline_layout, CORE_TEXT_MAX),
                           &r->layout) == NULL) {
@@ -109,6 +125,7 @@ void core_layout_resolve(const struct core_input *in, bool shaped, struct core_r
         r->active_params += active;
         r->expert_params += experts;
     }
+    r->tp_whole_params = tp_whole(r);
     r->stage_layers = core_layout_heaviest(r);
 }
 
@@ -455,19 +472,28 @@ void core_layout_activation_layers(const struct core_resolved *r, int64_t *layer
 /* Parameters of pipeline rank `rank`'s decoder layers, the routed experts apart: differences of
  * the architecture's counts over layer prefixes (the embedding, output and final norm cancel).
  * A rank of an unwalkable split (rejected later) gets the even share. */
-bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense, double *experts)
+int64_t core_tp_whole_params(const struct core_resolved *r)
+{
+    return r->tp > 1 ? r->tp_whole_params : 0;
+}
+
+bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense, double *experts,
+                      double *whole)
 {
     const struct core_arch *a = &r->shape.arch;
     struct core_arch pre = *a;
     struct core_arch_counts lo, hi, all;
+    double unused;
 
-    *dense = *experts = 0;
+    whole = whole != NULL ? whole : &unused;
+    *dense = *experts = *whole = 0;
     if (!core_arch_count(a, &all))
         return false;
     if (!walkable(r)) {
         double pp = r->pp > 0 ? (double)r->pp : 1;
         *dense = (double)(all.non_experts - all.embedding - all.output) / pp;
         *experts = (double)all.experts / pp;
+        *whole = (double)all.tp_whole / pp;
         return true;
     }
     for (int64_t c = 0; c < r->virtual_stages; c++) {
@@ -475,7 +501,7 @@ bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense
         pre.layers = off;
         if (off == 0) { /* no layer below: what remains is the embedding, output and final norm */
             lo.non_experts = all.embedding + all.output + a->hidden * (a->norm_bias ? 2 : 1);
-            lo.experts = 0;
+            lo.experts = lo.tp_whole = 0;
         } else if (!core_arch_count(&pre, &lo)) {
             return false;
         }
@@ -486,6 +512,7 @@ bool core_rank_params(const struct core_resolved *r, int64_t rank, double *dense
             return false;
         *dense += (double)(hi.non_experts - lo.non_experts);
         *experts += (double)(hi.experts - lo.experts);
+        *whole += (double)(hi.tp_whole - lo.tp_whole);
     }
     return true;
 }

@@ -45,13 +45,17 @@ bool core_state_model_parallel(const struct core_resolved *r, const struct core_
 {
     int64_t ep = r->ep > 1 ? r->ep : 1, etp = core_etp(r), pp = r->pp, ways, ex_ways;
     int64_t experts = r->expert_params > 0 && r->expert_params <= r->params ? r->expert_params : 0;
-    int64_t rest = r->params - experts;
+    int64_t rest = r->params - experts, whole = core_tp_whole_params(r), w;
 
+    /* Kept whole on every tp rank (MLA's down projections, the routers): over pp only. */
+    whole = whole > 0 && whole <= rest ? whole : 0;
+    rest -= whole;
     /* Uneven: N x (heaviest rank's layers / L) per tp rank, an exact rational in whole bytes. */
     if (r->split != CORE_SPLIT_EVEN && r->pp > 1 && r->stage_layers > 0 &&
         r->stage_layers * r->pp != r->shape.arch.layers) {
         int64_t L = r->shape.arch.layers + r->mtp_layers;
-        if (!ck_mul(rest, r->stage_layers, &rest) || !ck_mul(experts, r->stage_layers, &experts))
+        if (!ck_mul(rest, r->stage_layers, &rest) || !ck_mul(experts, r->stage_layers, &experts) ||
+            !ck_mul(whole, r->stage_layers, &whole))
             return false;
         pp = L;
     }
@@ -62,10 +66,16 @@ bool core_state_model_parallel(const struct core_resolved *r, const struct core_
     mp->off_weights = r->offload_params == CORE_OFFLOAD_CPU;
     mp->off_optimizer = r->offload_optimizer == CORE_OFFLOAD_CPU;
     mp->host_weights = mp->host_optimizer = 0;
-    return ck_mul(etp * pp, ep, &ex_ways) && piece(rest, b->weights, ways, &mp->weights) &&
-           piece(rest, b->grads, ways, &mp->grads) &&
-           piece(rest, b->master + b->moments, ways, &mp->optimizer) &&
-           piece(experts, b->weights, ex_ways, &mp->ex_weights) &&
+    if (!ck_mul(etp * pp, ep, &ex_ways) || !piece(rest, b->weights, ways, &mp->weights) ||
+        !piece(rest, b->grads, ways, &mp->grads) ||
+        !piece(rest, b->master + b->moments, ways, &mp->optimizer))
+        return false;
+    if (whole > 0 && (!piece(whole, b->weights, pp, &w) || !ck_add(mp->weights, w, &mp->weights) ||
+                      !piece(whole, b->grads, pp, &w) || !ck_add(mp->grads, w, &mp->grads) ||
+                      !piece(whole, b->master + b->moments, pp, &w) ||
+                      !ck_add(mp->optimizer, w, &mp->optimizer)))
+        return false;
+    return piece(experts, b->weights, ex_ways, &mp->ex_weights) &&
            piece(experts, b->grads, ex_ways, &mp->ex_grads) &&
            piece(experts, b->master + b->moments, ex_ways, &mp->ex_optimizer);
 }
@@ -166,8 +176,15 @@ static bool mla_bytes(const struct core_arch *a, bool up_proj, struct layer_byte
  * experts' hidden states; and, kept whole, the router's fp32 probabilities over E experts and
  * its k int64 choices. --recompute-modules (transformer_config.py) drops: moe_act the routed
  * experts' activation output (2 f per copy), shared_experts the shared experts' bytes, moe the
- * whole block (its input, the norm's output, is already counted). */
-static bool moe_bytes(const struct core_arch *a, unsigned modules, struct layer_bytes *l)
+ * whole block (its input, the norm's output, is already counted). With expert tensor
+ * parallelism (etp > 1) the alltoall dispatcher all-gathers the tokens it received over the
+ * expert-TP group before the experts run (token_dispatcher.py, dispatch_postprocess:
+ * gather_from_sequence_parallel_region over expt_tp; the flex dispatcher expands its routing
+ * map over tp likewise), so each rank's grouped fc1 keeps the d-wide input of etp times the
+ * copies its own tokens make, while the hidden states of each copy are f / etp wide: per
+ * token of the rank, k (2 d etp + 2 d + c f) (etp = 1: the k (4 d + c f) above). */
+static bool moe_bytes(const struct core_arch *a, unsigned modules, int64_t etp,
+                      struct layer_bytes *l)
 {
     int64_t f = a->moe_ffn_hidden > 0 ? a->moe_ffn_hidden : a->ffn_hidden;
     int64_t fs = a->shared_ffn_hidden > 0 ? a->shared_ffn_hidden : f, c = a->gated_mlp ? 6 : 4;
@@ -182,8 +199,8 @@ static bool moe_bytes(const struct core_arch *a, unsigned modules, struct layer_
         c -= 2;
     if (modules & CORE_RC_SHARED_EXPERTS)
         shared = 0;
-    if (!acc_term(&routed, 4, a->hidden) || !acc_term(&routed, c, f) ||
-        !ck_mul(routed, k, &routed) || !ck_add(split, routed, &split) ||
+    if (!acc_term(&routed, 2 * etp, a->hidden) || !acc_term(&routed, 2, a->hidden) ||
+        !acc_term(&routed, c, f) || !ck_mul(routed, k, &routed) || !ck_add(split, routed, &split) ||
         !acc_term(&split, cs * shared, fs) || !acc_term(&router, 4, a->experts) ||
         !acc_term(&router, 8, k))
         return false;
@@ -195,7 +212,8 @@ static bool moe_bytes(const struct core_arch *a, unsigned modules, struct layer_
  * --recompute-modules (default core_attn: the score term, dropped by the caller) also drop:
  * layernorm the two norms' outputs (4 d of the replicated bytes, output-discarding), mlp a
  * dense layer's MLP (16 d), and the MLA and MoE pieces above. */
-static bool layer_bytes_init(const struct core_arch *a, unsigned modules, struct act_terms *x)
+static bool layer_bytes_init(const struct core_arch *a, unsigned modules, int64_t etp,
+                             struct act_terms *x)
 {
     x->dense.rep = 10 * a->hidden; /* d <= 1e6: no overflow */
     x->dense.split = 24 * a->hidden;
@@ -206,7 +224,7 @@ static bool layer_bytes_init(const struct core_arch *a, unsigned modules, struct
     x->moe = x->dense;
     if (modules & CORE_RC_MLP)
         x->dense.split -= 16 * a->hidden;
-    return core_arch_moe_layers(a) == 0 || moe_bytes(a, modules, &x->moe);
+    return core_arch_moe_layers(a) == 0 || moe_bytes(a, modules, etp, &x->moe);
 }
 
 /* One layer's activations with nothing recomputed (or the score term dropped). */
@@ -240,7 +258,7 @@ static bool act_terms_init(const struct core_resolved *r, int64_t batch, int64_t
     x->t = r->tp;
     x->sp = r->sequence_parallel;
     core_layout_activation_layers(r, &x->layers, &x->moe_layers);
-    return layer_bytes_init(a, modules, x) &&
+    return layer_bytes_init(a, modules, core_etp(r), x) &&
            core_adapters_layer_bytes(r, &x->dense.rep, &x->dense.split) &&
            core_adapters_layer_bytes(r, &x->moe.rep, &x->moe.split) &&
            ck_mul(local, batch, &x->sb) && ck_mul(x->sb, a->hidden, &x->sbd) &&

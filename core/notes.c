@@ -55,6 +55,13 @@ static void warn_ledger(const struct core_input *in, struct core_result *res)
     if (r->optimizer == CORE_OPT_ADAFACTOR)
         WARN(res, "adafactor_factored",
              "adafactor keeps factored row/column statistics, counted as 0 bytes per parameter");
+    /* transformer_config.py reads recompute_modules only under recompute_granularity
+     * "selective" (memory.c and perf.c likewise): given with another mode it changes nothing. */
+    if (in->recompute_modules[0] != '\0' && r->checkpointing != CORE_CKPT_SELECTIVE)
+        WARN(res, "recompute_modules_ignored",
+             "recompute_modules applies with checkpointing selective (Megatron-LM's "
+             "--recompute-granularity selective); with checkpointing %s it changes nothing",
+             core_checkpointing_names[r->checkpointing]);
     if (r->zero_stage == 0 && r->dp > 1)
         WARN(res, "zero0_replicated",
              "zero_stage 0 with %lld data-parallel ranks: every rank holds the full state",

@@ -266,29 +266,36 @@ struct stage_shape {
  * routed experts are split over etp x ep, the rest over tp (Megatron-Core's MoE parallel
  * folding); a given N scales the architecture's counts. */
 static void stage_layers(const struct core_resolved *r, int64_t i, double scale, double *dense,
-                         double *experts, struct stage_shape *s)
+                         double *experts, double *whole, struct stage_shape *s)
 {
     int64_t n = r->shape.arch.layers, moe = core_arch_moe_layers(&r->shape.arch);
     bool last = i == r->pp - 1;
-    double d, x;
+    double d, x, w;
 
     if (r->pp > 1)
         core_rank_layers(r, i, &n, &moe);
-    if (!core_rank_params(r, r->pp > 1 ? i : 0, &d, &x) || r->pp == 1) {
+    if (!core_rank_params(r, r->pp > 1 ? i : 0, &d, &x, &w) || r->pp == 1) {
         struct core_arch_counts c;
-        d = x = 0;
+        d = x = w = 0;
         if (core_arch_count(&r->shape.arch, &c))
             d = (double)(c.non_experts - c.embedding - c.output) / (double)r->pp,
-            x = (double)c.experts / (double)r->pp;
+            x = (double)c.experts / (double)r->pp, w = (double)c.tp_whole / (double)r->pp;
     }
-    d *= scale, x *= scale;
+    d *= scale, x *= scale, w *= scale;
+    *whole = r->tp > 1 ? w : 0;
     s->layers = (double)n, s->moe_layers = (double)moe;
     if (last && r->mtp_layers > 0) { /* the MTP layers' weights are exact (layout.c) */
         int64_t per = r->mtp_params, ex = r->expert_params;
         struct core_arch_counts c;
         double mtp_ex =
             core_arch_count(&r->shape.arch, &c) && ex > c.experts ? (double)(ex - c.experts) : 0;
+        struct core_arch more = r->shape.arch;
+        struct core_arch_counts c1;
+        more.layers += 1;
         d += (double)per - mtp_ex, x += mtp_ex;
+        if (r->tp > 1 && per > 0 &&
+            core_arch_count(&more, &c1)) /* each depth's down-proj, router */
+            *whole += (double)r->mtp_layers * (double)(c1.tp_whole - c.tp_whole);
         s->layers += (double)r->mtp_layers;
         s->moe_layers +=
             moe > 0 || core_arch_moe_layers(&r->shape.arch) > 0 ? (double)r->mtp_layers : 0;
@@ -325,7 +332,7 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
 {
     const struct core_arch *a = &r->shape.arch;
     struct core_arch_counts c;
-    double pp = (double)r->pp, t = (double)r->tp, total, scale, dense, experts;
+    double pp = (double)r->pp, t = (double)r->tp, total, scale, dense, experts, whole;
     double out_layer, m = r->micro_batches >= 1 ? r->micro_batches : 1;
     double v = (double)r->virtual_stages, xt = (double)(core_etp(r) * (r->ep > 1 ? r->ep : 1));
 
@@ -336,8 +343,9 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
     scale = (double)(r->params - r->mtp_params) / total;
     out_layer = c.output > 0 ? (double)c.output : (double)a->vocab * (double)a->hidden;
     s->last = i == r->pp - 1;
-    stage_layers(r, i, scale, &dense, &experts, s);
-    s->layer = s->layers > 0 ? (dense / t + experts / xt) / s->layers : 0;
+    stage_layers(r, i, scale, &dense, &experts, &whole, s);
+    /* The weights kept whole on every tp rank are not divided by t (core_tp_whole_params). */
+    s->layer = s->layers > 0 ? ((dense - whole) / t + whole + experts / xt) / s->layers : 0;
     s->output = out_layer * scale / t;
     s->embedding = (double)c.embedding * scale / t;
     if (r->pp == 1) {
@@ -353,7 +361,7 @@ static void stage_shape(const struct core_resolved *r, int64_t i, struct stage_s
             dense += (double)c.embedding * scale;
     }
     s->experts = experts / xt;
-    s->params = dense / t + s->experts;
+    s->params = (dense - whole) / t + whole + s->experts;
     if (r->pp == 1) {
         s->in_flight = 1;
     } else if (r->virtual_stages <= 1) {

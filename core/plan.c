@@ -170,11 +170,13 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
             s->r.pp = pp;
             nx = plan_expert_choices(s->r.shape.arch.experts, L.tp, ep, etp);
             s->r.sequence_parallel = L.tp > 1;
-            plan_activation_table(s, &L);
             have = false;
             for (int x = 0; x < nx; x++) {
                 L.ep = s->r.ep = ep[x];
                 L.etp = s->r.etp = etp[x];
+                /* The experts' fc1 input grows with etp (memory.c, moe_bytes). */
+                if (x == 0 || etp[x] != etp[x - 1])
+                    plan_activation_table(s, &L);
                 if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
                     continue;
                 for (int64_t gpus = 1; gpus <= s->in->gpus_max; gpus = next_gpus(gpus)) {

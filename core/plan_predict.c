@@ -245,11 +245,13 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
                     break; /* a larger cp splits the sequence finer still */
                 L.cp = cp;
                 s->r.cp = cp;
-                plan_activation_table(s, &L);
                 have = false;
                 for (int x = 0; x < nx; x++) {
                     L.ep = s->r.ep = ep[x];
                     L.etp = s->r.etp = etp[x];
+                    /* The experts' fc1 input grows with etp (memory.c, moe_bytes). */
+                    if (x == 0 || etp[x] != etp[x - 1])
+                        plan_activation_table(s, &L);
                     if (!core_state_model_parallel(&s->r, &s->bpp, &L.mp))
                         continue;
                     for (int64_t dp = 1; dp * ways <= gmax; dp = next_dp(dp)) {

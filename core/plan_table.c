@@ -1,7 +1,7 @@
 /*
  * plan_table.c - what both planner searches share (plan.c, the assumed-MFU model;
  * plan_predict.c, the step-time model): a layout's activations per checkpointing mode and
- * micro-batch, computed once per (tp, pp, cp) with the ledger's own function, and the experts'
+ * micro-batch, computed once per (tp, pp, cp, etp) with the ledger's own function, and the experts'
  * layouts (ep, etp) a MoE model is searched over.
  */
 #include <stdint.h>

@@ -548,7 +548,8 @@ END_TEST
  * recompute of the modules named (joined by commas), one MTP layer, bf16 moments from the two
  * --exp-avg*-dtype flags; the rest as in megatron_gpt3_175b (no --swiglu: f = 4d = 2048, tied,
  * fp32 gradients under --bf16, ZeRO 0, no overlap, fused attention); flex dispatch through
- * DeepEP and the expert all-to-all overlapped (moe-time's inputs, transformer_config.py). */
+ * DeepEP and the expert all-to-all overlapped (moe-time's inputs, transformer_config.py).
+ * --sequence-parallel: Megatron-Core's MoE layers refuse tp > 1 without it (moe_layer.py). */
 START_TEST(megatron_moe_layout)
 {
     static const char *const want[] = {"learned_absolute", "the vocabulary is not in"};
@@ -560,7 +561,8 @@ START_TEST(megatron_moe_layout)
                   "--decoder-first-pipeline-num-layers 12 --decoder-last-pipeline-num-layers 14 "
                   "--recompute-granularity selective --recompute-modules core_attn moe_act "
                   "--mtp-num-layers 1 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --bf16 "
-                  "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep");
+                  "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep "
+                  "--sequence-parallel");
     json_t *spelled = json_pack(
         "{s:i,s:i,s:i,s:i,s:b,s:b,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:i,"
         "s:b,s:b,s:b,s:b,s:s,s:i,s:s}",
@@ -569,7 +571,7 @@ START_TEST(megatron_moe_layout)
         "pp", 2, "decoder_first_pipeline_num_layers", 12, "decoder_last_pipeline_num_layers", 14,
         "checkpointing", "selective", "recompute_modules", "core_attn,moe_act", "mtp_layers", 1,
         "optimizer_state_dtype", "bf16", "precision", "bf16", "grad_precision", "fp32",
-        "zero_stage", 0, "sequence_parallel", 0, "tp_comm_overlap", 0, "dp_comm_overlap", 0,
+        "zero_stage", 0, "sequence_parallel", 1, "tp_comm_overlap", 0, "dp_comm_overlap", 0,
         "flash_attention", 1, "optimizer", "adamw", "gpus", 16, "framework", "megatron");
 
     json_object_set_new(spelled, "moe_dispatcher", json_string("deepep"));
@@ -588,7 +590,8 @@ START_TEST(megatron_ep_overlap)
         "--num-experts 8 --expert-model-parallel-size 4 "
         "--expert-tensor-parallel-size 1 --tensor-model-parallel-size 2 "
         "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --bf16 "
-        "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm";
+        "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm "
+        "--sequence-parallel";
     char piped[512];
     unsigned status;
     json_t *launch = json_pack("{s:i,s:s}", "gpus", 16, "megatron_args", args);
@@ -598,7 +601,7 @@ START_TEST(megatron_ep_overlap)
         "layers", 26, "hidden", 512, "heads", 8, "ffn_hidden", 2048, "gated_mlp", 0,
         "tied_embeddings", 1, "experts", 8, "experts_per_token", 2, "ep", 4, "etp", 1, "tp", 2,
         "optimizer_state_dtype", "bf16", "precision", "bf16", "grad_precision", "fp32",
-        "zero_stage", 0, "sequence_parallel", 0, "tp_comm_overlap", 0, "dp_comm_overlap", 0,
+        "zero_stage", 0, "sequence_parallel", 1, "tp_comm_overlap", 0, "dp_comm_overlap", 0,
         "flash_attention", 1, "optimizer", "adamw", "gpus", 16, "framework", "megatron",
         "moe_comm_overlap", 1);
 

@@ -184,6 +184,11 @@ static int64_t inv_ceil_div(int64_t a, int64_t b)
  * of lower bounds.
  * An uneven pipeline split holds the heaviest rank's share: pp is replaced by L / l_max (the
  * model's L layers, MTP included, over the heaviest rank's l_max), i.e. N bpp l_max / (L tp).
+ * At tp > 1 the weights every tp rank keeps whole (resolved.tp_whole_params: MLA's down
+ * projections, the routers; Megatron-Core's "duplicated" linears and TopKRouter) are a third
+ * segment, over pp only, rounded on its own; ZeRO then divides the two non-expert pieces
+ * together (ceil((A + B) / dp) >= ceil(A / dp) + ceil(B / dp) - 1), so a sharded segment lies
+ * between one byte below the sum of lower bounds and three above it.
  */
 static bool state_segment_ok(int64_t got, const struct core_result *r, int bpp, bool sharded)
 {
@@ -191,20 +196,24 @@ static bool state_segment_ok(int64_t got, const struct core_result *r, int bpp, 
     int64_t ex = in->expert_params * (int64_t)bpp, ep = in->ep > 1 ? in->ep : 1;
     int64_t whole = in->params * (int64_t)bpp - ex, pp = in->pp;
     int64_t etp = in->etp > 0 ? in->etp : in->tp, w, xw, edp;
+    int64_t rep = in->tp > 1 ? in->tp_whole_params * (int64_t)bpp : 0;
 
+    whole -= rep;
     if (in->split != CORE_SPLIT_EVEN && in->pp > 1 &&
         in->stage_layers * in->pp != in->shape.arch.layers) {
         whole *= in->stage_layers; /* the ledger formed these products overflow-checked */
         ex *= in->stage_layers;
+        rep *= in->stage_layers;
         pp = in->shape.arch.layers + in->mtp_layers;
     }
     w = in->tp * pp;
     xw = etp * pp * ep;
     if (!sharded)
-        return got == inv_ceil_div(whole, w) + inv_ceil_div(ex, xw);
+        return got == inv_ceil_div(whole, w) + inv_ceil_div(ex, xw) + inv_ceil_div(rep, pp);
     edp = in->dp * in->tp / (etp * ep) > 0 ? in->dp * in->tp / (etp * ep) : 1;
-    int64_t lo = inv_ceil_div(whole, w * in->dp) + inv_ceil_div(ex, xw * edp);
-    return got >= lo && got <= lo + 2;
+    int64_t lo = inv_ceil_div(whole, w * in->dp) + inv_ceil_div(ex, xw * edp) +
+                 inv_ceil_div(rep, pp * in->dp);
+    return got >= lo - (rep > 0) && got <= lo + 3;
 }
 
 /* Properties of one result on its own. */

@@ -70,6 +70,63 @@ START_TEST(mixtral_activations)
 END_TEST
 
 /*
+ * Mixtral 8x7B folded as an ML engineer would ask for it: tp 2, ep 4, pp 2 on 16 GPUs under
+ * framework=megatron, ZeRO 1 (distributed optimizer), s 4096, b 1, selective recompute.
+ * State (constants above): etp defaults to tp = 2, so the experts' grid is etp ep pp = 16 and
+ * edp = 16 / 16 = 1; the dense grid tp pp = 4, dp = 4. The routers (d E = 32,768 a layer, x 32 =
+ * 1,048,576) are whole on every tp rank (moe/router.py, TopKRouter), so split over pp only;
+ * the other 1,605,636,096 - 1,048,576 = 1,604,587,520 non-experts over tp pp = 4.
+ *   weights: experts 45,097,156,608 x 2 / 16 = 5,637,144,576, non-experts 1,604,587,520 x 2 /
+ *   4 = 802,293,760, routers 1,048,576 x 2 / 2 = 1,048,576: 6,440,486,912;
+ *   grads (fp32, Megatron's bf16 default): twice that, 12,880,973,824;
+ *   optimizer (fp32 master + two moments, 12 B): experts 45,097,156,608 x 12 / 16 / edp 1 =
+ *   33,822,867,456, non-experts 1,604,587,520 x 12 / 4 / dp 4 = 1,203,440,640, routers
+ *   1,048,576 x 12 / 2 / dp 4 = 1,572,864: 35,027,880,960.
+ * Activations per token of a layer (mixtral_activations's terms, no score term under selective):
+ * 10 d whole + 8 d split attention + the router 4 E + 8 k = 48, and per routed copy the grouped
+ * fc1's input, which the alltoall dispatcher has all-gathered over the expert-TP group
+ * (token_dispatcher.py dispatch_postprocess, gather_from_sequence_parallel_region over
+ * expt_tp): 2 d etp, the expert output 2 d, and the hidden states 6 f / etp of etp times the
+ * copies, 6 f a rank: k (2 d etp + 2 d + 6 f).
+ *   etp 2: 40,960 + 32,768 + 48 + 2 (16,384 + 8,192 + 86,016) = 294,960 bytes, sequence
+ *   parallel over t 2: x 4,096 / 2 = 604,078,080 a layer; the first rank holds pp = 2
+ *   micro-batches of its 16 layers (Korthikanti's 1F1B: 32 layer-micro-batches, no logits on
+ *   it): 19,330,498,560.
+ *   etp 1 (tokens not gathered): 278,576 x 4,096 / 2 x 32 = 18,256,756,736, the figure etp 2
+ *   also gave before the gather was priced (the ledger now holds 1 GiB more there).
+ */
+START_TEST(mixtral_folded_tp2_ep4_pp2)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("mixtral-8x7b");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 16;
+    in.tp = 2;
+    in.ep = 4;
+    in.pp = 2;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.batch = 1;
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.resolved.etp_used, 2);
+    ASSERT_I64(r.memory.params, INT64_C(6440486912));
+    ASSERT_I64(r.memory.expert_params, INT64_C(5637144576));
+    ASSERT_I64(r.memory.grads, INT64_C(12880973824));
+    ASSERT_I64(r.memory.optimizer, INT64_C(35027880960));
+    ASSERT_I64(r.memory.expert_optimizer, INT64_C(33822867456));
+    ASSERT_I64(r.memory.activations, INT64_C(19330498560));
+    in.etp = 1; /* experts 45,097,156,608 x 2 / 8 = 11,274,289,152 weights, edp 2 */
+    EVAL_OK(in, r);
+    ASSERT_I64(r.memory.expert_params, INT64_C(11274289152));
+    ASSERT_I64(r.memory.activations, INT64_C(18256756736));
+}
+END_TEST
+
+/*
  * Megatron-LM's expert-data-parallel optimizer sharding on a small case. Architecture: L 2,
  * d 64 (a 1, h_d 64), f 128 ungated, V 100 untied, 4 experts, top-1; 8 GPUs, ep 4, ZeRO 1.
  *   experts: 2 d f = 16,384 each, x 4 x 2 layers = 131,072;
@@ -253,6 +310,7 @@ static Suite *suite(void)
 
     tcase_add_test(t, mixtral_ep8_per_gpu_and_flops);
     tcase_add_test(t, mixtral_activations);
+    tcase_add_test(t, mixtral_folded_tp2_ep4_pp2);
     tcase_add_test(t, expert_data_parallel_sharding);
     tcase_add_test(t, moe_contradictions);
     tcase_add_test(t, offload_moves_state_to_host);

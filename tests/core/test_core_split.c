@@ -34,17 +34,20 @@ static bool fails_on(const struct core_input *in, const char *field)
  *
  * Megatron-Core's grids (parallel_state.py, initialize_model_parallel): dense tp 4 x dp 4; the
  * experts etp 1 x ep 8 x edp, edp = world / (etp ep pp) = 16 / 8 = 2 - ep 8 exceeds the dense
- * dp 4 (MoE parallel folding). Each GPU holds 128 / 8 = 16 whole experts of every layer and a
- * quarter (tp 4) of everything else.
- *   weights (bf16, 2 B): dense 1,541,093,376 / 4 x 2 = 770,546,688;
+ * dp 4 (MoE parallel folding). Each GPU holds 128 / 8 = 16 whole experts of every layer, the
+ * routers whole (moe/router.py: TopKRouter's E x d weight is on every tp rank) and a quarter
+ * (tp 4) of everything else.
+ *   dense per GPU: (1,541,093,376 - routers 262,144 x 48 = 12,582,912) / 4 = 382,127,616
+ *     + 12,582,912 = 394,710,528 weights.
+ *   weights (bf16, 2 B): dense 394,710,528 x 2 = 789,421,056;
  *                        experts 28,991,029,248 / 8 x 2 = 7,247,757,312.
  *   gradients: Megatron keeps bf16 runs' main gradients in fp32 (arguments.py, "accumulate and
  *     all-reduce gradients in fp32 for bfloat16 data type"), one full buffer per GPU
  *     (distributed/param_and_grad_buffer.py; the distributed optimizer shards only its states):
- *     dense 385,273,344 x 4 = 1,541,093,376; experts 3,623,878,656 x 4 = 14,495,514,624.
+ *     dense 394,710,528 x 4 = 1,578,842,112; experts 3,623,878,656 x 4 = 14,495,514,624.
  *   optimizer (fp32 master + Adam's two moments, 12 B), sharded by the distributed optimizer over
  *     the data-parallel group of each parameter (optimizer/__init__.py builds the experts'
- *     optimizer over the expert data-parallel group): dense 385,273,344 x 12 / 4 = 1,155,820,032;
+ *     optimizer over the expert data-parallel group): dense 394,710,528 x 12 / 4 = 1,184,131,584;
  *     experts 3,623,878,656 x 12 / 2 = 21,743,271,936.
  */
 START_TEST(folded_expert_sharding)
@@ -65,11 +68,11 @@ START_TEST(folded_expert_sharding)
     ASSERT_I64(r.resolved.dp, 4);
     ASSERT_I64(r.resolved.edp, 2);
     ASSERT_I64(r.memory.expert_params, INT64_C(7247757312));
-    ASSERT_I64(r.memory.params, INT64_C(770546688) + INT64_C(7247757312));
+    ASSERT_I64(r.memory.params, INT64_C(789421056) + INT64_C(7247757312));
     ASSERT_I64(r.memory.expert_grads, INT64_C(14495514624));
-    ASSERT_I64(r.memory.grads, INT64_C(1541093376) + INT64_C(14495514624));
+    ASSERT_I64(r.memory.grads, INT64_C(1578842112) + INT64_C(14495514624));
     ASSERT_I64(r.memory.expert_optimizer, INT64_C(21743271936));
-    ASSERT_I64(r.memory.optimizer, INT64_C(1155820032) + INT64_C(21743271936));
+    ASSERT_I64(r.memory.optimizer, INT64_C(1184131584) + INT64_C(21743271936));
 }
 END_TEST
 
@@ -262,6 +265,136 @@ START_TEST(mtp_parameters)
 }
 END_TEST
 
+/*
+ * MTP on a dense model (Megatron-Core builds MultiTokenPredictionBlock for any GPTModel with
+ * --mtp-num-layers; nothing in it needs MoE). Llama 3 8B (L 32, d 4096, 32 heads, 8 KV heads of
+ * 128, f 14336 gated, V 128256 untied): one more decoder layer = q, o 2 d^2 = 33,554,432 + k, v
+ * 2 d (8 x 128) = 8,388,608 + MLP 3 d f = 176,160,768 + 2 norms 8,192 = 218,112,000; + eh_proj
+ * 2 d^2 = 33,554,432 and enorm, hnorm, final norm 3 d = 12,288: 251,678,720 weights, so N =
+ * 8,030,261,248 + 251,678,720 = 8,281,939,968. N_active (the FLOP count) adds the shared output
+ * layer's second run V d = 525,336,576: 8,807,276,544, above N by exactly that, which is no
+ * input error (it was a 422 naming active_params, an input nobody gave). A given active_params
+ * above N still is one.
+ */
+START_TEST(mtp_on_dense_model)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("llama3-8b");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 8;
+    in.mtp_layers = 1;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.resolved.params, INT64_C(8281939968));
+    ASSERT_I64(r.resolved.active_params, INT64_C(8807276544));
+    in.active_params = INT64_C(8281939969);
+    ck_assert(eval_fails_on(&in, CORE_EINVAL, "active_params"));
+}
+END_TEST
+
+/*
+ * DeepSeek-V3 at tp 8, ep 256, etp 1 on 256 GPUs (pp 1, dp 32, edp 1), megatron, ZeRO 1: the
+ * weights every tp rank keeps whole. Megatron-Core builds MLA's q and kv down projections as
+ * TELinear with parallel_mode "duplicated" (multi_latent_attention.py), their latent norms are
+ * norms, and TopKRouter's E x d weight and expert bias are whole (moe/router.py):
+ *   per layer 7168 x 1536 + 1536 + 7168 x (512 + 64) + 512 = 15,140,864, x 61 = 923,592,704;
+ *   per MoE layer 7168 x 256 + 256 = 1,835,264, x 58 = 106,445,312: W = 1,030,038,016.
+ * docs/architectures.md: N = 671,026,419,200, experts 256 x 44,040,192 x 58 = 653,908,770,816,
+ * so N - E_x = 17,117,648,384, of which 16,087,610,368 split over tp 8.
+ *   weights (2 B): 16,087,610,368 x 2 / 8 = 4,021,902,592 + W x 2 = 2,060,076,032 + experts
+ *     653,908,770,816 x 2 / 256 = 5,108,662,272: 11,190,640,896 (was 9,388,074,368 with W / 8);
+ *   grads (fp32): 8,043,805,184 + 4,120,152,064 + 10,217,324,544 = 22,381,281,792;
+ *   optimizer (12 B): (16,087,610,368 x 12 / 8 + W x 12) / dp 32 = 1,140,370,992, experts
+ *     653,908,770,816 x 12 / 256 / edp 1 = 30,651,973,632: 31,792,344,624.
+ * 5.75 GB more state per GPU than the ledger held when W was split by tp.
+ */
+START_TEST(tp_whole_weights)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("deepseek-v3");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 256;
+    in.tp = 8;
+    in.ep = 256;
+    in.etp = 1;
+    in.zero_stage = 1;
+    in.seq_len = 4096;
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    EVAL_OK(in, r);
+    ASSERT_I64(r.resolved.tp_whole_params, INT64_C(1030038016));
+    ASSERT_I64(r.memory.params, INT64_C(11190640896));
+    ASSERT_I64(r.memory.grads, INT64_C(22381281792));
+    ASSERT_I64(r.memory.optimizer, INT64_C(31792344624));
+    ASSERT_I64(r.memory.expert_optimizer, INT64_C(30651973632));
+}
+END_TEST
+
+/*
+ * Megatron-Core's MoELayer.forward (transformer/moe/moe_layer.py) raises ValueError in training
+ * when tensor parallelism is on without sequence parallelism ("During training, performance may
+ * degrade if MoE and tensor parallelism are enabled without also enabling sequence
+ * parallelism."). Mixtral 8x7B at tp 2, ep 8 on 16 GPUs: sequence_parallel false is a 422 naming
+ * it under framework=megatron; the default (true at tp > 1), tp 1, a dense model and the generic
+ * framework are accepted.
+ */
+START_TEST(moe_tp_needs_sequence_parallel)
+{
+    struct core_input in;
+    struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("mixtral-8x7b");
+    in.framework = CORE_FW_MEGATRON;
+    in.gpus = 16;
+    in.tp = 2;
+    in.ep = 8;
+    in.sequence_parallel = CORE_FLAG_NO;
+    ck_assert(fails_on(&in, "sequence_parallel"));
+    in.sequence_parallel = CORE_FLAG_AUTO;
+    EVAL_OK(in, r);
+    ck_assert(r.resolved.sequence_parallel);
+    in.sequence_parallel = CORE_FLAG_NO;
+    in.framework = CORE_FW_GENERIC;
+    EVAL_OK(in, r);
+    in.framework = CORE_FW_MEGATRON;
+    in.preset = core_preset_find("llama3-8b");
+    in.ep = 1;
+    EVAL_OK(in, r);
+}
+END_TEST
+
+/*
+ * recompute_modules is Megatron-LM's --recompute-modules, which transformer_config.py reads only
+ * under --recompute-granularity selective. Mixtral 8x7B, 8 GPUs, ep 8: "moe" with checkpointing
+ * none keeps the full ledger (no module dropped: the 5,971,902,464 activation bytes of
+ * test_core_moe.c's mixtral_activations, s 512) and warns recompute_modules_ignored; with
+ * checkpointing selective it is read and there is no such warning.
+ */
+START_TEST(recompute_modules_ignored_outside_selective)
+{
+    struct core_input in;
+    static struct core_result r;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("mixtral-8x7b");
+    in.gpus = 8;
+    in.ep = 8;
+    in.checkpointing = CORE_CKPT_NONE;
+    snprintf(in.recompute_modules, sizeof in.recompute_modules, "moe");
+    EVAL_OK(in, r);
+    ASSERT_I64(r.memory.activations, INT64_C(5971902464));
+    ck_assert_ptr_nonnull(find_warning(&r, "recompute_modules_ignored"));
+    in.checkpointing = CORE_CKPT_SELECTIVE;
+    EVAL_OK(in, r);
+    ck_assert_ptr_null(find_warning(&r, "recompute_modules_ignored"));
+}
+END_TEST
+
 static Suite *split_suite(void)
 {
     Suite *s = suite_create("split");
@@ -274,6 +407,10 @@ static Suite *split_suite(void)
     tcase_add_test(tc, megatron_uneven);
     tcase_add_test(tc, flexible_layout);
     tcase_add_test(tc, mtp_parameters);
+    tcase_add_test(tc, mtp_on_dense_model);
+    tcase_add_test(tc, tp_whole_weights);
+    tcase_add_test(tc, moe_tp_needs_sequence_parallel);
+    tcase_add_test(tc, recompute_modules_ignored_outside_selective);
     suite_add_tcase(s, tc);
     return s;
 }

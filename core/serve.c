@@ -67,8 +67,9 @@ static int64_t model_context(const struct core_input *b, const struct core_resol
 {
     if (b->config_given && b->config_context > 0)
         return b->config_context;
+    /* The engine's limit, not the trained context (core_preset_positions). */
     if (m->shape.preset >= 0)
-        return core_presets[m->shape.preset].context;
+        return core_preset_positions(m->shape.preset);
     return 0;
 }
 

@@ -285,6 +285,52 @@ START_TEST(contradictions_name_the_field)
 }
 END_TEST
 
+/* The engine's length limit is the config's positions, not the trained context (qa4): vLLM sets
+ * max_model_len's default and bound from config.json's max_position_embeddings, a yarn config's
+ * original_max_position_embeddings x factor (vllm/config/model.py, _get_and_verify_max_len).
+ * Mistral-7B-v0.1's config says 32768 (tests/validation/hf-configs.json), trained at 8192;
+ * Qwen3-30B-A3B's 40960 (test_hfconfig.c's config) for a native 32768; DeepSeek-V3's yarn is
+ * 40 x 4096 = 163840 for the paper's 128k. `vllm serve mistralai/Mistral-7B-v0.1
+ * --max-model-len 32768` starts, where memwall answered "32768 exceeds the model's 8192
+ * positions". Llama 3 8B's config says 8192, its context: unchanged. */
+START_TEST(max_model_len_bound_is_the_config_positions)
+{
+    static const struct {
+        const char *preset;
+        int64_t positions, trained;
+    } rows[] = {
+        {"mistral-7b", 32768, 8192}, {"qwen3-30b-a3b", 40960, 32768},
+        {"qwen3-8b", 40960, 32768},  {"deepseek-v3", 40 * 4096, 131072},
+        {"llama3-8b", 8192, 8192},
+    };
+
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+        int preset = core_preset_find(rows[i].preset);
+
+        ck_assert_int_ge(preset, 0);
+        /* The training half keeps the trained context (seq_len_exceeds_context). */
+        ASSERT_I64(core_presets[preset].context, rows[i].trained);
+        core_serve_input_init(&in);
+        in.base.preset = preset;
+        in.base.gpu = core_gpu_find("h200-sxm");
+        in.base.tp = strcmp(rows[i].preset, "deepseek-v3") == 0 ? 8 : 1;
+        in.quantization = in.base.tp == 8 ? CORE_QUANT_FP8 : CORE_QUANT_NONE;
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+        ASSERT_I64(r.resolved.max_model_len, rows[i].positions); /* the default */
+        ASSERT_I64(r.resolved.context, rows[i].positions);
+        in.max_model_len = rows[i].positions;
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+        in.max_model_len = rows[i].positions + 1;
+        memset(&p, 0, sizeof p);
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+        ck_assert_str_eq(p.items[0].field, "max_model_len");
+    }
+}
+END_TEST
+
 /* SGLang's default mem_fraction_static (server_args.py) on an H100 at tp 1, in MiB: memory
  * 79.19 GiB + 512 = 81,602.56; chunked_prefill_size 8192 and cuda_graph_max_bs 256 (60-160 GiB
  * bucket): reserved = 512 + 1.5 x 8192 + 2 x 256 + 1024 / 8 = 13,440 (above the 10 GiB floor);
@@ -608,6 +654,7 @@ static Suite *suite(void)
     TCase *t = tcase_create("serve");
 
     tcase_add_test(t, kv_bytes_per_token);
+    tcase_add_test(t, max_model_len_bound_is_the_config_positions);
     tcase_add_test(t, k26_blocks_tokens_concurrency);
     tcase_add_test(t, max_model_len_estimate_and_advice);
     tcase_add_test(t, weights_by_format);

@@ -101,7 +101,7 @@ static double sglang_fraction(int64_t usable, int64_t chunk, int64_t tp, int64_t
  * and max(max_model_len, 2048) tokens (chunked prefill off up to 32k, 2048 above). SGLang's
  * chunked_prefill_size by GPU memory (server_args.py). TensorRT-LLM: max_num_tokens 8192,
  * max_batch_size 2048 (trtllm-build). llama.cpp: n_ubatch 512, one sequence. */
-void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
+void core_serve_engine_defaults(const struct core_serve_input *in, int gpu, bool mla,
                                 struct core_serve_resolved *s)
 {
     int64_t usable = in->base.memory_gb > 0 ? (int64_t)llround(in->base.memory_gb * 1e9)
@@ -141,6 +141,15 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
         in->max_num_batched_tokens > 0 ? in->max_num_batched_tokens : tokens;
     s->max_num_seqs = in->max_num_seqs > 0 ? in->max_num_seqs : seqs;
     s->block_size = in->block_size > 0 ? in->block_size : block;
+    /* vLLM on Hopper runs MLA with FlashMLA, whose pages are 64 tokens: the platform forces
+     * block_size to 64 when it is not a multiple of 64, given or not (vllm/platforms/cuda.py,
+     * check_and_update_config: "Forcing kv cache block size to 64 for FlashMLA backend";
+     * vllm/attention/ops/flashmla.py, is_flashmla_dense_supported: Hopper only). Releases
+     * before FlashMLA (vllm_0.2, vllm_0.4) keep 16. */
+    if (mla && (s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0) &&
+        s->engine_version == CORE_VERSION_CURRENT && core_gpus[gpu].generation == CORE_GEN_HOPPER &&
+        s->block_size % 64 != 0)
+        s->block_size = 64;
     s->mem_fraction_static = in->mem_fraction_static > 0
                                  ? in->mem_fraction_static
                                  : sglang_fraction(usable, s->max_num_batched_tokens, s->tp, s->pp);
@@ -599,7 +608,7 @@ void core_serve_check_candidate(const struct core_serve_input *in, struct core_p
     s.max_model_len = in->max_model_len;
     s.tp = in->base.tp;
     s.pp = in->base.pp;
-    core_serve_engine_defaults(in, gpu, &s);
+    core_serve_engine_defaults(in, gpu, false, &s); /* the scheduler reads no block size */
     core_serve_check_scheduler(in, &s, p);
 }
 
@@ -620,7 +629,7 @@ enum core_status core_serve_resolve(const struct core_serve_input *in,
         return st;
     a = &out->model.shape.arch;
     resolve_serve(in, &out->model, model_context(&in->base, &out->model), &out->resolved, p);
-    core_serve_engine_defaults(in, out->model.gpu, &out->resolved);
+    core_serve_engine_defaults(in, out->model.gpu, a->kv_lora_rank > 0, &out->resolved);
     check_parallel(a, &out->resolved, p);
     check_formats(in, &out->model, p);
     check_block_size(in, p);

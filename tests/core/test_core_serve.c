@@ -331,6 +331,55 @@ START_TEST(max_model_len_bound_is_the_config_positions)
 }
 END_TEST
 
+/* vLLM runs MLA on Hopper with FlashMLA and forces 64-token pages (vllm/platforms/cuda.py,
+ * check_and_update_config: block_size % 64 != 0 -> 64, "Forcing kv cache block size to 64 for
+ * FlashMLA backend"; is_flashmla_dense_supported: Hopper only) (qa4). DeepSeek-V3 FP8 at tp 8
+ * on H200, max_model_len 32768: one latent of 512 + 64 in bf16 per layer, 1,152 B; a 64-token
+ * page is 73,728 B and a block over 61 layers 4,497,408 B. The budget does not depend on the
+ * page: 0.9 x 150,109,106,995 = 135,098,196,295 less the weights, the profile and the 256 MiB
+ * non-torch increase = 44,959,705,839 B (as with 16-token pages), so blocks =
+ * floor(44,959,705,839 / 4,497,408) = 9,996 (9,996.8), tokens 639,744, and V1's concurrency
+ * 9,996 / ceil(32,768 / 64) = 9,996 / 512 = 19.5234375. A given 16 is forced too; 128 is kept;
+ * an A100 (no FlashMLA) keeps vLLM's 16. */
+START_TEST(vllm_mla_on_hopper_pages_64_tokens)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("deepseek-v3");
+    in.base.gpu = core_gpu_find("h200-sxm");
+    in.base.tp = 8;
+    in.quantization = CORE_QUANT_FP8;
+    in.max_model_len = 32768;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 64);
+    ASSERT_I64(r.kv.page_bytes, 73728);
+    ASSERT_I64(r.kv.available, INT64_C(44959705839));
+    ASSERT_I64(r.kv.blocks, 9996);
+    ASSERT_I64(r.kv.tokens, 639744);
+    ck_assert_double_eq_tol(r.kv.max_concurrency, 19.5234375, 1e-12);
+    in.block_size = 16;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 64);
+    in.block_size = 128;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 128);
+    in.block_size = 0;
+    in.base.gpu = core_gpu_find("a100-sxm-80gb");
+    in.base.tp = 8;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 16);
+    /* A model without MLA on Hopper keeps 16. */
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.base.gpu = core_gpu_find("h200-sxm");
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 16);
+}
+END_TEST
+
 /* SGLang's default mem_fraction_static (server_args.py) on an H100 at tp 1, in MiB: memory
  * 79.19 GiB + 512 = 81,602.56; chunked_prefill_size 8192 and cuda_graph_max_bs 256 (60-160 GiB
  * bucket): reserved = 512 + 1.5 x 8192 + 2 x 256 + 1024 / 8 = 13,440 (above the 10 GiB floor);
@@ -655,6 +704,7 @@ static Suite *suite(void)
 
     tcase_add_test(t, kv_bytes_per_token);
     tcase_add_test(t, max_model_len_bound_is_the_config_positions);
+    tcase_add_test(t, vllm_mla_on_hopper_pages_64_tokens);
     tcase_add_test(t, k26_blocks_tokens_concurrency);
     tcase_add_test(t, max_model_len_estimate_and_advice);
     tcase_add_test(t, weights_by_format);

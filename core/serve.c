@@ -109,6 +109,11 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu, bool
     bool big = usable >= (int64_t)(70 * GIB) && strncmp(core_gpus[gpu].id, "a100", 4) != 0;
     double mib = (double)usable / MIB + 512;
     int64_t tokens = 2048, seqs = 256, block = 16;
+    /* SGLang's chunked_prefill_size by memory bucket (server_args.py). */
+    int64_t sglang_chunk = mib < 35 * 1024    ? 2048
+                           : mib < 60 * 1024  ? 4096
+                           : mib < 160 * 1024 ? 8192
+                                              : 16384;
 
     switch (s->engine) {
     case CORE_ENGINE_VLLM:
@@ -121,7 +126,7 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu, bool
             tokens = s->max_model_len; /* max(max_model_len, 2048): no chunked prefill */
         break;
     case CORE_ENGINE_SGLANG:
-        tokens = mib < 35 * 1024 ? 2048 : mib < 60 * 1024 ? 4096 : mib < 160 * 1024 ? 8192 : 16384;
+        tokens = sglang_chunk;
         block = 1;
         break;
     case CORE_ENGINE_TRTLLM:
@@ -150,9 +155,15 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu, bool
         s->engine_version == CORE_VERSION_CURRENT && core_gpus[gpu].generation == CORE_GEN_HOPPER &&
         s->block_size % 64 != 0)
         s->block_size = 64;
-    s->mem_fraction_static = in->mem_fraction_static > 0
-                                 ? in->mem_fraction_static
-                                 : sglang_fraction(usable, s->max_num_batched_tokens, s->tp, s->pp);
+    /* The echo under another engine is SGLang's default with SGLang's own chunk, not the
+     * other engine's batch (vLLM V0's 32768 read as a chunk gave 0.373 for 0.824). */
+    s->mem_fraction_static =
+        in->mem_fraction_static > 0
+            ? in->mem_fraction_static
+            : sglang_fraction(usable,
+                              s->engine == CORE_ENGINE_SGLANG ? s->max_num_batched_tokens
+                                                              : sglang_chunk,
+                              s->tp, s->pp);
 }
 
 /* CUDA graphs vLLM captures: V1 [1, 2, 4] + 8..248 step 8 + 256..max step 16 with max =

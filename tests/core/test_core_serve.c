@@ -396,6 +396,24 @@ START_TEST(sglang_default_fraction)
     ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
     ck_assert_double_eq_tol(r.resolved.mem_fraction_static, 0.835, 1e-12);
     ASSERT_I64(r.kv.block_size, 1);
+    /* Under another engine the echo is still SGLang's default, with SGLang's own chunk (qa4):
+     * vLLM V0 at max_model_len 8192 profiles 8192 tokens, which is also SGLang's chunk in this
+     * bucket; at tp 4 on Llama 3.1 70B FP8 with max_model_len 32768, V0's batch is 32768 and
+     * was read as the chunk: reserved 512 + 1.5 x 32768 + 2 x 512 + 1024 x 4 / 8 = 51,200 MiB,
+     * round((81,602.56 - 51,200) / 81,602.56, 3) = 0.373. SGLang's chunk 8192: reserved
+     * 512 + 12,288 + 1,024 + 512 = 14,336 MiB, round(67,266.56 / 81,602.56, 3) = 0.824. */
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-70b");
+    in.base.tp = 4;
+    in.quantization = CORE_QUANT_FP8;
+    in.max_model_len = 32768;
+    in.engine = CORE_ENGINE_VLLM_V0;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.max_num_batched_tokens, 32768);
+    ck_assert_double_eq_tol(r.resolved.mem_fraction_static, 0.824, 1e-12);
+    in.engine = CORE_ENGINE_SGLANG;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert_double_eq_tol(r.resolved.mem_fraction_static, 0.824, 1e-12);
 }
 END_TEST
 

@@ -846,9 +846,14 @@
         setKpi('serve-concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
         setKpi('longest', kv.max_model_len_supported.toLocaleString('en-US') + ' tokens',
             kv.max_model_len_supported);
-        inf.advice.concat(inf.warnings).forEach(function (n) {
+        /* The problem first, then what fixes it: an advice line reads "Fix: ..." (it came
+         * first and looked like one more warning). */
+        inf.warnings.concat(inf.advice).forEach(function (n, i) {
             var li = document.createElement('li');
-            li.textContent = n.message + (n.change && Object.keys(n.change).length
+            var fix = i >= inf.warnings.length;
+            if (fix)
+                li.className = 'advice';
+            li.textContent = (fix ? 'Fix: ' : '') + n.message + (n.change && Object.keys(n.change).length
                 ? ' (' + Object.keys(n.change).map(function (k) { return k + '=' + n.change[k]; }).join(', ') + ')'
                 : '');
             li.dataset.code = n.code;

@@ -843,6 +843,15 @@
         $('serve-meter').classList.toggle('over', !inf.fits);
         setKpi('serves', inf.fits ? 'yes' : 'no', inf.fits);
         setKpi('kv-tokens', kv.tokens.toLocaleString('en-US') + trust(kv.expected_error), kv.tokens);
+        /* vLLM V1 shares one pool among groups of full and sliding layers and logs (and replies)
+         * the pool per group, blocks / groups x block_size (docs/serving.md, "Sliding-window"):
+         * on Gemma 3 that is a fifth of the longest request, so the label says so. */
+        var shape = r.inputs && r.inputs.shape, grouped = r.inputs && r.inputs.engine === 'vllm' &&
+            shape && shape.sliding_layers > 0 && shape.sliding_layers < shape.layers - (shape.linear_layers || 0);
+        $('kv-tokens-label').textContent = grouped ? 'KV tokens per layer group' : 'KV tokens';
+        $('kv-tokens-label').title = grouped
+            ? 'vLLM\'s logged pool size: blocks / layer groups x block_size; one request takes blocks in every group'
+            : '';
         setKpi('serve-concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
         setKpi('longest', kv.max_model_len_supported.toLocaleString('en-US') + ' tokens',
             kv.max_model_len_supported);

@@ -983,6 +983,21 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     await page.close();
 });
 
+/* On a hybrid model vLLM's KV tokens are per layer group (qa4: "KV tokens 24,768" beside
+ * "Longest request 118,032" read as a contradiction). Gemma 3 27B on one H100 at max_model_len
+ * 32768: 10 full and 52 sliding layers, groups of min(10, 52) = 10 layers, 1 + ceil(52/10) = 7
+ * groups; the pool's 10,839 blocks log floor(10,839 / 7) x 16 = 24,768 tokens. Llama 3 8B (no
+ * sliding layers) keeps the plain label. */
+test('the KV tokens of a hybrid model are labelled per layer group', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page, '?model=gemma-3-27b&max_model_len=32768');
+    assert.equal(await text(page, 'kv-tokens-label'), 'KV tokens per layer group');
+    assert.equal(await value(page, 'kv-tokens'), 1548 * 16);
+    await open(page, '?model=llama3-8b');
+    assert.equal(await text(page, 'kv-tokens-label'), 'KV tokens');
+    await page.close();
+});
+
 /* The serving notes read problem first, then each fix (qa4: the advice came first and read as more
  * warnings). Llama 3.1 8B AWQ on one RTX 4090 at its 131,072 positions: 128 KiB of KV per token
  * (32 x 2 x 8 x 128 x 2), vLLM's pool floor((0.9 x 23.64 GiB) - weights - profile - 50 MiB) /

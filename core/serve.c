@@ -451,6 +451,24 @@ static bool profile_eager(const struct core_serve_resolved *s)
     return s->engine == CORE_ENGINE_VLLM_V0 || (s->engine == CORE_ENGINE_VLLM && s->enforce_eager);
 }
 
+/* llama.cpp keeps the input layer in host memory (src/llama-model.cpp, load_tensors: "there is
+ * very little benefit to offloading the input layer, so always keep it on the CPU"): an untied
+ * model's token_embd is no GPU byte. A tied one is the output head too, which the GPU holds:
+ * counted once, as it is. False when the figure does not come out. */
+static bool llamacpp_input_on_host(const struct core_arch *a, const struct core_serve_resolved *s,
+                                   int db, struct core_serve_memory *g)
+{
+    int64_t emb;
+
+    if (s->engine != CORE_ENGINE_LLAMACPP || a->tied_embeddings)
+        return true;
+    emb = core_serve_input_embedding_bytes(a, s->quantization, db, s->tp);
+    if (emb < 0 || emb > g->weights)
+        return false;
+    g->weights -= emb;
+    return true;
+}
+
 /* Everything about one replica but the advice; false when a figure overflows. */
 bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct core_input *b,
                              const struct core_serve_resolved *s, struct core_serve_result *out)
@@ -475,7 +493,7 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
         b->memory_gb > 0 ? (int64_t)llround(b->memory_gb * 1e9) : core_serve_usable_bytes(gpu);
     g->weights = core_serve_weight_bytes_moe(a, s->quantization, s->quant_group_size, db, s->tp,
                                              s->pp, s->ep, width);
-    if (g->weights < 0)
+    if (g->weights < 0 || !llamacpp_input_on_host(a, s, db, g))
         return false;
     g->activations = core_serve_profile_bytes(a, s->tp, width / s->ep, s->max_num_batched_tokens,
                                               seqs, db, profile_eager(s));

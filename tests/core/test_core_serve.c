@@ -380,6 +380,36 @@ START_TEST(vllm_mla_on_hopper_pages_64_tokens)
 }
 END_TEST
 
+/* llama.cpp keeps the input layer on the CPU (src/llama-model.cpp, load_tensors: "there is very
+ * little benefit to offloading the input layer, so always keep it on the CPU"; qa4): Llama 3.1
+ * 8B Q4_K_M's token_embd (Q4_K, 144 B per 256 weights) is 128,256 x 4,096 x 144 / 256 =
+ * 295,501,824 B = 281.81 MiB of host memory, not GPU memory. vLLM's GGUF loader puts the same
+ * file on the GPU whole. A tied model (Gemma 2 9B) reads token_embd as its output head too,
+ * which the GPU holds: the same bytes under both engines. */
+START_TEST(llamacpp_input_embedding_on_the_host)
+{
+    struct core_serve_input in;
+    struct core_serve_result cpp, vllm;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.base.gpu = core_gpu_find("rtx-4090");
+    in.quantization = CORE_QUANT_GGUF_Q4_K_M;
+    in.engine = CORE_ENGINE_LLAMACPP;
+    ck_assert_int_eq(core_serve(&in, &cpp, &p), CORE_OK);
+    in.engine = CORE_ENGINE_VLLM;
+    ck_assert_int_eq(core_serve(&in, &vllm, &p), CORE_OK);
+    ASSERT_I64(vllm.per_gpu.weights - cpp.per_gpu.weights, INT64_C(295501824));
+    in.base.preset = core_preset_find("gemma-2-9b");
+    in.engine = CORE_ENGINE_LLAMACPP;
+    ck_assert_int_eq(core_serve(&in, &cpp, &p), CORE_OK);
+    in.engine = CORE_ENGINE_VLLM;
+    ck_assert_int_eq(core_serve(&in, &vllm, &p), CORE_OK);
+    ASSERT_I64(vllm.per_gpu.weights, cpp.per_gpu.weights);
+}
+END_TEST
+
 /* SGLang's default mem_fraction_static (server_args.py) on an H100 at tp 1, in MiB: memory
  * 79.19 GiB + 512 = 81,602.56; chunked_prefill_size 8192 and cuda_graph_max_bs 256 (60-160 GiB
  * bucket): reserved = 512 + 1.5 x 8192 + 2 x 256 + 1024 / 8 = 13,440 (above the 10 GiB floor);
@@ -723,6 +753,7 @@ static Suite *suite(void)
     tcase_add_test(t, kv_bytes_per_token);
     tcase_add_test(t, max_model_len_bound_is_the_config_positions);
     tcase_add_test(t, vllm_mla_on_hopper_pages_64_tokens);
+    tcase_add_test(t, llamacpp_input_embedding_on_the_host);
     tcase_add_test(t, k26_blocks_tokens_concurrency);
     tcase_add_test(t, max_model_len_estimate_and_advice);
     tcase_add_test(t, weights_by_format);

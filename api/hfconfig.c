@@ -10,6 +10,7 @@
  * count are ignored; a key of the wrong type, out of bounds or contradicting another is an error
  * naming config.<key>.
  */
+#include <math.h>
 #include <string.h>
 
 #include "hfconfig.h"
@@ -293,6 +294,56 @@ static void check_heads(struct dec *d, const struct family *f, struct core_arch 
         hf_check_kv(d, first_key(f->key[S_KV], kk, sizeof kk), a);
 }
 
+/* The positions a serving engine admits from a config with RoPE scaling, as vLLM derives
+ * max_model_len (vllm/config/model.py, _get_and_verify_max_len): a rope_scaling (or
+ * rope_parameters) object whose type ("rope_type", else the older "type") is not su, longrope or
+ * llama3 multiplies max_position_embeddings by its factor (1 when absent), yarn's base being its
+ * original_max_position_embeddings; Gemma 3's configs state the scaled length already (skipped).
+ * Qwen2.5's 128k recipe (yarn, factor 4 over 32768) reads 131072; Llama 3.1's llama3 type and
+ * Phi-3.5's longrope keep max_position_embeddings. Truncated as vLLM's int(). */
+static void scaled_positions(struct dec *d, const char *model_type, int64_t *positions)
+{
+    const json_t *rs = json_object_get(d->cfg, "rope_scaling"), *t, *v;
+    const char *type;
+    double factor = 1, base = (double)*positions, scaled;
+
+    if (rs == NULL || json_is_null(rs))
+        rs = json_object_get(d->cfg, "rope_parameters");
+    if (!json_is_object(rs) || (model_type != NULL && strstr(model_type, "gemma3") != NULL))
+        return;
+    t = json_object_get(rs, "rope_type");
+    if (!json_is_string(t))
+        t = json_object_get(rs, "type");
+    type = json_is_string(t) ? json_string_value(t) : "default";
+    if (strcmp(type, "su") == 0 || strcmp(type, "longrope") == 0 || strcmp(type, "llama3") == 0)
+        return;
+    v = json_object_get(rs, "factor");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) <= 1e6)) {
+            hf_fail(d, "rope_scaling.factor", "must be a number in (0, 1e6]");
+            return;
+        }
+        factor = json_number_value(v);
+    }
+    if (strcmp(type, "yarn") == 0) {
+        v = json_object_get(rs, "original_max_position_embeddings");
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > CORE_SEQ_LEN_MAX) {
+            hf_fail(d, "rope_scaling.original_max_position_embeddings",
+                    "yarn needs a whole number of positions in [1, %d]", CORE_SEQ_LEN_MAX);
+            return;
+        }
+        base = (double)json_integer_value(v);
+    }
+    scaled = floor(base * factor);
+    if (!(scaled >= 1 && scaled <= CORE_SEQ_LEN_MAX)) {
+        hf_fail(d, "rope_scaling.factor", "scales the positions to %.0f, outside [1, %d]", scaled,
+                CORE_SEQ_LEN_MAX);
+        return;
+    }
+    *positions = (int64_t)scaled;
+}
+
 bool api_hfconfig_decode(const json_t *config, struct core_arch *arch, int64_t *max_positions,
                          json_t *errors)
 {
@@ -315,6 +366,8 @@ bool api_hfconfig_decode(const json_t *config, struct core_arch *arch, int64_t *
         f = LLAMA;
     }
     read_common(&d, f, arch, max_positions);
+    if (d.ok)
+        scaled_positions(&d, model_type, max_positions);
     if (f->hook != NULL && d.ok)
         f->hook(&d, f, arch);
     if (d.ok)

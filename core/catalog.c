@@ -151,6 +151,30 @@ const struct core_gpu core_gpus[] = {
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
 
+/* The configs' max_position_embeddings where they exceed the trained context (core.h). Sources:
+ * Mistral-7B-v0.1 config.json (tests/validation/hf-configs.json: 32768); Qwen3-*-config.json
+ * 40960 (test_hfconfig.c's Qwen3-30B-A3B); DeepSeek-V2-Lite (hf-configs.json), V2 and V3
+ * 163840 with yarn factor 40 over 4096; Qwen2-57B-A14B 131072 (its row's comment). */
+static const struct {
+    const char *id;
+    int64_t positions;
+} preset_positions[] = {
+    {"mistral-7b", 32768},        {"qwen3-30b-a3b", 40960}, {"qwen3-8b", 40960},
+    {"qwen3-14b", 40960},         {"qwen3-32b", 40960},     {"qwen3-235b-a22b", 40960},
+    {"deepseek-v2-lite", 163840}, {"deepseek-v2", 163840},  {"deepseek-v3", 163840},
+    {"qwen2-57b-a14b", 131072},
+};
+
+int64_t core_preset_positions(int i)
+{
+    if (i < 0 || (size_t)i >= core_preset_count)
+        return 0;
+    for (size_t k = 0; k < sizeof preset_positions / sizeof preset_positions[0]; k++)
+        if (strcmp(preset_positions[k].id, core_presets[i].id) == 0)
+            return preset_positions[k].positions;
+    return core_presets[i].context;
+}
+
 int64_t core_gpu_usable_bytes(int gpu)
 {
     const struct core_gpu *g = &core_gpus[gpu];

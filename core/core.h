@@ -325,6 +325,12 @@ struct core_preset {
 
 extern const struct core_preset core_presets[];
 extern const size_t core_preset_count;
+/* The longest request a serving engine admits for preset i: the config's max_position_embeddings
+ * (a yarn config's original positions times its factor), as vLLM derives max_model_len
+ * (vllm/config/model.py, _get_and_verify_max_len), where it differs from the trained context:
+ * Qwen3's configs state 40960 for a native 32768, Mistral 7B v0.1's 32768 for its trained 8192,
+ * DeepSeek V2/V3's 163840 (yarn 40 x 4096) for 128k. Else the preset's context. */
+int64_t core_preset_positions(int i);
 /* Nearest-preset inference (a bare N) borrows a shape only from the first rows, the original
  * dense presets (gpt3-125m .. mpt-7b); rows appended later (mixtures of experts, Gemma, GPT-OSS)
  * never stand in for a bare N, so what a bare N infers stays put as the table grows. */

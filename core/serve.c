@@ -67,8 +67,9 @@ static int64_t model_context(const struct core_input *b, const struct core_resol
 {
     if (b->config_given && b->config_context > 0)
         return b->config_context;
+    /* The engine's limit, not the trained context (core_preset_positions). */
     if (m->shape.preset >= 0)
-        return core_presets[m->shape.preset].context;
+        return core_preset_positions(m->shape.preset);
     return 0;
 }
 
@@ -100,7 +101,7 @@ static double sglang_fraction(int64_t usable, int64_t chunk, int64_t tp, int64_t
  * and max(max_model_len, 2048) tokens (chunked prefill off up to 32k, 2048 above). SGLang's
  * chunked_prefill_size by GPU memory (server_args.py). TensorRT-LLM: max_num_tokens 8192,
  * max_batch_size 2048 (trtllm-build). llama.cpp: n_ubatch 512, one sequence. */
-void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
+void core_serve_engine_defaults(const struct core_serve_input *in, int gpu, bool mla,
                                 struct core_serve_resolved *s)
 {
     int64_t usable = in->base.memory_gb > 0 ? (int64_t)llround(in->base.memory_gb * 1e9)
@@ -108,6 +109,11 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
     bool big = usable >= (int64_t)(70 * GIB) && strncmp(core_gpus[gpu].id, "a100", 4) != 0;
     double mib = (double)usable / MIB + 512;
     int64_t tokens = 2048, seqs = 256, block = 16;
+    /* SGLang's chunked_prefill_size by memory bucket (server_args.py). */
+    int64_t sglang_chunk = mib < 35 * 1024    ? 2048
+                           : mib < 60 * 1024  ? 4096
+                           : mib < 160 * 1024 ? 8192
+                                              : 16384;
 
     switch (s->engine) {
     case CORE_ENGINE_VLLM:
@@ -120,7 +126,7 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
             tokens = s->max_model_len; /* max(max_model_len, 2048): no chunked prefill */
         break;
     case CORE_ENGINE_SGLANG:
-        tokens = mib < 35 * 1024 ? 2048 : mib < 60 * 1024 ? 4096 : mib < 160 * 1024 ? 8192 : 16384;
+        tokens = sglang_chunk;
         block = 1;
         break;
     case CORE_ENGINE_TRTLLM:
@@ -140,9 +146,24 @@ void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
         in->max_num_batched_tokens > 0 ? in->max_num_batched_tokens : tokens;
     s->max_num_seqs = in->max_num_seqs > 0 ? in->max_num_seqs : seqs;
     s->block_size = in->block_size > 0 ? in->block_size : block;
-    s->mem_fraction_static = in->mem_fraction_static > 0
-                                 ? in->mem_fraction_static
-                                 : sglang_fraction(usable, s->max_num_batched_tokens, s->tp, s->pp);
+    /* vLLM on Hopper runs MLA with FlashMLA, whose pages are 64 tokens: the platform forces
+     * block_size to 64 when it is not a multiple of 64, given or not (vllm/platforms/cuda.py,
+     * check_and_update_config: "Forcing kv cache block size to 64 for FlashMLA backend";
+     * vllm/attention/ops/flashmla.py, is_flashmla_dense_supported: Hopper only). Releases
+     * before FlashMLA (vllm_0.2, vllm_0.4) keep 16. */
+    if (mla && (s->engine == CORE_ENGINE_VLLM || s->engine == CORE_ENGINE_VLLM_V0) &&
+        s->engine_version == CORE_VERSION_CURRENT && core_gpus[gpu].generation == CORE_GEN_HOPPER &&
+        s->block_size % 64 != 0)
+        s->block_size = 64;
+    /* The echo under another engine is SGLang's default with SGLang's own chunk, not the
+     * other engine's batch (vLLM V0's 32768 read as a chunk gave 0.373 for 0.824). */
+    s->mem_fraction_static =
+        in->mem_fraction_static > 0
+            ? in->mem_fraction_static
+            : sglang_fraction(usable,
+                              s->engine == CORE_ENGINE_SGLANG ? s->max_num_batched_tokens
+                                                              : sglang_chunk,
+                              s->tp, s->pp);
 }
 
 /* CUDA graphs vLLM captures: V1 [1, 2, 4] + 8..248 step 8 + 256..max step 16 with max =
@@ -430,6 +451,24 @@ static bool profile_eager(const struct core_serve_resolved *s)
     return s->engine == CORE_ENGINE_VLLM_V0 || (s->engine == CORE_ENGINE_VLLM && s->enforce_eager);
 }
 
+/* llama.cpp keeps the input layer in host memory (src/llama-model.cpp, load_tensors: "there is
+ * very little benefit to offloading the input layer, so always keep it on the CPU"): an untied
+ * model's token_embd is no GPU byte. A tied one is the output head too, which the GPU holds:
+ * counted once, as it is. False when the figure does not come out. */
+static bool llamacpp_input_on_host(const struct core_arch *a, const struct core_serve_resolved *s,
+                                   int db, struct core_serve_memory *g)
+{
+    int64_t emb;
+
+    if (s->engine != CORE_ENGINE_LLAMACPP || a->tied_embeddings)
+        return true;
+    emb = core_serve_input_embedding_bytes(a, s->quantization, db, s->tp);
+    if (emb < 0 || emb > g->weights)
+        return false;
+    g->weights -= emb;
+    return true;
+}
+
 /* Everything about one replica but the advice; false when a figure overflows. */
 bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct core_input *b,
                              const struct core_serve_resolved *s, struct core_serve_result *out)
@@ -454,7 +493,7 @@ bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct co
         b->memory_gb > 0 ? (int64_t)llround(b->memory_gb * 1e9) : core_serve_usable_bytes(gpu);
     g->weights = core_serve_weight_bytes_moe(a, s->quantization, s->quant_group_size, db, s->tp,
                                              s->pp, s->ep, width);
-    if (g->weights < 0)
+    if (g->weights < 0 || !llamacpp_input_on_host(a, s, db, g))
         return false;
     g->activations = core_serve_profile_bytes(a, s->tp, width / s->ep, s->max_num_batched_tokens,
                                               seqs, db, profile_eager(s));
@@ -598,7 +637,7 @@ void core_serve_check_candidate(const struct core_serve_input *in, struct core_p
     s.max_model_len = in->max_model_len;
     s.tp = in->base.tp;
     s.pp = in->base.pp;
-    core_serve_engine_defaults(in, gpu, &s);
+    core_serve_engine_defaults(in, gpu, false, &s); /* the scheduler reads no block size */
     core_serve_check_scheduler(in, &s, p);
 }
 
@@ -619,7 +658,7 @@ enum core_status core_serve_resolve(const struct core_serve_input *in,
         return st;
     a = &out->model.shape.arch;
     resolve_serve(in, &out->model, model_context(&in->base, &out->model), &out->resolved, p);
-    core_serve_engine_defaults(in, out->model.gpu, &out->resolved);
+    core_serve_engine_defaults(in, out->model.gpu, a->kv_lora_rank > 0, &out->resolved);
     check_parallel(a, &out->resolved, p);
     check_formats(in, &out->model, p);
     check_block_size(in, p);

@@ -65,7 +65,7 @@ static bool serves_with(const struct core_arch *a, const struct core_serve_input
 
     trial.model = r->model;
     trial.model.gpu = gpu;
-    core_serve_engine_defaults(in, gpu, s);
+    core_serve_engine_defaults(in, gpu, a->kv_lora_rank > 0, s);
     /* A change the engine would refuse (serve_checks.c) is no advice. */
     core_serve_check_rules(in, &trial.model, s, &refused);
     if (refused.count > 0 || !core_serve_gpu_runs(gpu, r->model.precision, in->base.peak_tflops > 0,

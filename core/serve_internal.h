@@ -29,9 +29,14 @@ enum core_status core_serve_resolve(const struct core_serve_input *in,
  * moe_width) for the layout in s (engine, release, gpus, tp, pp). */
 int64_t core_serve_moe_width(const struct core_arch *a, const struct core_serve_resolved *s);
 /* serve.c: the engine's defaults for the replica on catalog row gpu (tokens, sequences, block
- * size, SGLang's fraction) into s; one replica sized with s (false when a figure overflows). */
-void core_serve_engine_defaults(const struct core_serve_input *in, int gpu,
+ * size, SGLang's fraction) into s, for a model with MLA attention when mla; one replica sized
+ * with s (false when a figure overflows). */
+void core_serve_engine_defaults(const struct core_serve_input *in, int gpu, bool mla,
                                 struct core_serve_resolved *s);
+/* serve_size.c: the token embedding's bytes per rank in format q (its GGUF layout, else the
+ * dtype), as core_serve_weight_bytes counts it; -1 on a bad argument. */
+int64_t core_serve_input_embedding_bytes(const struct core_arch *a, enum core_quant q,
+                                         int dtype_bytes, int64_t tp);
 bool core_serve_size_replica(const struct core_arch *a, int gpu, const struct core_input *b,
                              const struct core_serve_resolved *s, struct core_serve_result *out);
 

@@ -185,6 +185,17 @@ int64_t core_serve_weight_bytes_moe(const struct core_arch *a, enum core_quant q
     return total + (emb > out ? emb : out);
 }
 
+int64_t core_serve_input_embedding_bytes(const struct core_arch *a, enum core_quant q,
+                                         int dtype_bytes, int64_t tp)
+{
+    int64_t vocab;
+
+    if (tp < 1 || a->vocab < 1 || a->hidden < 1)
+        return -1;
+    vocab = ceil_div(ceil_div(a->vocab, VOCAB_PADDING) * VOCAB_PADDING, tp);
+    return plain_bytes(core_quant_formats[q].embedding, vocab * a->hidden, dtype_bytes);
+}
+
 int64_t core_serve_kv_heads_per_rank(int64_t kv_heads, int64_t tp)
 {
     int64_t per = kv_heads / tp;

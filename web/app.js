@@ -843,12 +843,26 @@
         $('serve-meter').classList.toggle('over', !inf.fits);
         setKpi('serves', inf.fits ? 'yes' : 'no', inf.fits);
         setKpi('kv-tokens', kv.tokens.toLocaleString('en-US') + trust(kv.expected_error), kv.tokens);
+        /* vLLM V1 shares one pool among groups of full and sliding layers and logs (and replies)
+         * the pool per group, blocks / groups x block_size (docs/serving.md, "Sliding-window"):
+         * on Gemma 3 that is a fifth of the longest request, so the label says so. */
+        var shape = r.inputs && r.inputs.shape, grouped = r.inputs && r.inputs.engine === 'vllm' &&
+            shape && shape.sliding_layers > 0 && shape.sliding_layers < shape.layers - (shape.linear_layers || 0);
+        $('kv-tokens-label').textContent = grouped ? 'KV tokens per layer group' : 'KV tokens';
+        $('kv-tokens-label').title = grouped
+            ? 'vLLM\'s logged pool size: blocks / layer groups x block_size; one request takes blocks in every group'
+            : '';
         setKpi('serve-concurrency', kv.max_concurrency.toFixed(2) + '×', kv.max_concurrency);
         setKpi('longest', kv.max_model_len_supported.toLocaleString('en-US') + ' tokens',
             kv.max_model_len_supported);
-        inf.advice.concat(inf.warnings).forEach(function (n) {
+        /* The problem first, then what fixes it: an advice line reads "Fix: ..." (it came
+         * first and looked like one more warning). */
+        inf.warnings.concat(inf.advice).forEach(function (n, i) {
             var li = document.createElement('li');
-            li.textContent = n.message + (n.change && Object.keys(n.change).length
+            var fix = i >= inf.warnings.length;
+            if (fix)
+                li.className = 'advice';
+            li.textContent = (fix ? 'Fix: ' : '') + n.message + (n.change && Object.keys(n.change).length
                 ? ' (' + Object.keys(n.change).map(function (k) { return k + '=' + n.change[k]; }).join(', ') + ')'
                 : '');
             li.dataset.code = n.code;

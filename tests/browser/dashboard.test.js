@@ -983,6 +983,41 @@ test('the serving panel: the meter is the reply, the chart its concurrency, a ba
     await page.close();
 });
 
+/* On a hybrid model vLLM's KV tokens are per layer group (qa4: "KV tokens 24,768" beside
+ * "Longest request 118,032" read as a contradiction). Gemma 3 27B on one H100 at max_model_len
+ * 32768: 10 full and 52 sliding layers, groups of min(10, 52) = 10 layers, 1 + ceil(52/10) = 7
+ * groups; the pool's 10,839 blocks log floor(10,839 / 7) x 16 = 24,768 tokens. Llama 3 8B (no
+ * sliding layers) keeps the plain label. */
+test('the KV tokens of a hybrid model are labelled per layer group', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page, '?model=gemma-3-27b&max_model_len=32768');
+    assert.equal(await text(page, 'kv-tokens-label'), 'KV tokens per layer group');
+    assert.equal(await value(page, 'kv-tokens'), 1548 * 16);
+    await open(page, '?model=llama3-8b');
+    assert.equal(await text(page, 'kv-tokens-label'), 'KV tokens');
+    await page.close();
+});
+
+/* The serving notes read problem first, then each fix (qa4: the advice came first and read as more
+ * warnings). Llama 3.1 8B AWQ on one RTX 4090 at its 131,072 positions: 128 KiB of KV per token
+ * (32 x 2 x 8 x 128 x 2), vLLM's pool floor((0.9 x 23.64 GiB) - weights - profile - 50 MiB) /
+ * (16 x 4 KiB x 32) = 7,625 blocks = 122,000 tokens < 131,072: the warning max_model_len_too_long,
+ * then "Fix: lower max_model_len to 122000 ...". */
+test('the serving notes give the problem first, then the fixes marked as such', async () => {
+    const page = await newPage(1440, 1000);
+    await open(page, '?model=llama3.1-8b&quantization=awq&gpu=rtx-4090');
+    const items = await page.locator('[data-testid="serve-notes"] li').evaluateAll((lis) =>
+        lis.map((li) => ({ code: li.dataset.code, text: li.textContent, fix: li.classList.contains('advice') })));
+    assert.equal(items[0].code, 'max_model_len_too_long');
+    assert.equal(items[0].fix, false);
+    assert.match(items[0].text, /the longest that fits is 122000/);
+    assert.equal(items[1].code, 'lower_max_model_len');
+    assert.equal(items[1].fix, true);
+    assert.match(items[1].text, /^Fix: lower max_model_len to 122000\b/);
+    assert.ok(items.slice(1).every((i) => i.fix && i.text.startsWith('Fix: ')), JSON.stringify(items));
+    await page.close();
+});
+
 /* engine_version, a serving knob of the input table like the others: the select offers the
  * table's releases, the choice goes to /inference and comes back in the reply's inputs, and the
  * sizing is that release's (vLLM V0 of mid 2024 takes its profiling peak from the caching

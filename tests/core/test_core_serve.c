@@ -285,6 +285,131 @@ START_TEST(contradictions_name_the_field)
 }
 END_TEST
 
+/* The engine's length limit is the config's positions, not the trained context (qa4): vLLM sets
+ * max_model_len's default and bound from config.json's max_position_embeddings, a yarn config's
+ * original_max_position_embeddings x factor (vllm/config/model.py, _get_and_verify_max_len).
+ * Mistral-7B-v0.1's config says 32768 (tests/validation/hf-configs.json), trained at 8192;
+ * Qwen3-30B-A3B's 40960 (test_hfconfig.c's config) for a native 32768; DeepSeek-V3's yarn is
+ * 40 x 4096 = 163840 for the paper's 128k. `vllm serve mistralai/Mistral-7B-v0.1
+ * --max-model-len 32768` starts, where memwall answered "32768 exceeds the model's 8192
+ * positions". Llama 3 8B's config says 8192, its context: unchanged. */
+START_TEST(max_model_len_bound_is_the_config_positions)
+{
+    static const struct {
+        const char *preset;
+        int64_t positions, trained;
+    } rows[] = {
+        {"mistral-7b", 32768, 8192}, {"qwen3-30b-a3b", 40960, 32768},
+        {"qwen3-8b", 40960, 32768},  {"deepseek-v3", 40 * 4096, 131072},
+        {"llama3-8b", 8192, 8192},
+    };
+
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+        int preset = core_preset_find(rows[i].preset);
+
+        ck_assert_int_ge(preset, 0);
+        /* The training half keeps the trained context (seq_len_exceeds_context). */
+        ASSERT_I64(core_presets[preset].context, rows[i].trained);
+        core_serve_input_init(&in);
+        in.base.preset = preset;
+        in.base.gpu = core_gpu_find("h200-sxm");
+        in.base.tp = strcmp(rows[i].preset, "deepseek-v3") == 0 ? 8 : 1;
+        in.quantization = in.base.tp == 8 ? CORE_QUANT_FP8 : CORE_QUANT_NONE;
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+        ASSERT_I64(r.resolved.max_model_len, rows[i].positions); /* the default */
+        ASSERT_I64(r.resolved.context, rows[i].positions);
+        in.max_model_len = rows[i].positions;
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+        in.max_model_len = rows[i].positions + 1;
+        memset(&p, 0, sizeof p);
+        ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+        ck_assert_str_eq(p.items[0].field, "max_model_len");
+    }
+}
+END_TEST
+
+/* vLLM runs MLA on Hopper with FlashMLA and forces 64-token pages (vllm/platforms/cuda.py,
+ * check_and_update_config: block_size % 64 != 0 -> 64, "Forcing kv cache block size to 64 for
+ * FlashMLA backend"; is_flashmla_dense_supported: Hopper only) (qa4). DeepSeek-V3 FP8 at tp 8
+ * on H200, max_model_len 32768: one latent of 512 + 64 in bf16 per layer, 1,152 B; a 64-token
+ * page is 73,728 B and a block over 61 layers 4,497,408 B. The budget does not depend on the
+ * page: 0.9 x 150,109,106,995 = 135,098,196,295 less the weights, the profile and the 256 MiB
+ * non-torch increase = 44,959,705,839 B (as with 16-token pages), so blocks =
+ * floor(44,959,705,839 / 4,497,408) = 9,996 (9,996.8), tokens 639,744, and V1's concurrency
+ * 9,996 / ceil(32,768 / 64) = 9,996 / 512 = 19.5234375. A given 16 is forced too; 128 is kept;
+ * an A100 (no FlashMLA) keeps vLLM's 16. */
+START_TEST(vllm_mla_on_hopper_pages_64_tokens)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("deepseek-v3");
+    in.base.gpu = core_gpu_find("h200-sxm");
+    in.base.tp = 8;
+    in.quantization = CORE_QUANT_FP8;
+    in.max_model_len = 32768;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 64);
+    ASSERT_I64(r.kv.page_bytes, 73728);
+    ASSERT_I64(r.kv.available, INT64_C(44959705839));
+    ASSERT_I64(r.kv.blocks, 9996);
+    ASSERT_I64(r.kv.tokens, 639744);
+    ck_assert_double_eq_tol(r.kv.max_concurrency, 19.5234375, 1e-12);
+    in.block_size = 16;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 64);
+    in.block_size = 128;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 128);
+    in.block_size = 0;
+    in.base.gpu = core_gpu_find("a100-sxm-80gb");
+    in.base.tp = 8;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 16);
+    /* A model without MLA on Hopper keeps 16. */
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.base.gpu = core_gpu_find("h200-sxm");
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.block_size, 16);
+}
+END_TEST
+
+/* llama.cpp keeps the input layer on the CPU (src/llama-model.cpp, load_tensors: "there is very
+ * little benefit to offloading the input layer, so always keep it on the CPU"; qa4): Llama 3.1
+ * 8B Q4_K_M's token_embd (Q4_K, 144 B per 256 weights) is 128,256 x 4,096 x 144 / 256 =
+ * 295,501,824 B = 281.81 MiB of host memory, not GPU memory. vLLM's GGUF loader puts the same
+ * file on the GPU whole. A tied model (Gemma 2 9B) reads token_embd as its output head too,
+ * which the GPU holds: the same bytes under both engines. */
+START_TEST(llamacpp_input_embedding_on_the_host)
+{
+    struct core_serve_input in;
+    struct core_serve_result cpp, vllm;
+    struct core_problems p = {0};
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.base.gpu = core_gpu_find("rtx-4090");
+    in.quantization = CORE_QUANT_GGUF_Q4_K_M;
+    in.engine = CORE_ENGINE_LLAMACPP;
+    ck_assert_int_eq(core_serve(&in, &cpp, &p), CORE_OK);
+    in.engine = CORE_ENGINE_VLLM;
+    ck_assert_int_eq(core_serve(&in, &vllm, &p), CORE_OK);
+    ASSERT_I64(vllm.per_gpu.weights - cpp.per_gpu.weights, INT64_C(295501824));
+    in.base.preset = core_preset_find("gemma-2-9b");
+    in.engine = CORE_ENGINE_LLAMACPP;
+    ck_assert_int_eq(core_serve(&in, &cpp, &p), CORE_OK);
+    in.engine = CORE_ENGINE_VLLM;
+    ck_assert_int_eq(core_serve(&in, &vllm, &p), CORE_OK);
+    ASSERT_I64(vllm.per_gpu.weights, cpp.per_gpu.weights);
+}
+END_TEST
+
 /* SGLang's default mem_fraction_static (server_args.py) on an H100 at tp 1, in MiB: memory
  * 79.19 GiB + 512 = 81,602.56; chunked_prefill_size 8192 and cuda_graph_max_bs 256 (60-160 GiB
  * bucket): reserved = 512 + 1.5 x 8192 + 2 x 256 + 1024 / 8 = 13,440 (above the 10 GiB floor);
@@ -301,6 +426,24 @@ START_TEST(sglang_default_fraction)
     ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
     ck_assert_double_eq_tol(r.resolved.mem_fraction_static, 0.835, 1e-12);
     ASSERT_I64(r.kv.block_size, 1);
+    /* Under another engine the echo is still SGLang's default, with SGLang's own chunk (qa4):
+     * vLLM V0 at max_model_len 8192 profiles 8192 tokens, which is also SGLang's chunk in this
+     * bucket; at tp 4 on Llama 3.1 70B FP8 with max_model_len 32768, V0's batch is 32768 and
+     * was read as the chunk: reserved 512 + 1.5 x 32768 + 2 x 512 + 1024 x 4 / 8 = 51,200 MiB,
+     * round((81,602.56 - 51,200) / 81,602.56, 3) = 0.373. SGLang's chunk 8192: reserved
+     * 512 + 12,288 + 1,024 + 512 = 14,336 MiB, round(67,266.56 / 81,602.56, 3) = 0.824. */
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-70b");
+    in.base.tp = 4;
+    in.quantization = CORE_QUANT_FP8;
+    in.max_model_len = 32768;
+    in.engine = CORE_ENGINE_VLLM_V0;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.resolved.max_num_batched_tokens, 32768);
+    ck_assert_double_eq_tol(r.resolved.mem_fraction_static, 0.824, 1e-12);
+    in.engine = CORE_ENGINE_SGLANG;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert_double_eq_tol(r.resolved.mem_fraction_static, 0.824, 1e-12);
 }
 END_TEST
 
@@ -608,6 +751,9 @@ static Suite *suite(void)
     TCase *t = tcase_create("serve");
 
     tcase_add_test(t, kv_bytes_per_token);
+    tcase_add_test(t, max_model_len_bound_is_the_config_positions);
+    tcase_add_test(t, vllm_mla_on_hopper_pages_64_tokens);
+    tcase_add_test(t, llamacpp_input_embedding_on_the_host);
     tcase_add_test(t, k26_blocks_tokens_concurrency);
     tcase_add_test(t, max_model_len_estimate_and_advice);
     tcase_add_test(t, weights_by_format);

@@ -139,6 +139,57 @@ END_TEST
  * (2) Hand-derived small configs
  * ------------------------------------------------------------------------------------------- */
 
+/* The positions vLLM admits from a config with RoPE scaling (vllm/config/model.py,
+ * _get_and_verify_max_len; qa4): Qwen2.5's 128k recipe adds rope_scaling {yarn, factor 4,
+ * original 32768} to a 32768-position config: 32768 x 4 = 131072, where memwall refused
+ * max_model_len 131072 ("exceeds the model's 32768 positions"). A linear factor 4 over 16384
+ * (deepseek-coder-6.7b, K06's config) is 65536; Llama 3.1's llama3 type and longrope keep
+ * max_position_embeddings; a factor that is not a positive number, or a yarn without its
+ * original length, is named. */
+static int64_t positions_of(const char *text)
+{
+    json_t *cfg = json_loads(text, 0, NULL), *errors = json_array();
+    struct core_arch a;
+    int64_t max_pos = 0;
+
+    ck_assert_msg(cfg != NULL, "bad test JSON: %s", text);
+    ck_assert_msg(api_hfconfig_decode(cfg, &a, &max_pos, errors), "decode failed: %s", text);
+    json_decref(cfg);
+    json_decref(errors);
+    return max_pos;
+}
+
+#define QWEN25_14B                                                                                 \
+    "\"model_type\":\"qwen2\",\"hidden_size\":5120,\"intermediate_size\":13824,"                   \
+    "\"num_hidden_layers\":48,\"num_attention_heads\":40,\"num_key_value_heads\":8,"               \
+    "\"vocab_size\":152064,\"tie_word_embeddings\":false"
+
+START_TEST(rope_scaling_positions)
+{
+    ASSERT_I64(positions_of("{" QWEN25_14B ",\"max_position_embeddings\":32768}"), 32768);
+    ASSERT_I64(positions_of("{" QWEN25_14B ",\"max_position_embeddings\":32768,\"rope_scaling\":"
+                            "{\"type\":\"yarn\",\"factor\":4.0,"
+                            "\"original_max_position_embeddings\":32768}}"),
+               131072);
+    ASSERT_I64(positions_of("{" QWEN25_14B ",\"max_position_embeddings\":16384,\"rope_scaling\":"
+                            "{\"type\":\"linear\",\"factor\":4.0}}"),
+               65536);
+    ASSERT_I64(positions_of("{" QWEN25_14B ",\"max_position_embeddings\":131072,\"rope_scaling\":"
+                            "{\"rope_type\":\"llama3\",\"factor\":8.0,"
+                            "\"original_max_position_embeddings\":8192}}"),
+               131072);
+    ASSERT_I64(positions_of("{" QWEN25_14B ",\"max_position_embeddings\":131072,\"rope_scaling\":"
+                            "{\"type\":\"longrope\",\"long_factor\":[1.0]}}"),
+               131072);
+    assert_error("{" QWEN25_14B ",\"max_position_embeddings\":32768,\"rope_scaling\":"
+                 "{\"type\":\"linear\",\"factor\":\"4\"}}",
+                 "config.rope_scaling.factor");
+    assert_error("{" QWEN25_14B ",\"max_position_embeddings\":32768,\"rope_scaling\":"
+                 "{\"type\":\"yarn\",\"factor\":4.0}}",
+                 "config.rope_scaling.original_max_position_embeddings");
+}
+END_TEST
+
 /*
  * Multi-latent attention, q-LoRA, one dense layer then experts (deepseek_v3 rules): d 16, a 2,
  * nope 4, rope 2, v 3, r_q 6, r_kv 5, L 3, f 20, expert width 8, 4 routed (top 2), 1 shared, V 10.
@@ -503,6 +554,7 @@ static Suite *suite(void)
     tcase_add_test(tc, every_row_to_the_parameter);
     tcase_add_test(tc, mixtral_split);
     tcase_add_test(tc, mla_by_hand);
+    tcase_add_test(tc, rope_scaling_positions);
     tcase_add_test(tc, gpt2_tied_learned_positions);
     tcase_add_test(tc, falcon_layouts);
     tcase_add_test(tc, unknown_type_is_llama_like);

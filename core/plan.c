@@ -6,7 +6,8 @@
  * assumed MFU times recompute, bubble and tensor factors, as before that model existed. Both
  * share the inputs, the ledger pieces, the ranking (plan_rank.c) and the reasons here.
  *
- * The search walks GPU type x tp x pp (divisors of L) x G x checkpointing x ZeRO stage x
+ * The search walks GPU type x tp x pp (divisors of L, and the powers of two that get Megatron's
+ * uneven split, plan_table.c) x G x checkpointing x ZeRO stage x
  * micro-batch (powers of two). core_evaluate() costs microseconds because it resolves, checks
  * and annotates everything; a candidate here needs only two sums, so the work is hoisted to
  * where it varies: the base inputs are resolved and validated once (by core_evaluate itself),

@@ -865,6 +865,23 @@ START_TEST(deepseek_v3_uneven_pipelines)
         assert_reproduces(&in, p);
     }
     ck_assert_int_gt(uneven, 0);
+
+    /* The assumed-MFU search (plan.c) under the generic ledger takes the same splits, and /fit
+     * and /runtime reproduce its plans too. */
+    in.base.framework = CORE_FW_GENERIC;
+    in.base.mfu = 0.4;
+    search_ok(&in, &out);
+    uneven = 0;
+    for (int i = 0; i < out.plan_count; i++) {
+        int64_t pp = plans[i].pp;
+        int64_t want = pp == 2 ? 30 : pp == 4 ? 13 : pp == 8 ? 5 : pp == 16 ? 1 : 0;
+
+        ck_assert_int_eq(plans[i].first_stage_layers, 0);
+        ck_assert_int_eq(plans[i].last_stage_layers, want);
+        uneven += want > 0;
+        assert_reproduces(&in, &plans[i]);
+    }
+    ck_assert_int_gt(uneven, 0);
 }
 END_TEST
 

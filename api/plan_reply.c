@@ -72,6 +72,19 @@ static json_t *profile_inputs(const struct core_input *in, json_t *c)
     return c;
 }
 
+/* The uneven split's inputs (core/plan_table.c), the ones set: the names /fit reads and
+ * Megatron-LM's --decoder-first/last-pipeline-num-layers take. */
+static json_t *uneven_split(json_t *obj, const struct core_plan *p)
+{
+    if (p->first_stage_layers > 0)
+        obj = with(obj, "decoder_first_pipeline_num_layers",
+                   json_integer((json_int_t)p->first_stage_layers));
+    if (p->last_stage_layers > 0)
+        obj = with(obj, "decoder_last_pipeline_num_layers",
+                   json_integer((json_int_t)p->last_stage_layers));
+    return obj;
+}
+
 /* A plan's configuration: the model inputs as the request gave them (so /fit resolves the same
  * shape), the training inputs resolved, the hardware overrides given, and the planner's
  * choices. Valid /fit and /runtime input; /runtime of it gives the plan's days: with mfu
@@ -129,6 +142,7 @@ static json_t *plan_config(const struct core_input *in, const struct core_resolv
     c = with(c, "batch", json_integer((json_int_t)p->batch));
     c = with(c, "cp", json_integer((json_int_t)p->cp));
     c = with(c, "virtual_stages", json_integer((json_int_t)p->virtual_stages));
+    c = uneven_split(c, p); /* Megatron-LM's uneven split where pp does not divide the layers */
     if (r->shape.arch.experts > 0) { /* the experts' grid the search chose */
         c = with(c, "ep", json_integer((json_int_t)p->ep));
         c = with(c, "etp", json_integer((json_int_t)p->etp));
@@ -198,6 +212,7 @@ static json_t *plan_object(const struct core_input *in, const struct core_resolv
         obj = with(obj, "ep", json_integer((json_int_t)p->ep));
         obj = with(obj, "etp", json_integer((json_int_t)p->etp));
     }
+    obj = uneven_split(obj, p);
     m = json_object_get(obj, "memory_per_gpu");
     if (m != NULL && r->framework != CORE_FW_GENERIC) { /* as /fit: fit.judged "device_peak" */
         json_object_set_new(m, "judged", json_string("device_peak"));

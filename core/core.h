@@ -843,6 +843,9 @@ struct core_plan {
     int64_t gpus, tp, pp, cp, dp, batch;
     int64_t ep, etp; /* the experts' grid (MoE parallel folding); 1 and tp for a dense model */
     int64_t virtual_stages; /* interleaved 1F1B stages per rank (1 = plain 1F1B) */
+    /* Megatron-LM's uneven split (decoder_first/last_pipeline_num_layers) where pp does not
+     * divide the layers; 0 = not set (an even split, or the middle ranks' count). */
+    int64_t first_stage_layers, last_stage_layers;
     int zero_stage;
     enum core_checkpointing checkpointing;
     bool sequence_parallel;

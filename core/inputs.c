@@ -235,7 +235,8 @@ const struct core_input_spec core_inputs[] = {
      1, false, false, false, true, NO_CHOICES, "stages", NULL,
      "interleaved 1F1B stages per pipeline rank (1 = plain 1F1B); must divide the layers per stage",
      ECHO(virtual_stages)},
-    /* The pipeline split: /plan chooses its own (even) splits, so these are planned rows. */
+    /* The pipeline split: /plan chooses its own (even, or Megatron's first/last where pp does not
+     * divide the layers: docs/planner.md), so these are planned rows. */
     {"decoder_first_pipeline_num_layers", CORE_KIND_INT, CORE_STORE_I64, AT(first_stage_layers), 1,
      CORE_LAYERS_MAX, false, 0, true, true, false, true, NO_CHOICES, "layers", "an even split",
      "layers on the first pipeline rank (Megatron-LM); the rest split evenly over the middle "

@@ -6,7 +6,8 @@
  * assumed MFU times recompute, bubble and tensor factors, as before that model existed. Both
  * share the inputs, the ledger pieces, the ranking (plan_rank.c) and the reasons here.
  *
- * The search walks GPU type x tp x pp (divisors of L) x G x checkpointing x ZeRO stage x
+ * The search walks GPU type x tp x pp (divisors of L, and the powers of two that get Megatron's
+ * uneven split, plan_table.c) x G x checkpointing x ZeRO stage x
  * micro-batch (powers of two). core_evaluate() costs microseconds because it resolves, checks
  * and annotates everything; a candidate here needs only two sums, so the work is hoisted to
  * where it varies: the base inputs are resolved and validated once (by core_evaluate itself),
@@ -82,6 +83,8 @@ static void search_layout(struct search *s, const struct layout *L, struct core_
     c.etp = L->etp;
     c.cp = 1;
     c.virtual_stages = 1;
+    c.first_stage_layers = L->first;
+    c.last_stage_layers = L->last;
     c.dp = L->dp;
     c.sequence_parallel = L->tp > 1;
     c.capacity = L->g->capacity;
@@ -161,13 +164,19 @@ static void search_gpu(struct search *s, const struct gpu_row *g)
         for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
             int64_t ways = tp_choices[t] * pp;
 
-            if (layers % pp != 0 || ways > s->in->gpus_max ||
-                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads, tp_choices[t]))
-                continue; /* a layout Megatron-LM refuses (rules.h) */
+            if (ways > s->in->gpus_max ||
+                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads,
+                                    tp_choices[t]) ||
+                !s->pp_ok[pp])
+                continue; /* a layout Megatron-LM refuses (rules.h, plan_table.c) */
             L.tp = tp_choices[t];
             L.pp = pp;
+            L.first = s->pp_first[pp];
+            L.last = s->pp_last[pp];
             s->r.tp = L.tp;
             s->r.pp = pp;
+            s->r.virtual_stages = 1;
+            plan_set_split(&s->r, L.first, L.last);
             nx = plan_expert_choices(s->r.shape.arch.experts, L.tp, ep, etp);
             s->r.sequence_parallel = L.tp > 1;
             have = false;
@@ -453,6 +462,7 @@ enum core_status core_plan_search(const struct core_plan_input *in, struct core_
     s.out = out;
     s.min_need = INT64_MAX;
     s.min_days_fit = s.min_cost_fit = s.min_cost_in_time = INFINITY;
+    plan_pp_table(&s);
     for (int i = 0; i < n; i++) {
         out->searched[out->gpus_searched++] = rows[i].index;
         if (s.predicted)

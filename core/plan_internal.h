@@ -39,6 +39,9 @@ struct search {
     double min_days_fit;       /* fastest fitting configuration */
     double min_cost_fit;       /* cheapest fitting configuration (cost or GPU-hours) */
     double min_cost_in_time;   /* cheapest fitting configuration that meets the deadline */
+    /* plan_pp_searched per pp, filled once (plan_pp_table): 1 searched, 0 not; its split. */
+    signed char pp_ok[CORE_PLAN_PP_MAX + 1];
+    int64_t pp_first[CORE_PLAN_PP_MAX + 1], pp_last[CORE_PLAN_PP_MAX + 1];
 };
 
 /* One sharding's cached ledger pieces: the model-parallel state per (tp, pp), activations per
@@ -46,7 +49,8 @@ struct search {
 struct layout {
     const struct gpu_row *g;
     int64_t tp, pp, cp, gpus, dp;
-    int64_t ep, etp; /* the experts' grid (1, tp for a dense model) */
+    int64_t ep, etp;     /* the experts' grid (1, tp for a dense model) */
+    int64_t first, last; /* the uneven split (plan_uneven_split); 0, 0 for an even one */
     struct core_state mp;
     int64_t act[3][PLAN_BATCH_STEPS]; /* activations per checkpointing mode and micro-batch */
     int steps[3];                     /* micro-batches whose activations alone fit */
@@ -97,6 +101,27 @@ void plan_resolve(const struct search *s, const struct core_plan *p, struct core
 /* plan_skips.c: the layout rules that ruled out a tp, pp or cp the search would otherwise have
  * tried, as reasons written to out[0..room); returns how many. */
 int plan_skip_reasons(const struct search *s, struct core_plan_reason *out, int room);
+
+/* plan_table.c: Megatron-LM's uneven split of the model's layers over pp ranks that pp does not
+ * divide (decoder_first/last_pipeline_num_layers; transformer_config.py, "Uneven PP"): of every
+ * (first, last) that layout.c's check accepts, the one whose busiest rank holds the fewest
+ * layers (the MTP layers on the last rank counted: the pace core_layout_heaviest gives), then
+ * the lightest last rank (the output layer and loss sit there), then the lightest first rank
+ * (the embedding), then the fewest counts set. Only for pp a power of two, the frameworks that
+ * take Megatron's inputs (megatron, generic), and a best split whose busiest rank holds
+ * ceil((L + mtp) / pp) layers, the fewest any split can; false otherwise. */
+bool plan_uneven_split(const struct core_resolved *r, int64_t pp, int64_t *first, int64_t *last);
+/* Sets r's pipeline split to the even one (first = last = 0) or to first/last (FIRST_LAST), and
+ * its heaviest rank's layers, as core_layout_resolve would for those inputs. */
+void plan_set_split(struct core_resolved *r, int64_t first, int64_t last);
+/* The pp values a search tries: the divisors of L, and under plan_uneven_split the powers of
+ * two that do not divide it, where /fit's layout check (core_layout_check) passes their split
+ * for the base inputs in; *first, *last the split (0, 0 even). */
+bool plan_pp_searched(const struct core_input *in, const struct core_resolved *r, int64_t pp,
+                      int64_t *first, int64_t *last);
+/* plan_pp_searched for every pp of 1 .. min(L, CORE_PLAN_PP_MAX) into s->pp_ok and the split
+ * arrays: the searches read them per (tp, pp). */
+void plan_pp_table(struct search *s);
 
 /* plan_table.c: activations of every checkpointing mode and micro-batch for s->r's tp, pp and
  * cp. */

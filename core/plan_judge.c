@@ -25,6 +25,10 @@ void plan_resolve(const struct search *s, const struct core_plan *p, struct core
     r->ep = p->ep;
     r->etp = p->etp;
     r->virtual_stages = p->virtual_stages;
+    /* The search's current split is already in s->r (its heaviest rank does not depend on v). */
+    if (p->pp != s->r.pp || p->first_stage_layers != s->r.first_stage_layers ||
+        p->last_stage_layers != s->r.last_stage_layers || s->r.split != CORE_SPLIT_FIRST_LAST)
+        plan_set_split(r, p->first_stage_layers, p->last_stage_layers);
     r->sequence_parallel = p->sequence_parallel;
     core_resolve_hardware(&s->in->base, p->gpu, r);
     r->batch = p->batch;

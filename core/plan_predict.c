@@ -115,6 +115,8 @@ static void layout_candidate(const struct layout *L, struct core_plan *c)
     c->cp = L->cp;
     c->dp = L->dp;
     c->virtual_stages = 1;
+    c->first_stage_layers = L->first;
+    c->last_stage_layers = L->last;
     c->batch = 1;
     c->sequence_parallel = L->tp > 1;
     c->capacity = L->g->capacity;
@@ -203,12 +205,17 @@ static void search_layout(struct search *s, const struct layout *L, const struct
         plan_offer_layout_best(s, &best, group, have_group);
 }
 
-static void virtual_choices(int64_t layers, int64_t pp, struct choices *ch)
+/* v divides every rank's layers: L / pp for an even split; under an uneven one the first and
+ * last counts set and the middle ranks' share (layout.c, check_first_last). */
+static void virtual_choices(int64_t layers, const struct layout *L, struct choices *ch)
 {
+    int64_t pp = L->pp, mid = pp - (L->first > 0) - (L->last > 0);
+    int64_t share = mid > 0 ? (layers - L->first - L->last) / mid : 0;
+
     ch->nv = 0;
     ch->vs[ch->nv++] = 1;
     for (int64_t v = 2; pp > 1 && v <= CORE_PLAN_VIRTUAL_MAX; v *= 2)
-        if ((layers / pp) % v == 0)
+        if (share % v == 0 && L->first % v == 0 && L->last % v == 0)
             ch->vs[ch->nv++] = v;
 }
 
@@ -227,16 +234,22 @@ void plan_search_predicted(struct search *s, const struct gpu_row *g)
     L.g = g;
     for (size_t t = 0; t < sizeof tp_choices / sizeof tp_choices[0]; t++) {
         for (int64_t pp = 1; pp <= layers && pp <= CORE_PLAN_PP_MAX; pp++) {
-            if (layers % pp != 0 || tp_choices[t] * pp > gmax ||
-                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads, tp_choices[t]))
-                continue; /* a layout Megatron-LM refuses (rules.h) */
+            if (tp_choices[t] * pp > gmax ||
+                !core_rule_tp_heads(s->r.shape.arch.heads, s->r.shape.arch.kv_heads,
+                                    tp_choices[t]) ||
+                !s->pp_ok[pp])
+                continue; /* a layout Megatron-LM refuses (rules.h, plan_table.c) */
             L.tp = tp_choices[t];
             L.pp = pp;
+            L.first = s->pp_first[pp];
+            L.last = s->pp_last[pp];
             s->r.tp = L.tp;
             s->r.pp = pp;
+            s->r.virtual_stages = 1;
+            plan_set_split(&s->r, L.first, L.last);
             s->r.sequence_parallel = L.tp > 1;
             nx = plan_expert_choices(s->r.shape.arch.experts, L.tp, ep, etp);
-            virtual_choices(layers, pp, &ch);
+            virtual_choices(layers, &L, &ch);
             for (int64_t cp = 1; cp <= CORE_PLAN_CP_MAX; cp *= 2) {
                 int64_t ways = L.tp * pp * cp;
 

@@ -5,10 +5,11 @@
  *   - a tp (powers of two up to 8, or 16 under the step-time model) that does not divide the
  *     heads, or is neither a multiple nor a divisor of the key/value heads (rules.h, the rule
  *     Megatron-LM's TransformerConfig raises);
- *   - a pp that does not divide the layers: every searched stage holds whole layers, so a
- *     model whose layer count 2, 4 or 8 does not divide is searched without those pipelines
- *     (uneven stages, decoder_first_pipeline_num_layers and the like, are priced by /fit, not
- *     searched);
+ *   - a pp that does not divide the layers and that no uneven split serves: under the megatron
+ *     and generic profiles a power-of-two pp gets Megatron-LM's first/last split
+ *     (plan_uneven_split, plan_table.c); under the other frameworks every searched stage holds
+ *     whole layers, so a model whose layer count 2, 4 or 8 does not divide is searched without
+ *     those pipelines;
  *   - cp under the step-time model when seq_len is not a multiple of 2 cp = 4 (rules.h).
  * Only a rule that ruled out a value the search would otherwise have tried (within gpus_max)
  * is said. Writes into the caller's array and calls nothing of plan.c's (no symbol cycle).
@@ -53,14 +54,14 @@ static bool skip_pp(const struct search *s, struct core_plan_reason *out)
     size_t len = 0;
 
     for (int64_t pp = 2; pp <= 8 && pp <= layers && pp <= s->in->gpus_max; pp *= 2)
-        if (layers % pp != 0)
+        if (!s->pp_ok[pp])
             append_value(list, sizeof list, &len, pp);
     if (len == 0)
         return false;
     out->field = "layers";
     snprintf(out->message, sizeof out->message,
              "pp %s not searched: the %lld layers do not split into that many whole stages "
-             "(uneven stages, decoder_first_pipeline_num_layers, are priced by /fit)",
+             "(uneven stages are searched under framework megatron or generic)",
              list, (long long)layers);
     return true;
 }

@@ -20,12 +20,18 @@ struct bench_case {
     double tokens;
     int64_t seq_len;
     double deadline_days;
+    enum core_framework framework;
 };
 
 static const struct bench_case cases[] = {
-    {"7B, 1.4T tokens, T 512, every GPU", NULL, 7e9, 1.4e12, 512, 0},
-    {"llama2-70b, 2T tokens, T 4096, every GPU, 30 days", "llama2-70b", 0, 2e12, 4096, 30},
-    {"llama3.1-405b, 15T tokens, T 8192, every GPU", "llama3.1-405b", 0, 15e12, 8192, 0},
+    {"7B, 1.4T tokens, T 512, every GPU", NULL, 7e9, 1.4e12, 512, 0, CORE_FW_GENERIC},
+    {"llama2-70b, 2T tokens, T 4096, every GPU, 30 days", "llama2-70b", 0, 2e12, 4096, 30,
+     CORE_FW_GENERIC},
+    {"llama3.1-405b, 15T tokens, T 8192, every GPU", "llama3.1-405b", 0, 15e12, 8192, 0,
+     CORE_FW_GENERIC},
+    /* 61 layers: pp 2 .. 64 only through Megatron-LM's uneven split (core/plan_table.c) */
+    {"deepseek-v3, 14.8T tokens, T 4096, H100, megatron", "deepseek-v3", 0, 14.8e12, 4096, 0,
+     CORE_FW_MEGATRON},
 };
 
 static double cpu_seconds(void)
@@ -60,6 +66,12 @@ int main(int argc, char **argv)
         in.base.tokens = c->tokens;
         in.base.seq_len = c->seq_len;
         in.deadline_days = c->deadline_days;
+        in.base.framework = c->framework;
+        if (c->framework == CORE_FW_MEGATRON) { /* one GPU type, as a Megatron user asks */
+            in.gpus[0] = core_gpu_find("h100-sxm");
+            in.gpu_count = 1;
+            in.gpus_max = 2048;
+        }
         start = cpu_seconds();
         do {
             if (core_plan_search(&in, plans, CORE_PLAN_TOP, pareto, CORE_PLAN_PARETO_MAX, &out,

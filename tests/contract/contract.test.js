@@ -707,6 +707,25 @@ describe('live server', { skip: BIN ? false : 'no binary: pass its path as an ar
             for (const p of b.plans) assert.ok(p.days <= 30, JSON.stringify(p.config));
         });
 
+        test('POST /plan: DeepSeek-V3 (61 layers) under Megatron-LM gets uneven pipelines that /fit takes', async () => {
+            // 61 = 7 x 8 + 5 on pp 8, 15 x 4 + 1 on pp 16, 3 x 16 + 13 on pp 4, 31 + 30 on pp 2: the
+            // busiest rank ceil(61 / pp), the last the lightest (tests/core/test_core_plan.c).
+            const b = await ok('/plan', { model: 'deepseek-v3', framework: 'megatron', gpu: 'h100-sxm', gpus_max: 256 });
+            const want = { 2: 30, 4: 13, 8: 5, 16: 1 };
+            const uneven = b.plans.filter((p) => p.pp > 1);
+            assert.ok(uneven.length > 0);
+            for (const p of uneven) {
+                assert.equal(p.decoder_last_pipeline_num_layers, want[p.pp], JSON.stringify(p.config));
+                assert.equal(p.config.decoder_last_pipeline_num_layers, want[p.pp]);
+                assert.equal(p.decoder_first_pipeline_num_layers, undefined);
+            }
+            const fits = conforms(await postJson('/fit', uneven.map((p) => p.config)), '/fit', 'POST', 200);
+            fits.forEach((f, i) => {
+                assert.equal(f.fit.fits, true, JSON.stringify(f.errors));
+                assert.equal(f.memory.per_gpu.total.bytes, uneven[i].memory_per_gpu.total.bytes);
+            });
+        });
+
         test('POST /plan: 400 for a planner-chosen input, 405 for GET', async () => {
             const { p } = await problem('POST', '/plan', 400,
                 { body: '{"tp":2}', headers: { 'Content-Type': 'application/json' } });

@@ -11,6 +11,7 @@
 
 #include "core_test_util.h"
 #include "perf.h"
+#include "plan_internal.h" /* plan_uneven_split */
 #include "check_main.h"
 
 static struct core_plan plans[CORE_PLAN_TOP], pareto[CORE_PLAN_PARETO_MAX];
@@ -50,6 +51,8 @@ static void config_of(const struct core_plan_input *in, const struct core_plan *
     c->ep = p->ep;
     c->etp = p->etp;
     c->virtual_stages = p->virtual_stages;
+    c->first_stage_layers = p->first_stage_layers;
+    c->last_stage_layers = p->last_stage_layers;
     c->global_batch = p->global_batch;
     c->zero_stage = p->zero_stage;
     c->checkpointing = p->checkpointing;
@@ -702,6 +705,9 @@ START_TEST(empty_plan_names_the_skipped_layouts)
     in.gpu_count = 1;
     in.gpus[0] = core_gpu_find("h100-sxm");
     in.gpus_max = 64;
+    /* torchtitan takes no Megatron-LM first/last counts: 61 layers (a prime) leave pp 2, 4, 8
+     * unsearched there. Under the generic profile they get Megatron's uneven split (below). */
+    in.base.framework = CORE_FW_TORCHTITAN;
     search_ok(&in, &out);
     ck_assert_int_eq(out.plan_count, 0);
     ck_assert_int_eq(out.reason_count, 4);
@@ -715,6 +721,12 @@ START_TEST(empty_plan_names_the_skipped_layouts)
     ck_assert_str_eq(out.reasons[3].field, "seq_len");
     ck_assert_msg(strstr(out.reasons[3].message, "seq_len 4095") != NULL, "%s",
                   out.reasons[3].message);
+    in.base.framework = CORE_FW_GENERIC;
+    search_ok(&in, &out);
+    ck_assert_int_eq(out.plan_count, 0);
+    ck_assert_int_eq(out.reason_count, 3);
+    ck_assert_str_eq(out.reasons[1].field, "heads");
+    ck_assert_str_eq(out.reasons[2].field, "seq_len");
 
     /* Under a framework profile the smallest need is still the ledger's (at b = 1), which the
      * device peak exceeds; the reason says which figure it is. DeepSeek-V3 on 8 H100s: 671e9
@@ -730,7 +742,8 @@ START_TEST(empty_plan_names_the_skipped_layouts)
     ck_assert_str_eq(out.reasons[0].field, "memory");
     ck_assert_msg(strstr(out.reasons[0].message, "by the ledger") != NULL, "%s",
                   out.reasons[0].message);
-    ck_assert_str_eq(out.reasons[1].field, "layers");
+    /* pp 2, 4, 8 were searched, split unevenly (test uneven_split_by_hand): no layout skipped. */
+    ck_assert_int_eq(out.reason_count, 1);
 
     core_plan_input_init(&in);
     in.base.preset = core_preset_find("llama3-8b");
@@ -743,6 +756,132 @@ START_TEST(empty_plan_names_the_skipped_layouts)
     ck_assert_int_eq(out.plan_count, 0);
     ck_assert_int_eq(out.reason_count, 1);
     ck_assert_str_eq(out.reasons[0].field, "memory");
+}
+END_TEST
+
+/* plan_uneven_split on a bare resolved shape: L layers, m MTP layers, a framework. */
+static bool split_of(int64_t layers, int64_t mtp, enum core_framework fw, int64_t pp,
+                     int64_t *first, int64_t *last)
+{
+    static struct core_resolved r;
+
+    memset(&r, 0, sizeof r);
+    r.shape.arch.layers = layers;
+    r.mtp_layers = mtp;
+    r.framework = fw;
+    return plan_uneven_split(&r, pp, first, last);
+}
+
+/* Megatron-LM's uneven split (transformer_block.py get_num_layers_to_build; transformer_config.py
+ * "Uneven PP"): f layers on rank 0, l on rank pp - 1 (either may be unset), the rest n each on
+ * the other ranks, which must be whole. Derived by hand, busiest rank first (it can be no less
+ * than ceil((L + mtp) / pp)), then the lightest last rank, then the lightest first, then the
+ * fewest counts set (f = n is f unset):
+ *   61 on pp 2:  ceil 31; l + 31 = 61 gives l = 30: 31 | 30 -> (0, 30).
+ *   61 on pp 4:  ceil 16; n = 16, f + l = 61 - 2*16 = 29 with f <= 16: l >= 13 -> l 13, f 16 = n:
+ *                16 16 16 13 -> (0, 13).
+ *   61 on pp 8:  ceil 8; n = 8, f + l = 61 - 6*8 = 13, f <= 8: l >= 5 -> 8 x 7 | 5 -> (0, 5).
+ *   61 on pp 16: ceil 4; n = 4, f + l = 61 - 14*4 = 5, f <= 4: l >= 1 -> 4 x 15 | 1 -> (0, 1).
+ *   61 on pp 32: ceil 2; n = 2 leaves f + l = 61 - 30*2 = 1 (two counts of at least 1: no), one
+ *                count set: 61 - 31*2 < 0; n = 1 leaves f + l = 31, busiest >= 16 > 2: refused.
+ *   61 + 1 MTP on pp 8: ceil(62 / 8) = 8; n = 8, f + l = 13, l + 1 <= 8, f <= 8: l >= 5 ->
+ *                l 5 (the last rank 5 + 1 = 6) -> (0, 5).
+ *   58 on pp 16: ceil 4; n = 4, f + l = 58 - 14*4 = 2: f = l = 1 -> 1 | 4 x 14 | 1 -> (1, 1).
+ *   62 on pp 4:  ceil 16; n = 16, f + l = 30, f <= 16: l 14 -> (0, 14), not (14, 0).
+ * Not proposed: pp dividing L (the even split), pp not a power of two, torchtitan (its own
+ * balanced split, no Megatron counts). */
+START_TEST(uneven_split_by_hand)
+{
+    static const struct {
+        int64_t layers, mtp, pp, first, last;
+    } cases[] = {{61, 0, 2, 0, 30}, {61, 0, 4, 0, 13}, {61, 0, 8, 0, 5}, {61, 0, 16, 0, 1},
+                 {61, 1, 8, 0, 5},  {58, 0, 16, 1, 1}, {62, 0, 4, 0, 14}};
+    struct core_input c;
+    static struct core_result r;
+    int64_t f, l;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert(split_of(cases[i].layers, cases[i].mtp, CORE_FW_MEGATRON, cases[i].pp, &f, &l));
+        ck_assert_int_eq(f, cases[i].first);
+        ck_assert_int_eq(l, cases[i].last);
+        ck_assert(split_of(cases[i].layers, cases[i].mtp, CORE_FW_GENERIC, cases[i].pp, &f, &l));
+    }
+    ck_assert(!split_of(61, 0, CORE_FW_MEGATRON, 32, &f, &l));
+    ck_assert(!split_of(64, 0, CORE_FW_MEGATRON, 8, &f, &l));
+    ck_assert(!split_of(61, 0, CORE_FW_MEGATRON, 3, &f, &l));
+    ck_assert(!split_of(61, 0, CORE_FW_TORCHTITAN, 8, &f, &l));
+
+    /* /fit takes DeepSeek-V3 (61 layers) on pp 8 with decoder_last_pipeline_num_layers 5: the
+     * busiest rank holds 8 layers (layout.c). */
+    core_input_init(&c);
+    c.preset = core_preset_find("deepseek-v3");
+    c.framework = CORE_FW_MEGATRON;
+    c.gpu = core_gpu_find("h100-sxm");
+    c.gpus = 256;
+    c.pp = 8;
+    c.ep = 8;
+    c.last_stage_layers = 5;
+    EVAL_OK(c, r);
+    ck_assert_int_eq(r.resolved.split, CORE_SPLIT_FIRST_LAST);
+    ck_assert_int_eq(r.resolved.stage_layers, 8);
+}
+END_TEST
+
+/* DeepSeek-V3 (61 layers, a prime) on up to 256 H100s under Megatron-LM: before the uneven
+ * split only pp 1 (and 61) could be searched; now pp 2, 4, 8 and 16 are, each with the split of
+ * uneven_split_by_hand, at one virtual stage (v must divide every rank's count: 30 and 31, 13
+ * and 16, 5 and 8, 1 and 4 have no common factor above 1). Every plan reproduces through /fit
+ * (core_evaluate) with its first/last counts, and /fit's busiest rank is ceil(61 / pp). */
+START_TEST(deepseek_v3_uneven_pipelines)
+{
+    struct core_plan_input in;
+    struct core_plan_summary out;
+    struct core_input c;
+    static struct core_result r;
+    int uneven = 0;
+
+    core_plan_input_init(&in);
+    in.base.preset = core_preset_find("deepseek-v3");
+    in.base.framework = CORE_FW_MEGATRON;
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("h100-sxm");
+    in.gpus_max = 256;
+    search_ok(&in, &out);
+    ck_assert_int_gt(out.plan_count, 0);
+    for (int i = 0; i < out.plan_count + out.pareto_count; i++) {
+        const struct core_plan *p = i < out.plan_count ? &plans[i] : &pareto[i - out.plan_count];
+        int64_t want = p->pp == 2 ? 30 : p->pp == 4 ? 13 : p->pp == 8 ? 5 : p->pp == 16 ? 1 : 0;
+
+        ck_assert_msg(p->pp <= 16 || p->pp == 61, "pp %lld", (long long)p->pp);
+        ck_assert_int_eq(p->first_stage_layers, 0);
+        ck_assert_int_eq(p->last_stage_layers, want);
+        if (want > 0) {
+            uneven++;
+            ck_assert_int_eq(p->virtual_stages, 1);
+            config_of(&in, p, &c);
+            ck_assert_int_eq(core_evaluate_parts(&c, CORE_PART_FIT, &r, NULL), CORE_OK);
+            ck_assert_int_eq(r.resolved.stage_layers, (61 + p->pp - 1) / p->pp);
+        }
+        assert_reproduces(&in, p);
+    }
+    ck_assert_int_gt(uneven, 0);
+
+    /* The assumed-MFU search (plan.c) under the generic ledger takes the same splits, and /fit
+     * and /runtime reproduce its plans too. */
+    in.base.framework = CORE_FW_GENERIC;
+    in.base.mfu = 0.4;
+    search_ok(&in, &out);
+    uneven = 0;
+    for (int i = 0; i < out.plan_count; i++) {
+        int64_t pp = plans[i].pp;
+        int64_t want = pp == 2 ? 30 : pp == 4 ? 13 : pp == 8 ? 5 : pp == 16 ? 1 : 0;
+
+        ck_assert_int_eq(plans[i].first_stage_layers, 0);
+        ck_assert_int_eq(plans[i].last_stage_layers, want);
+        uneven += want > 0;
+        assert_reproduces(&in, &plans[i]);
+    }
+    ck_assert_int_gt(uneven, 0);
 }
 END_TEST
 
@@ -766,6 +905,8 @@ static Suite *plan_suite(void)
     tcase_add_test(t, megatron_plans_judged_by_device_peak);
     tcase_add_test(t, llama3_70b_front);
     tcase_add_test(t, tp_inside_a_node_first);
+    tcase_add_test(t, uneven_split_by_hand);
+    tcase_add_test(t, deepseek_v3_uneven_pipelines);
     suite_add_tcase(s, t);
     return s;
 }

@@ -333,6 +333,39 @@ START_TEST(plan_megatron_judged_as_fit_judges)
 }
 END_TEST
 
+/* DeepSeek-V3 (61 layers) under Megatron-LM on up to 256 H100s: the plans with pp > 1 carry
+ * Megatron-LM's uneven split in the plan and in its config, derived in tests/core/test_core_plan.c
+ * (uneven_split_by_hand): 7 x 8 + 5 on pp 8, 15 x 4 + 1 on pp 16, 3 x 16 + 13 on pp 4, 31 + 30
+ * on pp 2, the last rank's count only. /fit and /runtime of each config reproduce it. */
+START_TEST(plan_megatron_uneven_pipeline)
+{
+    json_t *b, *p;
+    size_t i;
+    int uneven = 0;
+
+    b = post_json("/plan",
+                  "{\"model\":\"deepseek-v3\",\"framework\":\"megatron\",\"gpu\":\"h100-sxm\","
+                  "\"gpus_max\":256}",
+                  200);
+    json_array_foreach (json_object_get(b, "plans"), i, p) {
+        json_int_t pp = live_int_at(p, "pp");
+        json_int_t want = pp == 2 ? 30 : pp == 4 ? 13 : pp == 8 ? 5 : pp == 16 ? 1 : 0;
+
+        ck_assert(json_object_get(p, "decoder_first_pipeline_num_layers") == NULL);
+        if (want == 0) {
+            ck_assert(json_object_get(p, "decoder_last_pipeline_num_layers") == NULL);
+            continue;
+        }
+        uneven++;
+        ck_assert_int_eq(live_int_at(p, "decoder_last_pipeline_num_layers"), want);
+        ck_assert_int_eq(live_int_at(p, "config.decoder_last_pipeline_num_layers"), want);
+    }
+    ck_assert_int_gt(uneven, 0);
+    assert_plans_reproduce(b);
+    json_decref(b);
+}
+END_TEST
+
 START_TEST(plan_prices_by_gpu)
 {
     /* Prices for two GPUs: only those two are searched, and costs rank the plans. */
@@ -621,6 +654,7 @@ static Suite *plan_suite(void)
     tcase_add_test(t, plan_predicted_by_default);
     tcase_add_test(t, plan_keeps_a_given_global_batch);
     tcase_add_test(t, plan_megatron_judged_as_fit_judges);
+    tcase_add_test(t, plan_megatron_uneven_pipeline);
     tcase_add_test(t, plan_prices_by_gpu);
     tcase_add_test(t, plan_impossible_is_200_with_reasons);
     tcase_add_test(t, plan_errors);

@@ -243,7 +243,7 @@ START_TEST(test_evaluate_path)
     in.zero_stage = 1;
     in.seq_len = 4096;
     in.global_batch = 1024;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.mfu = CORE_MFU_PREDICTED;
     memset(&probs, 0, sizeof probs);
     ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
@@ -354,7 +354,7 @@ START_TEST(test_host_per_local_expert)
     in.zero_stage = 1;
     in.seq_len = 4096;
     in.global_batch = 1024;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.mfu = CORE_MFU_PREDICTED;
     memset(&probs, 0, sizeof probs);
     ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);

@@ -17,7 +17,7 @@ static void llama8b(struct core_input *in)
     in->preset = core_preset_find("llama3-8b");
     in->gpus = 8;
     in->seq_len = 8192;
-    in->flash_attention = true;
+    in->flash_attention = CORE_FLAG_YES;
     in->checkpointing = CORE_CKPT_SELECTIVE;
 }
 
@@ -39,7 +39,7 @@ START_TEST(generic_is_judged_by_the_ledger_and_reports_it_as_its_peak)
     in.gpus = 1;
     in.preset = -1; /* the lesson's 7B on one GPU: 115,689,414,656 bytes, no communicator */
     in.seq_len = 512;
-    in.flash_attention = false;
+    in.flash_attention = CORE_FLAG_NO;
     in.checkpointing = CORE_CKPT_NONE;
     EVAL_OK(in, r);
     /* 115.69 GB is already over the 80 GB less the context: the allocator holds no more than
@@ -88,7 +88,7 @@ static bool apply_single_gpu_change(const struct core_note *n, struct core_input
         else if (strcmp(c->input, "seq_len") == 0)
             in->seq_len = c->int_value;
         else if (strcmp(c->input, "flash_attention") == 0)
-            in->flash_attention = c->bool_value;
+            in->flash_attention = c->bool_value ? CORE_FLAG_YES : CORE_FLAG_NO;
         else if (strcmp(c->input, "checkpointing") == 0)
             in->checkpointing = strcmp(c->string_value, "full") == 0        ? CORE_CKPT_FULL
                                 : strcmp(c->string_value, "selective") == 0 ? CORE_CKPT_SELECTIVE
@@ -172,7 +172,7 @@ START_TEST(a_profile_shards_by_its_device_peak)
         core_input_init(&in);
         in.preset = core_preset_find("llama3-70b");
         in.seq_len = 4096;
-        in.flash_attention = true;
+        in.flash_attention = CORE_FLAG_YES;
         in.checkpointing = CORE_CKPT_FULL;
         in.framework = fws[f];
         EVAL_OK(in, r);
@@ -208,7 +208,7 @@ START_TEST(a_fine_tune_max_batch_counts_its_transient_weight)
     in.gpus = 16;
     in.tp = 4;
     in.seq_len = 2048;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.checkpointing = CORE_CKPT_FULL;
     in.batch = 4;
     in.finetune = CORE_FT_QLORA;

@@ -450,13 +450,15 @@ struct stage_terms {
 static void stage_state(const struct core_resolved *r, const struct core_peak_options *o,
                         const struct profile *pf, struct stage_terms *x)
 {
-    /* State: ZeRO shards optimizer (stage >= 1), gradients (>= 2, not Megatron's buffer) and
-     * weights (3) over the data- and context-parallel ranks. */
+    /* State: ZeRO shards optimizer (stage >= 1), gradients (>= 2) and weights (3) over the
+     * data- and context-parallel ranks. Under megatron stage 1 is the distributed optimizer,
+     * whose gradient buffer stays whole (param_and_grad_buffer.py), and stages 2 and 3 are
+     * Megatron-FSDP's optim_grads and optim_grads_params (--use-megatron-fsdp
+     * --data-parallel-sharding-strategy), which shard the gradient buffer. */
     /* The routed experts' share is sharded over the expert data-parallel group instead
      * (Megatron-Core's distributed optimizer keeps a separate expert-parallel buffer). */
     x->w = sharded(&x->s, x->sb.weights, x->zero3, x->dpc, x->edp);
-    x->g = sharded(&x->s, x->sb.grads, r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2),
-                   x->dpc, x->edp);
+    x->g = sharded(&x->s, x->sb.grads, r->zero_stage >= 2, x->dpc, x->edp);
     x->opt = sharded(&x->s, x->sb.optimizer, r->zero_stage >= 1, x->dpc, x->edp);
 
     /* Activations: every in-flight micro-batch's saved tensors, each layer-micro-batch at its

@@ -171,6 +171,9 @@ extern const char *const core_loss_names[CORE_LOSS_COUNT];
 extern const char *const core_memory_metric_names[CORE_METRIC_COUNT];
 /* The loss a framework's profile computes unless `loss` is given (peak.c). */
 enum core_loss core_peak_default_loss(enum core_framework framework);
+/* Whether a framework's default attention keeps no score matrix (fused / flash), the default of
+ * flash_attention (peak.c). */
+bool core_peak_default_flash(enum core_framework framework);
 
 /* Names as the API spells them; index with the enum value. */
 extern const char *const core_precision_names[4];
@@ -452,7 +455,7 @@ struct core_input {
     enum core_flag master_weights; /* AUTO: yes for 16/8-bit, no for fp32 */
     enum core_optimizer optimizer; /* default adamw */
     enum core_checkpointing checkpointing;     /* default none */
-    bool flash_attention;                      /* default false */
+    enum core_flag flash_attention;            /* AUTO: the framework profile's (peak.c) */
     enum core_attention_flops attention_flops; /* default full */
 
     int64_t gpus;                     /* G, default 1 */

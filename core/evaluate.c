@@ -89,7 +89,7 @@ static void resolve_training(const struct core_input *in, struct core_resolved *
                                &r->cuda_graph_modules))
         r->cuda_graph_modules = 0; /* refused by the row check first */
     core_cuda_graph_text(r->cuda_graph_modules, r->cuda_graph_text);
-    r->flash_attention = in->flash_attention;
+    r->flash_attention = flag_or(in->flash_attention, core_peak_default_flash(in->framework));
     r->attention_flops = in->attention_flops;
     r->count = in->count;
 }

@@ -62,6 +62,14 @@ static void warn_ledger(const struct core_input *in, struct core_result *res)
              "recompute_modules applies with checkpointing selective (Megatron-LM's "
              "--recompute-granularity selective); with checkpointing %s it changes nothing",
              core_checkpointing_names[r->checkpointing]);
+    /* Megatron-LM's distributed optimizer is ZeRO-1; sharded gradients are Megatron-FSDP's
+     * (arguments.py: --use-megatron-fsdp, --data-parallel-sharding-strategy optim_grads, which
+     * asserts --ckpt-format fsdp_dtensor and --optimizer adam or sgd). */
+    if (r->framework == CORE_FW_MEGATRON && r->zero_stage == 2)
+        WARN(res, "zero2_megatron_fsdp",
+             "zero_stage 2 under megatron is Megatron-FSDP (--use-megatron-fsdp "
+             "--data-parallel-sharding-strategy optim_grads --ckpt-format fsdp_dtensor): "
+             "gradients sharded over dp; the distributed optimizer alone is zero_stage 1");
     if (r->zero_stage == 0 && r->dp > 1)
         WARN(res, "zero0_replicated",
              "zero_stage 0 with %lld data-parallel ranks: every rank holds the full state",

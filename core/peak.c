@@ -29,6 +29,7 @@ const char *const core_peak_moment_names[CORE_MOMENT_COUNT] = {"forward_end", "b
 
 struct profile {
     enum core_loss loss;      /* the loss the framework computes by default */
+    bool fused_attention;     /* its default attention stores no scores (flash_attention) */
     bool korthikanti;         /* activations by Korthikanti's table (Megatron), else the PyTorch
                                  eager/compiled inventory of a Llama-style block */
     bool grads_persist;       /* one gradient buffer allocated at start-up and never freed */
@@ -53,13 +54,19 @@ static const struct profile profiles[CORE_FW_COUNT] = {
         .korthikanti = true, .grads_persist = true,
         .reserved_eager = 1.08, .reserved_compiled = 1.02,
     },
+    /* Megatron-Core: transformer_impl "transformer_engine" and attention_backend auto by default
+     * (megatron/core/transformer/transformer_config.py): Transformer Engine's DotProductAttention
+     * picks its flash or fused (cuDNN) backend, neither of which stores the scores. */
     [CORE_FW_MEGATRON] = {
-        .loss = CORE_LOSS_VOCAB_PARALLEL,
+        .loss = CORE_LOSS_VOCAB_PARALLEL, .fused_attention = true,
         .korthikanti = true, .grads_persist = true,
         .reserved_eager = 1.06, .reserved_compiled = 1.06,
     },
+    /* torchtitan: the models' attention is SDPA with the cuDNN / flash backends first
+     * (torchtitan/models/common/attention.py ScaledDotProductAttention), FlexAttention in the
+     * current registries (model_registry(attn_backend="flex")); neither stores the scores. */
     [CORE_FW_TORCHTITAN] = {
-        .loss = CORE_LOSS_UNFUSED_FP32,
+        .loss = CORE_LOSS_UNFUSED_FP32, .fused_attention = true,
         .fp32_storage = true, .states_like_params = true, .foreach_step = true,
         .pp_unsharded = true,
         .reserved_eager = 1.08, .reserved_compiled = 1.02,
@@ -93,6 +100,11 @@ static const struct profile profiles[CORE_FW_COUNT] = {
 enum core_loss core_peak_default_loss(enum core_framework framework)
 {
     return (unsigned)framework < CORE_FW_COUNT ? profiles[framework].loss : CORE_LOSS_FP32_LOGITS;
+}
+
+bool core_peak_default_flash(enum core_framework framework)
+{
+    return (unsigned)framework < CORE_FW_COUNT && profiles[framework].fused_attention;
 }
 
 void core_peak_options_resolved(const struct core_resolved *r, struct core_peak_options *o)
@@ -438,13 +450,15 @@ struct stage_terms {
 static void stage_state(const struct core_resolved *r, const struct core_peak_options *o,
                         const struct profile *pf, struct stage_terms *x)
 {
-    /* State: ZeRO shards optimizer (stage >= 1), gradients (>= 2, not Megatron's buffer) and
-     * weights (3) over the data- and context-parallel ranks. */
+    /* State: ZeRO shards optimizer (stage >= 1), gradients (>= 2) and weights (3) over the
+     * data- and context-parallel ranks. Under megatron stage 1 is the distributed optimizer,
+     * whose gradient buffer stays whole (param_and_grad_buffer.py), and stages 2 and 3 are
+     * Megatron-FSDP's optim_grads and optim_grads_params (--use-megatron-fsdp
+     * --data-parallel-sharding-strategy), which shard the gradient buffer. */
     /* The routed experts' share is sharded over the expert data-parallel group instead
      * (Megatron-Core's distributed optimizer keeps a separate expert-parallel buffer). */
     x->w = sharded(&x->s, x->sb.weights, x->zero3, x->dpc, x->edp);
-    x->g = sharded(&x->s, x->sb.grads, r->zero_stage >= (o->framework == CORE_FW_MEGATRON ? 3 : 2),
-                   x->dpc, x->edp);
+    x->g = sharded(&x->s, x->sb.grads, r->zero_stage >= 2, x->dpc, x->edp);
     x->opt = sharded(&x->s, x->sb.optimizer, r->zero_stage >= 1, x->dpc, x->edp);
 
     /* Activations: every in-flight micro-batch's saved tensors, each layer-micro-batch at its

@@ -287,6 +287,7 @@ static void moe_inputs(struct core_perf_input *in, const struct core_resolved *r
     }
     in->ep = r->ep;
     in->expert_params = (double)r->expert_params;
+    in->tp_whole_params = (double)core_tp_whole_params(r);
     in->etp = core_etp(r); /* as given, else tp (Megatron-Core's default) */
     in->mtp_layers = r->mtp_layers;
     in->moe_dispatcher = r->moe_dispatcher;
@@ -1077,6 +1078,16 @@ static void pipeline_terms(const struct core_perf_input *in, const struct gen *k
     }
 }
 
+/* The non-expert weights one tp rank reduces, times tp (so / (tp pp) is one rank's share):
+ * N - N_e split by tp, except the weights every tp rank keeps whole (tp_whole_params), which each
+ * rank holds and reduces in full (memory.c counts them so too). */
+static double dense_held(const struct core_perf_input *in, const struct shape *x)
+{
+    double whole = fmin(fmax(in->tp_whole_params, 0), in->params - in->expert_params);
+
+    return in->params - in->expert_params + whole * (x->t - 1);
+}
+
 /* The gradient reduction of ZeRO 0-2 (ZeRO 1-2: reduce-scatter plus the parameter all-gather,
  * the same bytes as an all-reduce). The non-expert weights, N - N_e over tp pp, reduce over the
  * dp ranks (tp cp apart). The routed experts' weights, N_e over ep etp pp, reduce over the
@@ -1090,7 +1101,7 @@ static double zero_reduce(const struct core_perf_input *in, const struct gen *k,
 {
     double ep = at_least((double)in->ep, 1), etp = etp_of(in);
     double edp = at_least(x->t * x->c * x->dp / (ep * etp), 1);
-    double dense = (in->params - in->expert_params) / (x->t * x->p) * x->e;
+    double dense = dense_held(in, x) / (x->t * x->p) * x->e;
     double expert = in->expert_params / (ep * etp * x->p) * x->e;
     double comm = all_reduce(dense, x->dp, dl);
 
@@ -1106,11 +1117,12 @@ static void dp_terms(const struct core_perf_input *in, const struct gen *k, cons
 {
     if (x->dp > 1) {
         struct link dl = group_link(in, k, x->dp, x->t * x->c);
-        /* A MoE rank holds the non-expert weights split by tp and its experts' split by ep*etp
-         * (MoE parallel folding). Scaled to the tp split below. */
+        /* A MoE rank holds the non-expert weights split by tp (the tp-whole ones whole,
+         * dense_held) and its experts' split by ep*etp (MoE parallel folding). Scaled to the tp
+         * split below. */
         double etp = at_least((double)(in->etp > 0 ? in->etp : in->tp), 1);
-        double held = in->params - in->expert_params +
-                      in->expert_params * x->t / (at_least((double)in->ep, 1) * etp);
+        double held =
+            dense_held(in, x) + in->expert_params * x->t / (at_least((double)in->ep, 1) * etp);
         double bytes = held / (x->t * x->p) * x->e;
         double comm, window;
         if (in->zero_stage >= 3) {

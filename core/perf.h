@@ -67,6 +67,10 @@ struct core_perf_input {
     int64_t router_groups, router_group_topk;
     int64_t moe_layers, ep;
     double expert_params; /* the routed experts' weights within params (ep divides them) */
+    /* Of params, the weights every tp rank holds whole (core_tp_whole_params: MLA's q/kv down
+     * projections and their norms, the router's E x d): tp does not divide them, so each tp
+     * rank reduces (and under ZeRO-3 gathers) them whole; 0 at tp 1 or for none. */
+    double tp_whole_params;
     /* Expert layout and time (docs/model.md, "Mixture of experts"): etp is the experts' own
      * tensor-parallel size (Megatron-Core's --expert-tensor-parallel-size, default tp; 0 is
      * taken as tp); the dispatcher, the all-to-all overlap and the load imbalance are the API

@@ -117,7 +117,7 @@ static void core_gen_input(struct core_gen *g, struct core_input *in)
     in->master_weights = (enum core_flag)gen_pick(g, 3);
     in->optimizer = (enum core_optimizer)gen_pick(g, 7);
     in->checkpointing = (enum core_checkpointing)gen_pick(g, 3);
-    in->flash_attention = gen_pick(g, 2) == 1;
+    in->flash_attention = (gen_pick(g, 2) == 1) ? CORE_FLAG_YES : CORE_FLAG_NO;
     in->attention_flops = (enum core_attention_flops)gen_pick(g, 2);
     in->gpus = gen_int(g, 1, CORE_GPUS_MAX);
     in->gpu = (int)gen_pick(g, (unsigned)core_gpu_count);

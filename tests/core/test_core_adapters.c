@@ -166,7 +166,7 @@ START_TEST(lora_qv_activations)
     struct core_input in;
 
     llama3_8b(&in, CORE_FT_LORA);
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     EVAL_OK(in, res);
     ASSERT_I64(res.memory.activation_layers, 1476919296LL);
     ASSERT_I64(res.memory.activation_logits, 262668288LL);
@@ -195,7 +195,7 @@ START_TEST(lora_qv_torchtune_inventory)
     llama3_8b(&in, CORE_FT_LORA);
     in.framework = CORE_FW_TORCHTUNE;
     in.compile = true;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     EVAL_OK(in, res);
     core_peak_options_resolved(&res.resolved, &o);
     core_peak_compute(&res.resolved, &o, &pk);
@@ -230,7 +230,7 @@ START_TEST(lora_top_layer_without_logits_gradient)
     llama3_8b(&in, CORE_FT_LORA);
     in.framework = CORE_FW_TORCHTUNE;
     in.compile = true;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.checkpointing = CORE_CKPT_FULL;
     EVAL_OK(in, res);
     core_peak_options_resolved(&res.resolved, &o);
@@ -259,7 +259,7 @@ START_TEST(hf_loss_by_transformers_era)
 
     llama3_8b(&in, CORE_FT_LORA);
     in.framework = CORE_FW_HF_TRAINER;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     EVAL_OK(in, res);
     core_peak_options_resolved(&res.resolved, &o);
     core_peak_compute(&res.resolved, &o, &pk);
@@ -383,7 +383,7 @@ START_TEST(frozen_base_step_time)
 
     llama3_8b(&in, CORE_FT_FULL);
     in.mfu = CORE_MFU_PREDICTED;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     EVAL_OK(in, full);
     in.finetune = CORE_FT_LORA;
     EVAL_OK(in, res);
@@ -499,7 +499,7 @@ START_TEST(eager_modules_step_time)
     llama3_8b(&in, CORE_FT_FULL);
     in.framework = CORE_FW_HF_TRAINER;
     in.mfu = CORE_MFU_PREDICTED;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.checkpointing = CORE_CKPT_NONE;
     in.batch = 1;
     in.seq_len = 4096;

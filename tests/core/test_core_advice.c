@@ -57,7 +57,7 @@ static bool apply(const struct core_change *c, struct core_input *in)
     else if (strcmp(c->input, "lora_rank") == 0)
         in->lora_rank = c->int_value;
     else if (strcmp(c->input, "flash_attention") == 0)
-        in->flash_attention = c->bool_value;
+        in->flash_attention = c->bool_value ? CORE_FLAG_YES : CORE_FLAG_NO;
     else if (strcmp(c->input, "sequence_parallel") == 0)
         in->sequence_parallel = c->bool_value ? CORE_FLAG_YES : CORE_FLAG_NO;
     else if (strcmp(c->input, "checkpointing") == 0)
@@ -106,7 +106,7 @@ static void random_config(struct core_input *in)
     in->seq_len = PICK(seq);
     in->batch = PICK(b);
     in->global_batch = (double)PICK(gb);
-    in->flash_attention = next() % 2 == 0;
+    in->flash_attention = (next() % 2 == 0) ? CORE_FLAG_YES : CORE_FLAG_NO;
     in->checkpointing = (enum core_checkpointing)(next() % 3);
     if (next() % 4 == 0)
         in->finetune = next() % 2 ? CORE_FT_LORA : CORE_FT_QLORA;

@@ -269,7 +269,7 @@ START_TEST(test_graph_rules)
     in.zero_stage = 1;
     in.seq_len = 4096;
     in.global_batch = 1024;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.mfu = CORE_MFU_PREDICTED;
     snprintf(in.cuda_graph_modules, sizeof in.cuda_graph_modules, "%s",
              "moe_preprocess moe_router,attn");
@@ -325,7 +325,7 @@ START_TEST(test_overlap_rules)
     in.zero_stage = 1;
     in.seq_len = 4096;
     in.global_batch = 512;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.moe_comm_overlap = true;
     in.framework = CORE_FW_MEGATRON;
     ck_assert(eval_fails_on(&in, CORE_EINVAL, "moe_comm_overlap"));

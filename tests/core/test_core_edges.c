@@ -195,7 +195,7 @@ START_TEST(checkpointing_never_raises_activations)
                                 in.batch = batch[b];
                                 in.tp = tp[t];
                                 in.gpus = tp[t];
-                                in.flash_attention = flash != 0;
+                                in.flash_attention = (flash != 0) ? CORE_FLAG_YES : CORE_FLAG_NO;
                                 in.sequence_parallel = (enum core_flag)sp;
                                 EVAL_OK(in, none);
                                 in.checkpointing = CORE_CKPT_SELECTIVE;
@@ -403,7 +403,7 @@ START_TEST(sweep_finite_and_consistent)
                         in.zero_stage = (int)((a + b + (size_t)v) % 4);
                         in.attention_flops = (enum core_attention_flops)(v % 2);
                         in.count = (enum core_count)((c + (size_t)v) % 3);
-                        in.flash_attention = (a + e) % 2 == 0;
+                        in.flash_attention = ((a + e) % 2 == 0) ? CORE_FLAG_YES : CORE_FLAG_NO;
                         in.batch = v == 2 ? 64 : 1;
                         if (v == 1)
                             in.usd_per_gpu_hour = 2.5;

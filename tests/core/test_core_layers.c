@@ -157,7 +157,7 @@ START_TEST(fused_attention_time)
     core_input_init(&in);
     in.preset = core_preset_find("mistral-7b");
     in.seq_len = 8192;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.mfu = CORE_MFU_PREDICTED;
     EVAL_OK(in, out);
     core_perf_input_resolved(&pin, &out.resolved);
@@ -301,7 +301,7 @@ START_TEST(hybrid_linear)
     in.sliding_window = -1;
     ASSERT_I64(core_arch_kv_positions_total(&out.resolved.shape.arch, 4096), 12 * 4096);
     for (int flash = 1; flash >= 0; flash--) {
-        in.flash_attention = flash;
+        in.flash_attention = flash ? CORE_FLAG_YES : CORE_FLAG_NO;
         EVAL_OK(in, out);
         core_perf_input_resolved(&pin, &out.resolved);
         ASSERT_I64(pin.linear_layers, 36);

@@ -20,7 +20,7 @@ static void mistral_shape(struct core_input *in)
 {
     core_input_init(in);
     in->preset = core_preset_find("mistral-7b");
-    in->flash_attention = true; /* no score matrix: activations are 34 s b d per layer */
+    in->flash_attention = CORE_FLAG_YES; /* no score matrix: activations are 34 s b d per layer */
     in->seq_len = 4096;
 }
 
@@ -53,7 +53,7 @@ START_TEST(context_parallel_scores_span_every_key)
     struct core_result one, two;
 
     mistral_shape(&in);
-    in.flash_attention = false;
+    in.flash_attention = CORE_FLAG_NO;
     in.seq_len = 1024;
     in.gpus = 2;
     in.cp = 2;
@@ -161,7 +161,7 @@ START_TEST(layout_422_names_the_input_that_fixes_it)
     core_input_init(&in);
     in.preset = core_preset_find("qwen3-235b-a22b");
     in.framework = CORE_FW_MEGATRON;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.seq_len = 4096;
     in.gpus = 256;
     in.tp = 2;
@@ -272,7 +272,7 @@ START_TEST(batch_advice_keeps_a_given_global_batch)
     in.preset = core_preset_find("llama3-8b");
     in.gpus = 8;
     in.seq_len = 2048;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.checkpointing = CORE_CKPT_SELECTIVE;
     in.global_batch = 64;
     EVAL_OK(in, r);
@@ -320,7 +320,7 @@ START_TEST(gpu_counts_respect_the_schedule_and_the_experts_grid)
     core_input_init(&in);
     in.preset = core_preset_find("llama3-70b");
     in.seq_len = 4096;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.checkpointing = CORE_CKPT_FULL;
     in.global_batch = 64;
     in.framework = CORE_FW_MEGATRON;
@@ -362,7 +362,7 @@ START_TEST(gpu_counts_respect_the_schedule_and_the_experts_grid)
     core_input_init(&in);
     in.preset = core_preset_find("qwen3-30b-a3b");
     in.seq_len = 4096;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.checkpointing = CORE_CKPT_FULL;
     in.framework = CORE_FW_MEGATRON;
     in.zero_stage = 1;

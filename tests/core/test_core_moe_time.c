@@ -228,6 +228,76 @@ END_TEST
  * ep_comm shrinks, with hybridep to the deduplicated bytes (16,725,276 network bytes per dispatch
  * at 45 GB/s + 40 us: 0.41167 ms, x 4 x 48 x 64).
  */
+/* The data-parallel traffic of one layout, overlap off (dp_comm is then the whole collective). */
+static double dp_comm_of(struct core_perf_input in, double params, double whole, int zero)
+{
+    in.params = params;
+    in.tp_whole_params = whole;
+    in.zero_stage = zero;
+    return moe_run(&in).breakdown.dp_comm;
+}
+
+/*
+ * The weights every tp rank keeps whole (Qwen3-30B-A3B: the routers, E d per MoE layer =
+ * 128 x 2048 x 48 = 12,582,912) are reduced whole by each tp rank, not a 1/t share. moe_fixture's
+ * layout at tp 4 x dp 4 (16 H100s), ep 16, etp 1: the expert data-parallel group is
+ * t dp / (ep etp) = 1, so the dense reduction is the only term. A ring over a fixed group costs
+ * latency + c x bytes per rank (ZeRO 1: one all-reduce; ZeRO 3: 3 m passes of 48 pieces, one per
+ * layer while the stage's N/t/5e7 < 48, each a half ring), so with N fixed, moving W from split
+ * (W/t per rank) to whole (W per rank) adds W (1 - 1/t) = 3 W / 4 bytes-of-parameters per rank,
+ * three times what W more split weights (W / 4 per rank) add: d_whole = 3 d_split, both ZeRO 1
+ * and ZeRO 3.
+ */
+START_TEST(test_tp_whole_reduced_whole)
+{
+    struct core_perf_input in;
+    const double n = 30.5e9, w = 12582912.0;
+
+    moe_qwen3_30b(&in);
+    in.tp = 4;
+    in.dp = 4;
+    in.sequence_parallel = true;
+    in.dp_comm_overlap = false;
+    for (int zero = 1; zero <= 3; zero += 2) {
+        double base = dp_comm_of(in, n, 0, zero);
+        double whole = dp_comm_of(in, n, w, zero) - base;
+        double split = dp_comm_of(in, n + w, 0, zero) - base;
+        ck_assert(split > 0);
+        NEAR(whole, 3.0 * split, 1e-6);
+    }
+    /* At tp 1 nothing is kept whole beyond what every rank holds anyway: no change. */
+    in.tp = 1;
+    in.dp = 16;
+    ck_assert_double_eq(dp_comm_of(in, n, w, 1), dp_comm_of(in, n, 0, 1));
+}
+END_TEST
+
+/* The API path passes them: Qwen3-30B-A3B's routers, 128 x 2048 x 48 = 12,582,912 at tp > 1 (no
+ * router bias, no shared-expert gate in its config), 0 at tp 1. */
+START_TEST(test_tp_whole_from_evaluate)
+{
+    struct core_input in;
+    struct core_result r;
+    struct core_perf_input p;
+    struct core_problems probs;
+
+    core_input_init(&in);
+    in.preset = core_preset_find("qwen3-30b-a3b");
+    in.gpus = 16;
+    in.tp = 2;
+    in.ep = 8;
+    in.framework = CORE_FW_MEGATRON;
+    memset(&probs, 0, sizeof probs);
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    core_perf_input_resolved(&p, &r.resolved);
+    ck_assert_double_eq(p.tp_whole_params, 12582912.0);
+    in.tp = 1;
+    ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
+    core_perf_input_resolved(&p, &r.resolved);
+    ck_assert_double_eq(p.tp_whole_params, 0.0);
+}
+END_TEST
+
 START_TEST(test_evaluate_path)
 {
     struct core_input in;
@@ -243,7 +313,7 @@ START_TEST(test_evaluate_path)
     in.zero_stage = 1;
     in.seq_len = 4096;
     in.global_batch = 1024;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.mfu = CORE_MFU_PREDICTED;
     memset(&probs, 0, sizeof probs);
     ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
@@ -354,7 +424,7 @@ START_TEST(test_host_per_local_expert)
     in.zero_stage = 1;
     in.seq_len = 4096;
     in.global_batch = 1024;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.mfu = CORE_MFU_PREDICTED;
     memset(&probs, 0, sizeof probs);
     ck_assert_int_eq(core_evaluate(&in, &r, &probs), CORE_OK);
@@ -399,6 +469,8 @@ static Suite *moe_time_suite(void)
     tcase_add_test(tc, test_dense_unmoved);
     tcase_add_test(tc, test_moe_properties);
     tcase_add_test(tc, test_evaluate_path);
+    tcase_add_test(tc, test_tp_whole_reduced_whole);
+    tcase_add_test(tc, test_tp_whole_from_evaluate);
     tcase_add_test(tc, test_host_per_local_expert);
     tcase_add_test(tc, test_gb300_row);
     suite_add_tcase(s, tc);

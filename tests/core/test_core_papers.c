@@ -71,7 +71,7 @@ static int64_t gpt3_175b_layers(enum core_checkpointing ckpt, int64_t tp, enum c
     in.gpus = tp;
     in.sequence_parallel = sp;
     in.checkpointing = ckpt;
-    in.flash_attention = flash;
+    in.flash_attention = flash ? CORE_FLAG_YES : CORE_FLAG_NO;
     EVAL_OK(in, r);
     ASSERT_I64(r.resolved.shape.arch.layers, 96);
     ASSERT_I64(r.resolved.shape.arch.hidden, 12288);
@@ -112,6 +112,53 @@ START_TEST(korthikanti_selective)
                INT64_C(10267656192));
     /* flash_attention alone drops the 5 a s^2 b term too: same as selective at t 1. */
     ASSERT_I64(gpt3_175b_layers(CORE_CKPT_NONE, 1, CORE_FLAG_AUTO, true), INT64_C(82141249536));
+}
+END_TEST
+
+/* flash_attention left unset follows the framework's default attention (peak.c): Megatron-Core's
+ * Transformer Engine attention (transformer_impl transformer_engine, attention_backend auto,
+ * megatron/core/transformer/transformer_config.py) and torchtitan's SDPA / FlexAttention keep no
+ * score matrix; the others keep the lesson's eager attention. The ledger's layers of GPT-3 175B at
+ * t 1 are 275,414,777,856 B with the scores and 82,141,249,536 without (korthikanti_none and
+ * korthikanti_selective above: the 5 a s^2 b = 2,013,265,920 B term per layer, x 96). */
+static int64_t gpt3_175b_layers_under(enum core_framework fw, enum core_flag flash, bool *resolved)
+{
+    struct core_input in;
+    struct core_result r;
+    core_input_init(&in);
+    ck_assert_int_eq(in.flash_attention, CORE_FLAG_AUTO); /* the row's default is "derived" */
+    in.preset = preset_index("gpt3-175b");
+    in.seq_len = 2048;
+    in.framework = fw;
+    in.flash_attention = flash;
+    EVAL_OK(in, r);
+    *resolved = r.resolved.flash_attention;
+    return r.memory.activation_layers;
+}
+
+START_TEST(flash_attention_follows_framework)
+{
+    static const struct {
+        enum core_framework fw;
+        bool flash;
+    } rows[] = {
+        {CORE_FW_GENERIC, false},   {CORE_FW_MEGATRON, true},   {CORE_FW_TORCHTITAN, true},
+        {CORE_FW_TORCHTUNE, false}, {CORE_FW_DEEPSPEED, false}, {CORE_FW_HF_TRAINER, false},
+    };
+    bool resolved;
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int64_t layers = gpt3_175b_layers_under(rows[i].fw, CORE_FLAG_AUTO, &resolved);
+        ck_assert_msg(resolved == rows[i].flash, "%s", core_framework_names[rows[i].fw]);
+        ASSERT_I64(layers, rows[i].flash ? INT64_C(82141249536) : INT64_C(275414777856));
+    }
+    /* Given, it wins over the profile either way. */
+    ASSERT_I64(gpt3_175b_layers_under(CORE_FW_MEGATRON, CORE_FLAG_NO, &resolved),
+               INT64_C(275414777856));
+    ck_assert(!resolved);
+    ASSERT_I64(gpt3_175b_layers_under(CORE_FW_GENERIC, CORE_FLAG_YES, &resolved),
+               INT64_C(82141249536));
+    ck_assert(resolved);
 }
 END_TEST
 
@@ -320,6 +367,7 @@ static Suite *papers_suite(void)
     tcase_add_test(tc, korthikanti_none);
     tcase_add_test(tc, korthikanti_selective);
     tcase_add_test(tc, korthikanti_full);
+    tcase_add_test(tc, flash_attention_follows_framework);
     tcase_add_test(tc, korthikanti_pipeline_drops_logits_keeps_layers);
     tcase_add_test(tc, fp32_doubles_layer_activations);
     tcase_add_test(tc, every_preset_matches_published);

@@ -9,6 +9,7 @@
 
 #include "check_main.h"
 #include "core_test_util.h"
+#include "peak.h"
 
 /* Llama 3 8B on 8 GPUs, s 8192, b 1, FlashAttention, selective recompute, ZeRO-3. */
 static void llama8b(struct core_input *in)
@@ -17,9 +18,46 @@ static void llama8b(struct core_input *in)
     in->preset = core_preset_find("llama3-8b");
     in->gpus = 8;
     in->seq_len = 8192;
-    in->flash_attention = true;
+    in->flash_attention = CORE_FLAG_YES;
     in->checkpointing = CORE_CKPT_SELECTIVE;
 }
+
+/* The megatron profile's gradients at the optimizer step on the only stage (pp 1). */
+static double megatron_step_grads(int zero, struct core_result *r)
+{
+    struct core_input in;
+    struct core_peak_options o;
+    static struct core_peak pk;
+
+    llama8b(&in);
+    in.preset = core_preset_find("llama2-7b");
+    in.seq_len = 4096;
+    in.framework = CORE_FW_MEGATRON;
+    in.zero_stage = zero;
+    EVAL_OK(in, *r);
+    core_peak_options_resolved(&r->resolved, &o);
+    core_peak_compute(&r->resolved, &o, &pk);
+    return pk.stages[0][CORE_MOMENT_OPTIMIZER].grads;
+}
+
+/* zero_stage 2 under megatron is Megatron-FSDP's optim_grads (arguments.py:
+ * --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads; Megatron-LM's distributed
+ * optimizer alone shards only the optimizer state, stage 1). Llama 2 7B, N = 6,738,415,616 (the
+ * published count), 8 GPUs as dp 8, bf16: Megatron keeps fp32 main gradients (b_g = 4).
+ *   stage 1: the whole buffer, 4 N = 26,953,662,464 B
+ *   stage 2: sharded over dp 8, 26,953,662,464 / 8 = 3,369,207,808 B
+ * and stage 2 carries the warning zero2_megatron_fsdp; stage 1 does not. */
+START_TEST(megatron_zero2_is_megatron_fsdp_optim_grads)
+{
+    static struct core_result r;
+
+    ck_assert_double_eq(megatron_step_grads(1, &r), 26953662464.0);
+    ASSERT_I64(r.resolved.params, INT64_C(6738415616));
+    ck_assert_ptr_null(find_warning(&r, "zero2_megatron_fsdp"));
+    ck_assert_double_eq(megatron_step_grads(2, &r), 3369207808.0);
+    ck_assert_ptr_nonnull(find_warning(&r, "zero2_megatron_fsdp"));
+}
+END_TEST
 
 START_TEST(generic_is_judged_by_the_ledger_and_reports_it_as_its_peak)
 {
@@ -39,7 +77,7 @@ START_TEST(generic_is_judged_by_the_ledger_and_reports_it_as_its_peak)
     in.gpus = 1;
     in.preset = -1; /* the lesson's 7B on one GPU: 115,689,414,656 bytes, no communicator */
     in.seq_len = 512;
-    in.flash_attention = false;
+    in.flash_attention = CORE_FLAG_NO;
     in.checkpointing = CORE_CKPT_NONE;
     EVAL_OK(in, r);
     /* 115.69 GB is already over the 80 GB less the context: the allocator holds no more than
@@ -88,7 +126,7 @@ static bool apply_single_gpu_change(const struct core_note *n, struct core_input
         else if (strcmp(c->input, "seq_len") == 0)
             in->seq_len = c->int_value;
         else if (strcmp(c->input, "flash_attention") == 0)
-            in->flash_attention = c->bool_value;
+            in->flash_attention = c->bool_value ? CORE_FLAG_YES : CORE_FLAG_NO;
         else if (strcmp(c->input, "checkpointing") == 0)
             in->checkpointing = strcmp(c->string_value, "full") == 0        ? CORE_CKPT_FULL
                                 : strcmp(c->string_value, "selective") == 0 ? CORE_CKPT_SELECTIVE
@@ -172,7 +210,7 @@ START_TEST(a_profile_shards_by_its_device_peak)
         core_input_init(&in);
         in.preset = core_preset_find("llama3-70b");
         in.seq_len = 4096;
-        in.flash_attention = true;
+        in.flash_attention = CORE_FLAG_YES;
         in.checkpointing = CORE_CKPT_FULL;
         in.framework = fws[f];
         EVAL_OK(in, r);
@@ -208,7 +246,7 @@ START_TEST(a_fine_tune_max_batch_counts_its_transient_weight)
     in.gpus = 16;
     in.tp = 4;
     in.seq_len = 2048;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     in.checkpointing = CORE_CKPT_FULL;
     in.batch = 4;
     in.finetune = CORE_FT_QLORA;
@@ -232,6 +270,7 @@ static Suite *peakfit_suite(void)
     tcase_add_test(t, a_profile_is_judged_by_its_device_peak);
     tcase_add_test(t, a_profile_searches_and_advises_by_its_device_peak);
     tcase_add_test(t, a_profile_shards_by_its_device_peak);
+    tcase_add_test(t, megatron_zero2_is_megatron_fsdp_optim_grads);
     tcase_add_test(t, a_fine_tune_max_batch_counts_its_transient_weight);
     suite_add_tcase(s, t);
     return s;

@@ -63,7 +63,7 @@ START_TEST(folded_expert_sharding)
     in.etp = 1;
     in.zero_stage = 1;
     in.framework = CORE_FW_MEGATRON;
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     EVAL_OK(in, r);
     ASSERT_I64(r.resolved.dp, 4);
     ASSERT_I64(r.resolved.edp, 2);
@@ -151,7 +151,7 @@ START_TEST(torchtitan_uneven_interleaved)
     in.pp = 8;
     in.virtual_stages = 2;
     in.global_batch = 64; /* dp 8: m = 8, a multiple of pp (schedules.py) */
-    in.flash_attention = true;
+    in.flash_attention = CORE_FLAG_YES;
     EVAL_OK(in, r);
     ck_assert_int_eq(r.resolved.split, CORE_SPLIT_BALANCED);
     ASSERT_I64(r.resolved.stage_layers, 16);

@@ -30,7 +30,7 @@ static void small_gpt(struct core_input *in)
     in->tied_embeddings = CORE_FLAG_NO;
     in->seq_len = 1024;
     in->batch = 1;
-    in->flash_attention = true;
+    in->flash_attention = CORE_FLAG_YES;
     in->checkpointing = CORE_CKPT_NONE;
     in->precision = CORE_PREC_BF16;
 }

@@ -292,13 +292,14 @@ static bool is_rejected_layout(json_t *p)
  * the framework, so /fit and /runtime of it reproduce the verdict, the bytes and the step. The
  * layout tp 2 x pp 2 x dp 2, v 2, ZeRO 1, b 1 of Llama 3 8B at T 4096 (1024 sequences a step)
  * fits the generic ledger (total <= 80e9) and overflows megatron's device peak: both
- * inequalities are checked on /fit's replies, and the megatron plan does not offer it. */
+ * inequalities are checked on /fit's replies, and the megatron plan does not offer it. Both pin
+ * flash_attention false (the local attention's scores), megatron's default being true. */
 START_TEST(plan_megatron_judged_as_fit_judges)
 {
     static const char layout[] =
         "\"model\":\"llama3-8b\",\"gpu\":\"h100-sxm\",\"seq_len\":4096,\"gpus\":8,\"tp\":2,"
         "\"pp\":2,\"virtual_stages\":2,\"zero_stage\":1,\"checkpointing\":\"none\",\"batch\":1,"
-        "\"global_batch\":1024";
+        "\"global_batch\":1024,\"flash_attention\":false";
     char body[512];
     json_t *b, *p;
     size_t i;
@@ -318,7 +319,8 @@ START_TEST(plan_megatron_judged_as_fit_judges)
 
     b = post_json("/plan",
                   "{\"model\":\"llama3-8b\",\"gpu\":\"h100-sxm\",\"seq_len\":4096,"
-                  "\"tokens\":1e12,\"gpus_max\":64,\"framework\":\"megatron\"}",
+                  "\"tokens\":1e12,\"gpus_max\":64,\"framework\":\"megatron\","
+                  "\"flash_attention\":false}",
                   200);
     ck_assert_uint_gt(json_array_size(json_object_get(b, "plans")), 0);
     json_array_foreach (json_object_get(b, "plans"), i, p) {

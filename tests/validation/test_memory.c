@@ -129,7 +129,7 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     in->sequence_parallel = flag(f[22]);
     in->checkpointing =
         (enum core_checkpointing)choice(f[23], core_checkpointing_names, 3, "checkpointing");
-    in->flash_attention = strcmp(f[24], "true") == 0;
+    in->flash_attention = (strcmp(f[24], "true") == 0) ? CORE_FLAG_YES : CORE_FLAG_NO;
     in->precision = (enum core_precision)choice(f[25], core_precision_names, 4, "precision");
     in->grad_precision = f[26][0] ? choice(f[26], core_precision_names, 4, "grad_precision") : -1;
     in->master_weights = flag(f[27]);
@@ -685,7 +685,7 @@ START_TEST(test_properties)
         in.global_batch = (double)(in.batch * dp * (int64_t)(1 + lcg() % 8));
         in.zero_stage = (int)(lcg() % 4);
         in.checkpointing = (enum core_checkpointing)(lcg() % 3);
-        in.flash_attention = lcg() % 2;
+        in.flash_attention = (lcg() % 2) ? CORE_FLAG_YES : CORE_FLAG_NO;
         in.precision = (enum core_precision)(lcg() % 3);
         in.optimizer = (enum core_optimizer)(lcg() % 7);
         if (core_evaluate_parts(&in, CORE_PART_MEMORY, &res, &probs) != CORE_OK)

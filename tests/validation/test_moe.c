@@ -213,7 +213,7 @@ static void row_input(char f[FIELDS][FIELD_MAX], struct row *r)
     row_model(f, in);
     in->framework = CORE_FW_MEGATRON;
     in->zero_stage = 1;
-    in->flash_attention = true;
+    in->flash_attention = CORE_FLAG_YES;
     in->gpus = csv_whole(f[5], 0);
     r->sweep = in->gpus == 0;
     in->seq_len = csv_whole(f[19], 4096);

@@ -263,6 +263,9 @@ static void set_arch(char f[FIELDS][FIELD_MAX], struct core_perf_input *in, stru
     in->params = (double)n.total;
     in->active_params = (double)n.active;
     in->expert_params = (double)n.experts;
+    /* the weights every tp rank keeps whole (MLA's down projections, the routers), as the API
+     * path passes them (core_tp_whole_params; they matter only at tp > 1) */
+    in->tp_whole_params = (double)n.tp_whole;
     in->experts = a.experts;
     in->experts_per_token = a.experts_per_token;
     in->moe_ffn_hidden = a.moe_ffn_hidden;

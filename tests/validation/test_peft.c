@@ -205,8 +205,8 @@ static void row_settings(char f[FIELDS][FIELD_MAX], struct core_input *in)
     in->seq_len = csv_whole(f[C_SEQ], 0);
     in->batch = csv_whole(f[C_BATCH], 1);
     in->gpus = csv_whole(f[C_GPUS], 1);
-    in->zero_stage = 3;         /* torchtune's distributed recipes and fms' multi-GPU runs: FSDP */
-    in->flash_attention = true; /* SDPA / FlashAttention in both frameworks */
+    in->zero_stage = 3; /* torchtune's distributed recipes and fms' multi-GPU runs: FSDP */
+    in->flash_attention = CORE_FLAG_YES; /* SDPA / FlashAttention in both frameworks */
     in->checkpointing = strcmp(f[C_AC], "True") == 0 ? CORE_CKPT_FULL : CORE_CKPT_NONE;
     in->compile = strcmp(f[C_COMPILE], "True") == 0;
     in->activation_offload = strcmp(f[C_AO], "True") == 0;

@@ -197,7 +197,7 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
     int best = -1;
     for (size_t g = 0; g < core_gpu_count; g++) { /* the smallest larger part that serves */
         int64_t u = core_serve_usable_bytes((int)g);
-        if (core_gpus[g].generation == CORE_GEN_TPU) /* the engines modelled run on GPUs */
+        if (!core_serve_engine_models(s.engine, (int)g)) /* the engines modelled run on GPUs */
             continue;
         /* serves_with: only a part that runs the dtype and the format (else a 422 there) */
         if (u > r->per_gpu.capacity && (best < 0 || u < core_serve_usable_bytes(best)) &&

@@ -745,6 +745,37 @@ START_TEST(mxfp4_experts_only)
 }
 END_TEST
 
+/* GB200 and GB300 at their driver-reported memory, as every other NVIDIA row (catalog.c,
+ * docs/serving.md "GPU catalog"): nvidia-smi prints 189,471 MiB on a GB200 and 284,208 MiB on a
+ * GB300; less the ~0.5 GiB reserve that is 185.0303 - 0.5 = 184.53 GiB and 277.5469 - 0.5 =
+ * 277.05 GiB, so round(184.53 x 2^30) = 198,137,578,783 B and round(277.05 x 2^30) =
+ * 297,480,172,339 B - each under its nvidia-smi total (198,674,743,296 and 298,013,687,808 B) and
+ * above the nominal 186e9 / 288e9 B these rows were sized at. A replica's capacity is that figure:
+ * Llama 3 8B bf16 under vLLM on one GB200. */
+START_TEST(gb200_gb300_usable_memory)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    int gb200 = core_gpu_find("gb200"), gb300 = core_gpu_find("gb300");
+
+    ASSERT_I64(core_gpu_usable_bytes(gb200), 198137578783);
+    ASSERT_I64(core_gpu_usable_bytes(gb300), 297480172339);
+    ck_assert(core_gpu_usable_bytes(gb200) < 198674743296 &&
+              core_gpu_usable_bytes(gb200) > 186000000000);
+    ck_assert(core_gpu_usable_bytes(gb300) < 298013687808 &&
+              core_gpu_usable_bytes(gb300) > 288000000000);
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.base.gpu = gb200;
+    in.max_model_len = 4096;
+    in.input_len = 1024;
+    in.output_len = 128;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.per_gpu.capacity, 198137578783);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve");
@@ -771,6 +802,7 @@ static Suite *suite(void)
     tcase_add_test(t, vllm_block_sizes);
     tcase_add_test(t, cuda_graph_headroom_advice);
     tcase_add_test(t, awq_decode_memory_bound);
+    tcase_add_test(t, gb200_gb300_usable_memory);
     suite_add_tcase(s, t);
     return s;
 }

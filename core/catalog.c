@@ -87,7 +87,12 @@ const char *const core_generation_names[CORE_GEN_COUNT] = {
 /* Where a row's usable (driver-reported) memory comes from: a start-up log that prints it
  * (vLLM's total_gpu_memory), or nvidia-smi / rocm-smi's total less the ~0.5 GiB the driver keeps
  * (the gap between nvidia-smi and cudaMemGetInfo on the logged parts), or nothing published
- * (the nominal capacity is used). */
+ * (the nominal capacity is used). GB200 and GB300 (no start-up log found): nvidia-smi
+ * --query-gpu=memory.total prints 189,471 MiB on a GB200 and 284,208 MiB on a GB300 (public run
+ * logs of GB200 / GB300 NVL72 nodes, drivers 580.95 and 580.105), less the ~0.5 GiB reserve as
+ * for the other nvidia-smi rows: 189,471 / 1024 - 0.5 = 184.53 GiB, 284,208 / 1024 - 0.5 =
+ * 277.05 GiB - above the nominal 186e9 B = 173.2 GiB and 288e9 B = 268.2 GiB, as the B200's
+ * 183,359 MiB is above its nominal 180 GB. */
 #define USABLE_LOG_H100   "vLLM start-up logs: total_gpu_memory 79.1-79.3 GiB on H100 80GB"
 #define USABLE_LOG(what)  "a start-up log: total_gpu_memory " what
 #define USABLE_SMI(what)  "nvidia-smi total " what " less the driver's reserve"
@@ -122,7 +127,7 @@ const struct core_gpu core_gpus[] = {
     {"tpu-v5p", "Google TPU v5p", 459, 0, 0, 0, 95, 2.765, 0, 300, 25, 8960, CORE_GEN_TPU, 32, 918,
      0, NOMINAL},
     {"gb200", "NVIDIA GB200 (NVL72)", 2500, 2500, 5000, 1250, 186, 8.0, 1200, 900, 50, 72,
-     CORE_GEN_BLACKWELL, 450, 5000, 0, NOMINAL},
+     CORE_GEN_BLACKWELL, 450, 5000, 184.53, USABLE_SMI("189,471 MiB")},
     /* Parts people serve on (datasheets cited in docs/serving.md, "GPU catalog"). GeForce
      * cards run 16-bit tensor math with fp32 accumulation at half their fp16-accumulate rate;
      * the table keeps the fp32-accumulate figure frameworks use. Turing (T4) has no bf16 and
@@ -147,7 +152,7 @@ const struct core_gpu core_gpus[] = {
      64, 50, 8, CORE_GEN_BLACKWELL, 64, 1007.6, 94.97, USABLE_SMI("97,887 MiB")},
     /* Blackwell Ultra in a GB300 NVL72 rack (appended so the other rows keep their indices). */
     {"gb300", "NVIDIA GB300 (NVL72)", 2500, 2500, 5000, 1250, 288, 8.0, 1400, 900, 100, 72,
-     CORE_GEN_BLACKWELL, 450, 0, 0, NOMINAL},
+     CORE_GEN_BLACKWELL, 450, 0, 277.05, USABLE_SMI("284,208 MiB")},
 };
 const size_t core_gpu_count = sizeof core_gpus / sizeof core_gpus[0];
 

@@ -56,22 +56,50 @@ void core_serve_warnings(const struct core_serve_result *r, bool explicit_seqs,
 }
 
 /* Re-size the replica with one change; true when it then serves. */
+static bool sized_with(const struct core_arch *a, const struct core_serve_input *in,
+                       const struct core_serve_result *r, struct core_serve_resolved *s, int gpu,
+                       struct core_serve_result *trial);
+
 static bool serves_with(const struct core_arch *a, const struct core_serve_input *in,
                         const struct core_serve_result *r, struct core_serve_resolved *s, int gpu)
 {
     struct core_serve_result trial;
 
+    return sized_with(a, in, r, s, gpu, &trial);
+}
+
+/* serves_with, keeping the re-sized replica in *trial. */
+static bool sized_with(const struct core_arch *a, const struct core_serve_input *in,
+                       const struct core_serve_result *r, struct core_serve_resolved *s, int gpu,
+                       struct core_serve_result *trial_out)
+{
+    struct core_serve_result *t = trial_out;
     struct core_problems refused = {0};
 
-    trial.model = r->model;
-    trial.model.gpu = gpu;
+    t->model = r->model;
+    t->model.gpu = gpu;
     core_serve_engine_defaults(in, gpu, a->kv_lora_rank > 0, s);
     /* A change the engine would refuse (serve_checks.c) is no advice. */
-    core_serve_check_rules(in, &trial.model, s, &refused);
+    core_serve_check_rules(in, &t->model, s, &refused);
     if (refused.count > 0 || !core_serve_gpu_runs(gpu, r->model.precision, in->base.peak_tflops > 0,
                                                   s->engine, s->quantization))
         return false;
-    return core_serve_size_replica(a, gpu, &in->base, s, &trial) && trial.fits;
+    return core_serve_size_replica(a, gpu, &in->base, s, t) && t->fits;
+}
+
+/* Requests of need tokens the replica re-sized with s holds at once: its pool's tokens / need,
+ * at most max_num_seqs (core_serve_max_concurrency's rule); 0 when it does not serve. */
+static int64_t concurrency_with(const struct core_arch *a, const struct core_serve_input *in,
+                                const struct core_serve_result *r, struct core_serve_resolved *s,
+                                int64_t need)
+{
+    struct core_serve_result trial;
+    int64_t n;
+
+    if (need <= 0 || !sized_with(a, in, r, s, r->model.gpu, &trial) || trial.kv.tokens <= 0)
+        return 0;
+    n = trial.kv.tokens / need;
+    return s->max_num_seqs > 0 && n > s->max_num_seqs ? s->max_num_seqs : n;
 }
 
 static void advise_model_len(const struct core_serve_result *r, struct core_serve_result *res)
@@ -94,25 +122,37 @@ static void advise_model_len(const struct core_serve_result *r, struct core_serv
  * attention groups (dp = moe_width / tp) and, under vLLM's expert parallelism, its EP group
  * stays the whole tp x dp (FusedMoEParallelConfig): ep follows; the engines' expert rules
  * (serve_checks.c) are asked again through serves_with. */
+/* The replica r at tensor-parallel degree tp, into *s: false when vLLM's head rule refuses tp (tp
+ * divides the heads; the KV heads and tp divide one another). A MoE replica keeps its attention
+ * groups (dp = moe_width / tp) and under vLLM's expert parallelism ep follows the EP group. */
+static bool tp_layout(const struct core_arch *a, const struct core_serve_resolved *r, int64_t tp,
+                      struct core_serve_resolved *s)
+{
+    int64_t dp = r->moe_width > r->tp && r->moe_width % r->tp == 0 ? r->moe_width / r->tp : 1;
+    bool vllm_ep = r->ep > 1 && (r->engine == CORE_ENGINE_VLLM || r->engine == CORE_ENGINE_VLLM_V0);
+    bool kv_ok =
+        a->kv_lora_rank > 0 || (tp > a->kv_heads ? tp % a->kv_heads : a->kv_heads % tp) == 0;
+
+    if (a->heads % tp != 0 || !kv_ok)
+        return false;
+    *s = *r;
+    s->tp = tp;
+    s->gpus = tp * s->pp * dp;
+    s->moe_width = core_serve_moe_width(a, s);
+    if (vllm_ep)
+        s->ep = s->moe_width;
+    return true;
+}
+
 static void advise_tp(const struct core_arch *a, const struct core_serve_input *in,
                       const struct core_serve_result *r, struct core_serve_result *res)
 {
     struct core_serve_resolved s = r->resolved;
-    int64_t dp = s.moe_width > s.tp && s.moe_width % s.tp == 0 ? s.moe_width / s.tp : 1;
-    bool vllm_ep = s.ep > 1 && (s.engine == CORE_ENGINE_VLLM || s.engine == CORE_ENGINE_VLLM_V0);
     struct core_note *note;
 
     for (int64_t tp = 2 * r->resolved.tp; tp <= 8; tp *= 2) {
-        bool kv_ok =
-            a->kv_lora_rank > 0 || (tp > a->kv_heads ? tp % a->kv_heads : a->kv_heads % tp) == 0;
-
-        if (a->heads % tp != 0 || !kv_ok)
+        if (!tp_layout(a, &r->resolved, tp, &s))
             break;
-        s.tp = tp;
-        s.gpus = tp * s.pp * dp;
-        s.moe_width = core_serve_moe_width(a, &s);
-        if (vllm_ep)
-            s.ep = s.moe_width;
         if (serves_with(a, in, r, &s, r->model.gpu)) {
             note = ADVISE(res, "more_tensor_parallel", "tensor parallelism over %lld GPUs fits",
                           (long long)tp);
@@ -197,7 +237,7 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
     int best = -1;
     for (size_t g = 0; g < core_gpu_count; g++) { /* the smallest larger part that serves */
         int64_t u = core_serve_usable_bytes((int)g);
-        if (core_gpus[g].generation == CORE_GEN_TPU) /* the engines modelled run on GPUs */
+        if (!core_serve_engine_models(s.engine, (int)g)) /* the engines modelled run on GPUs */
             continue;
         /* serves_with: only a part that runs the dtype and the format (else a 422 there) */
         if (u > r->per_gpu.capacity && (best < 0 || u < core_serve_usable_bytes(best)) &&
@@ -209,6 +249,52 @@ void core_serve_advise(const struct core_arch *a, const struct core_serve_input 
                       (double)core_serve_usable_bytes(best) / GIB);
         core_note_change_string(note, "gpu", core_gpus[best].id);
     }
+}
+
+/* A concurrency above what one replica holds (concurrency_capped), cheapest first, each re-sized
+ * with its change and listed only when the re-sized replica holds the whole concurrency: an FP8
+ * KV cache (half the bytes per token; not llama.cpp), then the smallest power-of-two tp up to 8
+ * above tp that holds it (more GPUs), then ceil(asked / fit) replicas of this one, each at
+ * ceil(asked / replicas) requests (its change: that per-replica concurrency). */
+static void advise_concurrency(const struct core_arch *a, const struct core_serve_input *in,
+                               struct core_serve_result *res, int64_t fit)
+{
+    const struct core_serve_resolved *w = &res->resolved;
+    int64_t need = w->input_len + w->output_len, asked = w->concurrency, n, replicas, each;
+    struct core_serve_resolved s = *w;
+    struct core_note *note;
+
+    if (w->kv_bytes > 1 && w->engine != CORE_ENGINE_LLAMACPP) {
+        s.kv_bytes = 1;
+        n = concurrency_with(a, in, res, &s, need);
+        if (n >= asked) {
+            note = ADVISE(res, "fp8_kv_cache",
+                          "an FP8 KV cache halves the bytes per token: %lld requests of %lld "
+                          "tokens fit",
+                          (long long)n, (long long)need);
+            core_note_change_string(note, "kv_cache_dtype", "fp8");
+        }
+    }
+    for (int64_t tp = 2 * w->tp; tp <= 8 && tp_layout(a, w, tp, &s); tp *= 2) {
+        n = concurrency_with(a, in, res, &s, need);
+        if (n >= asked) {
+            note = ADVISE(res, "more_tensor_parallel",
+                          "tensor parallelism over %lld GPUs holds %lld requests of %lld tokens",
+                          (long long)tp, (long long)n, (long long)need);
+            core_note_change_int(note, "tp", tp);
+            core_note_change_int(note, "gpus", s.gpus);
+            if (s.ep != w->ep)
+                core_note_change_int(note, "ep", s.ep);
+            break;
+        }
+    }
+    replicas = (asked + fit - 1) / fit;
+    each = (asked + replicas - 1) / replicas;
+    note = ADVISE(res, "more_replicas",
+                  "%lld replicas of this one (%lld GPUs) hold the %lld requests, %lld each",
+                  (long long)replicas, (long long)(replicas * w->gpus), (long long)asked,
+                  (long long)each);
+    core_note_change_int(note, "concurrency", each);
 }
 
 /* The workload's own notes on a replica that serves (docs/serving.md, "Warnings"): a request
@@ -250,11 +336,14 @@ void core_serve_time_notes(const struct core_arch *a, const struct core_serve_in
         return;
     }
     cmax = core_serve_max_concurrency(res, w->input_len, w->output_len);
-    if (w->concurrency != CORE_SERVE_CONCURRENCY_MAX && cmax > 0 && w->concurrency > cmax)
+    if (w->concurrency != CORE_SERVE_CONCURRENCY_MAX && cmax > 0 && w->concurrency > cmax) {
         WARN(
             res, "concurrency_capped",
             "%lld requests asked, %lld in flight: the KV pool holds %lld tokens = %lld requests of "
-            "%lld and max_num_seqs is %lld; the rest queue",
+            "%lld and max_num_seqs is %lld; the rest queue (concurrency %lld > %lld that fit)",
             (long long)w->concurrency, (long long)cmax, (long long)res->kv.tokens,
-            (long long)(res->kv.tokens / need), (long long)need, (long long)w->max_num_seqs);
+            (long long)(res->kv.tokens / need), (long long)need, (long long)w->max_num_seqs,
+            (long long)w->concurrency, (long long)cmax);
+        advise_concurrency(a, in, res, cmax);
+    }
 }

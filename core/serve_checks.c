@@ -85,11 +85,24 @@ static const char *trtllm_sm100_refusal(enum core_engine e, enum core_quant q, i
     return NULL;
 }
 
+/* The one rule on which catalog parts the serving model describes under engine e (both
+ * /inference's check and /inference/plan's search ask it): the GPUs only. Its memory terms are
+ * CUDA / ROCm ones - torch.cuda's caching allocator, the CUDA graphs, cuBLAS workspaces, NCCL
+ * buffers (docs/serving.md, "Checks") - and vLLM's and SGLang's TPU back-ends (JAX / XLA) size
+ * memory their own way, so a TPU row is no part any modelled engine runs on. */
+bool core_serve_engine_models(enum core_engine e, int gpu)
+{
+    (void)e; /* no engine is modelled on a TPU; the rule is per engine should one be */
+    return gpu >= 0 && (size_t)gpu < core_gpu_count && core_gpus[gpu].generation != CORE_GEN_TPU;
+}
+
 bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given,
                          enum core_engine e, enum core_quant q)
 {
     int cc = capability(gpu), need = min_capability(e, q);
 
+    if (!core_serve_engine_models(e, gpu))
+        return false;
     if (!peak_given && core_catalog_peak_tflops(gpu, precision) <= 0)
         return false; /* evaluate.c's rule: the catalog has no peak for the dtype */
     if (trtllm_sm100_refusal(e, q, cc) != NULL)
@@ -104,6 +117,14 @@ void core_serve_check_capability(enum core_engine e, enum core_quant q, int gpu,
     const struct core_serve_resolved *s = &r;
     int cc = capability(gpu), need = min_capability(e, q);
 
+    if (!core_serve_engine_models(e, gpu)) {
+        core_problem_add(p, "gpu",
+                         "%s is a %s part: the %s serving model describes GPUs only (CUDA / ROCm "
+                         "memory: the caching allocator, CUDA graphs, NCCL), not its TPU back-end",
+                         core_gpus[gpu].id, core_generation_names[core_gpus[gpu].generation],
+                         core_engine_names[e]);
+        return;
+    }
     if (cc > 0 && need > 0 && cc < need)
         core_problem_add(p, "quantization",
                          "%s weights need compute capability %d.%d under %s "

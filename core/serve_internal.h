@@ -53,7 +53,9 @@ void core_serve_time_notes(const struct core_arch *a, const struct core_serve_in
 /* serve_checks.c: whether catalog row gpu runs the model's dtype (the catalog has a peak for it,
  * unless peak_given) and engine e's kernels for weight format q (their minimum compute
  * capability); the engines' refusals beyond the heads and formats into p (docs/serving.md,
- * "Checks"). */
+ * "Checks"); core_serve_engine_models: whether engine e is modelled on catalog row gpu at all
+ * (GPUs, not TPUs), the one rule /inference and /inference/plan share. */
+bool core_serve_engine_models(enum core_engine e, int gpu);
 bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given,
                          enum core_engine e, enum core_quant q);
 void core_serve_check_rules(const struct core_serve_input *in, const struct core_resolved *m,

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "serve_internal.h"
 #include "serve_plan.h"
 
 static const int64_t tp_choices[] = {1, 2, 4, 8};
@@ -464,7 +465,8 @@ static int gpu_list(const struct core_serve_plan_input *in, int *gpus)
         return n;
     }
     for (size_t i = 0; i < core_gpu_count && n < CORE_PLAN_GPU_MAX; i++)
-        gpus[n++] = (int)i;
+        if (core_serve_engine_models(in->base.engine, (int)i)) /* /inference's rule: no TPU */
+            gpus[n++] = (int)i;
     return n;
 }
 

@@ -33,7 +33,7 @@ _Static_assert(sizeof(enum core_quant) == sizeof(int) && sizeof(enum core_kv_dty
 /* clang-format off */
 const struct core_input_spec core_serve_plan_inputs[] = {
     {"gpu", CORE_KIND_GPUS, CORE_STORE_GPUS, SPAT(gpu_count), 0, 0, false, 0, true, false, false,
-     false, NULL, 0, "", "every catalog GPU", "GPU catalog id, or a list of them, to search", CORE_ECHO_NONE, 0},
+     false, NULL, 0, "", "every catalog GPU but the TPUs", "GPU catalog id, or a list of them, to search", CORE_ECHO_NONE, 0},
     {"usd_per_gpu_hour", CORE_KIND_PRICES, CORE_STORE_PRICES, SPAT(usd_per_gpu_hour), 0,
      CORE_USD_MAX, false, -1, true, true, false, false, NULL, 0, "USD per GPU-hour",
      "none (rank by GPUs)", "price for every GPU, or prices by GPU id; ranks by cost per hour", CORE_ECHO_NONE, 0},

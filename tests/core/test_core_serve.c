@@ -620,6 +620,78 @@ START_TEST(concurrency_above_pool_warns)
     in.concurrency = 8;
     ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
     ck_assert_ptr_null(find_note(r.warnings, r.warning_count, "concurrency_capped"));
+    ck_assert_int_eq(r.advice_count, 0);
+}
+END_TEST
+
+/* The advice on a capped concurrency, in cost order, each re-sized. Llama 3.1 8B's KV is 32
+ * layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token, so the fixed 2 GiB pool per
+ * GPU holds 16,384 tokens = 8 requests of 1,000 + 1,000. An FP8 cache is 65,536 B: 32,768
+ * tokens = 16 requests. tp t splits the KV heads, 131,072 / t B per token per GPU in the same
+ * 2 GiB: tp 2 16 requests, tp 4 32,768 x 2 / 2,000 = 32, tp 8 131,072 / 2,000 = 65. Replicas:
+ * ceil(asked / 8), each at ceil(asked / replicas).
+ *  - 16 asked: fp8_kv_cache (16 fit), more_tensor_parallel tp 2 / gpus 2 (16), more_replicas 2
+ *    at concurrency 8.
+ *  - 64 asked: FP8 holds 16 (not listed), tp 8 / gpus 8 holds 65, more_replicas 8 at 8.
+ * Re-posted, each change serves the asked load uncapped (the tp one and fp8 at 16, the per-replica
+ * concurrency of the replicas one), and fits keeps its meaning: true throughout. */
+START_TEST(concurrency_capped_advice)
+{
+    struct core_serve_input in, again;
+    struct core_serve_result r, r2;
+    struct core_problems p = {0};
+    const struct core_note *n;
+
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3.1-8b");
+    in.max_model_len = 8192;
+    in.kv_cache_memory = INT64_C(2147483648);
+    in.input_len = 1000;
+    in.output_len = 1000;
+    in.concurrency = 16;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    n = find_note(r.warnings, r.warning_count, "concurrency_capped");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_nonnull(strstr(n->message, "concurrency 16 > 8 that fit"));
+    ck_assert_int_eq(r.advice_count, 3);
+    ck_assert_str_eq(r.advice[0].code, "fp8_kv_cache");
+    ck_assert_str_eq(r.advice[0].changes[0].input, "kv_cache_dtype");
+    ck_assert_str_eq(r.advice[1].code, "more_tensor_parallel");
+    ASSERT_I64(r.advice[1].changes[0].int_value, 2);
+    ck_assert_str_eq(r.advice[2].code, "more_replicas");
+    ck_assert_str_eq(r.advice[2].changes[0].input, "concurrency");
+    ASSERT_I64(r.advice[2].changes[0].int_value, 8);
+    ck_assert_ptr_nonnull(strstr(r.advice[2].message, "2 replicas"));
+    again = in;
+    again.kv_cache_dtype = CORE_KV_FP8;
+    ck_assert_int_eq(core_serve(&again, &r2, &p), CORE_OK);
+    ASSERT_I64(r2.kv.tokens, 32768);
+    ck_assert_ptr_null(find_note(r2.warnings, r2.warning_count, "concurrency_capped"));
+    again = in;
+    again.base.tp = 2;
+    again.base.gpus = 2;
+    ck_assert_int_eq(core_serve(&again, &r2, &p), CORE_OK);
+    ASSERT_I64(r2.kv.tokens, 32768);
+    ck_assert_ptr_null(find_note(r2.warnings, r2.warning_count, "concurrency_capped"));
+
+    in.concurrency = 64;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ck_assert(r.fits);
+    ck_assert_int_eq(r.advice_count, 2);
+    ck_assert_str_eq(r.advice[0].code, "more_tensor_parallel");
+    ASSERT_I64(r.advice[0].changes[0].int_value, 8);
+    ASSERT_I64(r.advice[0].changes[1].int_value, 8);
+    ck_assert_ptr_nonnull(strstr(r.advice[0].message, "holds 65 requests"));
+    ck_assert_str_eq(r.advice[1].code, "more_replicas");
+    ASSERT_I64(r.advice[1].changes[0].int_value, 8);
+    ck_assert_ptr_nonnull(strstr(r.advice[1].message, "8 replicas"));
+    again = in;
+    again.base.tp = 8;
+    again.base.gpus = 8;
+    ck_assert_int_eq(core_serve(&again, &r2, &p), CORE_OK);
+    ASSERT_I64(r2.kv.tokens, 131072);
+    ck_assert_ptr_null(find_note(r2.warnings, r2.warning_count, "concurrency_capped"));
 }
 END_TEST
 
@@ -745,6 +817,37 @@ START_TEST(mxfp4_experts_only)
 }
 END_TEST
 
+/* GB200 and GB300 at their driver-reported memory, as every other NVIDIA row (catalog.c,
+ * docs/serving.md "GPU catalog"): nvidia-smi prints 189,471 MiB on a GB200 and 284,208 MiB on a
+ * GB300; less the ~0.5 GiB reserve that is 185.0303 - 0.5 = 184.53 GiB and 277.5469 - 0.5 =
+ * 277.05 GiB, so round(184.53 x 2^30) = 198,137,578,783 B and round(277.05 x 2^30) =
+ * 297,480,172,339 B - each under its nvidia-smi total (198,674,743,296 and 298,013,687,808 B) and
+ * above the nominal 186e9 / 288e9 B these rows were sized at. A replica's capacity is that figure:
+ * Llama 3 8B bf16 under vLLM on one GB200. */
+START_TEST(gb200_gb300_usable_memory)
+{
+    struct core_serve_input in;
+    struct core_serve_result r;
+    struct core_problems p = {0};
+    int gb200 = core_gpu_find("gb200"), gb300 = core_gpu_find("gb300");
+
+    ASSERT_I64(core_gpu_usable_bytes(gb200), 198137578783);
+    ASSERT_I64(core_gpu_usable_bytes(gb300), 297480172339);
+    ck_assert(core_gpu_usable_bytes(gb200) < 198674743296 &&
+              core_gpu_usable_bytes(gb200) > 186000000000);
+    ck_assert(core_gpu_usable_bytes(gb300) < 298013687808 &&
+              core_gpu_usable_bytes(gb300) > 288000000000);
+    core_serve_input_init(&in);
+    in.base.preset = core_preset_find("llama3-8b");
+    in.base.gpu = gb200;
+    in.max_model_len = 4096;
+    in.input_len = 1024;
+    in.output_len = 128;
+    ck_assert_int_eq(core_serve(&in, &r, &p), CORE_OK);
+    ASSERT_I64(r.per_gpu.capacity, 198137578783);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve");
@@ -771,6 +874,8 @@ static Suite *suite(void)
     tcase_add_test(t, vllm_block_sizes);
     tcase_add_test(t, cuda_graph_headroom_advice);
     tcase_add_test(t, awq_decode_memory_bound);
+    tcase_add_test(t, gb200_gb300_usable_memory);
+    tcase_add_test(t, concurrency_capped_advice);
     suite_add_tcase(s, t);
     return s;
 }

@@ -570,6 +570,34 @@ START_TEST(planner_proposes_only_accepted_ep_layouts)
 }
 END_TEST
 
+/* /inference on a TPU row (tpu-v4, tpu-v5p; the catalog's generation TPU) under every engine:
+ * the serving model describes GPUs only (serve_checks.c core_serve_engine_models, the rule the
+ * plan's search and the larger_gpu advice share), so it is a 422 naming gpu - Llama 3 8B bf16,
+ * whose peak the TPU rows have (bf16), so no other check answers first. */
+START_TEST(tpu_rows_are_a_422_on_gpu)
+{
+    static const char *const tpus[] = {"tpu-v4", "tpu-v5p"};
+
+    for (size_t t = 0; t < 2; t++)
+        for (int e = 0; e < CORE_ENGINE_COUNT; e++) {
+            struct core_serve_input in;
+            struct core_serve_result r;
+            struct core_problems p = {0};
+
+            core_serve_input_init(&in);
+            in.base.preset = core_preset_find("llama3-8b");
+            in.base.gpu = core_gpu_find(tpus[t]);
+            in.engine = (enum core_engine)e;
+            in.max_model_len = 4096;
+            in.input_len = 1024;
+            in.output_len = 128;
+            ck_assert_int_ge(in.base.gpu, 0);
+            ck_assert_int_eq(core_serve(&in, &r, &p), CORE_EINVAL);
+            ck_assert_str_eq(p.items[0].field, "gpu");
+        }
+}
+END_TEST
+
 /* Apply one advice's changes to a serving request (the inputs serve_advice.c changes). */
 static void apply_advice(const struct core_note *n, struct core_serve_input *in)
 {
@@ -859,6 +887,7 @@ static Suite *suite(void)
     tcase_add_test(t, plan_reason_names_the_cuda_graph_headroom);
     tcase_add_test(t, plan_reason_names_input_len);
     tcase_add_test(t, plan_refuses_up_front_what_no_candidate_can_take);
+    tcase_add_test(t, tpu_rows_are_a_422_on_gpu);
     suite_add_tcase(s, t);
     return s;
 }

@@ -341,6 +341,34 @@ START_TEST(engine_version_is_carried_into_every_candidate)
 }
 END_TEST
 
+/* One rule on the parts each engine is modelled on (serve_checks.c core_serve_engine_models):
+ * the catalog's TPU rows (tpu-v4, tpu-v5p: generation TPU) are in no engine's search, as
+ * /inference's larger_gpu advice skips them; named alone under vLLM they are the 422 /inference
+ * gives for them, on gpu. */
+START_TEST(tpu_rows_are_no_engine_part)
+{
+    struct core_serve_plan_input in;
+    struct core_serve_plan_summary s;
+    struct core_problems p = {0};
+
+    llama8b(&in);
+    search_ok(&in, &s);
+    ck_assert_int_gt(s.gpus_searched, 0);
+    for (int i = 0; i < s.gpus_searched; i++)
+        ck_assert_int_ne(core_gpus[s.searched[i]].generation, CORE_GEN_TPU);
+    for (int i = 0; i < s.plan_count; i++)
+        ck_assert_int_ne(core_gpus[plans[i].gpu].generation, CORE_GEN_TPU);
+    llama8b(&in);
+    in.gpu_count = 1;
+    in.gpus[0] = core_gpu_find("tpu-v5p");
+    ck_assert_int_ge(in.gpus[0], 0);
+    ck_assert_int_eq(
+        core_serve_plan_search(&in, plans, CORE_SPLAN_TOP, pareto, CORE_SPLAN_PARETO_MAX, &s, &p),
+        CORE_EINVAL);
+    ck_assert_str_eq(p.items[0].field, "gpu");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core_serve_plan");
@@ -359,6 +387,7 @@ static Suite *suite(void)
     tcase_add_test(tc, release_of_another_engine_rejected);
     tcase_add_test(tc, engine_version_is_carried_into_every_candidate);
     tcase_add_test(tc, concurrency_beyond_the_pool_runs_at_the_pool);
+    tcase_add_test(tc, tpu_rows_are_no_engine_part);
     suite_add_tcase(s, tc);
     return s;
 }

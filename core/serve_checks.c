@@ -90,10 +90,25 @@ static const char *trtllm_sm100_refusal(enum core_engine e, enum core_quant q, i
  * CUDA / ROCm ones - torch.cuda's caching allocator, the CUDA graphs, cuBLAS workspaces, NCCL
  * buffers (docs/serving.md, "Checks") - and vLLM's and SGLang's TPU back-ends (JAX / XLA) size
  * memory their own way, so a TPU row is no part any modelled engine runs on. */
+/* Why engine e is not modelled on catalog row gpu, or NULL when it is. No engine is modelled on
+ * a TPU (vLLM's and SGLang's TPU back-ends size memory through XLA, not the caching allocator);
+ * TensorRT-LLM builds CUDA engines only (NVIDIA GPUs), while vLLM, SGLang and llama.cpp also run
+ * on ROCm. */
+static const char *engine_part_refusal(enum core_engine e, int gpu)
+{
+    enum core_gpu_generation g = core_gpus[gpu].generation;
+
+    if (g == CORE_GEN_TPU)
+        return "the serving model describes GPUs only (CUDA / ROCm memory: the caching "
+               "allocator, CUDA graphs, NCCL), not its TPU back-end";
+    if (e == CORE_ENGINE_TRTLLM && g == CORE_GEN_CDNA3)
+        return "TensorRT-LLM builds CUDA engines for NVIDIA GPUs only";
+    return NULL;
+}
+
 bool core_serve_engine_models(enum core_engine e, int gpu)
 {
-    (void)e; /* no engine is modelled on a TPU; the rule is per engine should one be */
-    return gpu >= 0 && (size_t)gpu < core_gpu_count && core_gpus[gpu].generation != CORE_GEN_TPU;
+    return gpu >= 0 && (size_t)gpu < core_gpu_count && engine_part_refusal(e, gpu) == NULL;
 }
 
 bool core_serve_gpu_runs(int gpu, enum core_precision precision, bool peak_given,
@@ -118,11 +133,9 @@ void core_serve_check_capability(enum core_engine e, enum core_quant q, int gpu,
     int cc = capability(gpu), need = min_capability(e, q);
 
     if (!core_serve_engine_models(e, gpu)) {
-        core_problem_add(p, "gpu",
-                         "%s is a %s part: the %s serving model describes GPUs only (CUDA / ROCm "
-                         "memory: the caching allocator, CUDA graphs, NCCL), not its TPU back-end",
-                         core_gpus[gpu].id, core_generation_names[core_gpus[gpu].generation],
-                         core_engine_names[e]);
+        core_problem_add(p, "gpu", "%s is a %s part: under engine %s %s", core_gpus[gpu].id,
+                         core_generation_names[core_gpus[gpu].generation], core_engine_names[e],
+                         engine_part_refusal(e, gpu));
         return;
     }
     if (cc > 0 && need > 0 && cc < need)

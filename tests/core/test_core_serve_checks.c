@@ -570,6 +570,37 @@ START_TEST(planner_proposes_only_accepted_ep_layouts)
 }
 END_TEST
 
+/* TensorRT-LLM builds CUDA engines only: an MI300X (CDNA3, ROCm) is a 422 naming gpu under trtllm,
+ * while vLLM, SGLang and llama.cpp, which run on ROCm, size it (serve_checks.c
+ * engine_part_refusal). */
+START_TEST(trtllm_refuses_amd_parts)
+{
+    for (int e = 0; e < CORE_ENGINE_COUNT; e++) {
+        struct core_serve_input in;
+        struct core_serve_result r;
+        struct core_problems p = {0};
+        enum core_status st;
+
+        core_serve_input_init(&in);
+        in.base.preset = core_preset_find("llama3-8b");
+        in.base.gpu = core_gpu_find("mi300x");
+        in.engine = (enum core_engine)e;
+        in.max_model_len = 4096;
+        in.input_len = 1024;
+        in.output_len = 128;
+        ck_assert_int_ge(in.base.gpu, 0);
+        st = core_serve(&in, &r, &p);
+        if (in.engine == CORE_ENGINE_TRTLLM) {
+            ck_assert_int_eq(st, CORE_EINVAL);
+            ck_assert_str_eq(p.items[0].field, "gpu");
+            ck_assert_ptr_nonnull(strstr(p.items[0].message, "NVIDIA GPUs only"));
+        } else {
+            ck_assert_int_eq(st, CORE_OK);
+        }
+    }
+}
+END_TEST
+
 /* /inference on a TPU row (tpu-v4, tpu-v5p; the catalog's generation TPU) under every engine:
  * the serving model describes GPUs only (serve_checks.c core_serve_engine_models, the rule the
  * plan's search and the larger_gpu advice share), so it is a 422 naming gpu - Llama 3 8B bf16,
@@ -888,6 +919,7 @@ static Suite *suite(void)
     tcase_add_test(t, plan_reason_names_input_len);
     tcase_add_test(t, plan_refuses_up_front_what_no_candidate_can_take);
     tcase_add_test(t, tpu_rows_are_a_422_on_gpu);
+    tcase_add_test(t, trtllm_refuses_amd_parts);
     suite_add_tcase(s, t);
     return s;
 }

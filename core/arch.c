@@ -130,18 +130,22 @@ static int64_t count_below(int64_t n, int64_t freq, int64_t phase)
     return n / freq + (n % freq > phase);
 }
 
-int64_t core_arch_moe_layers(const struct core_arch *a)
+int64_t core_arch_moe_layers_below(const struct core_arch *a, int64_t n)
 {
     int64_t freq, first;
 
-    if (a == NULL || a->experts <= 0 || a->layers <= 0)
+    if (a == NULL || a->experts <= 0 || n <= 0)
         return 0;
     freq = a->moe_layer_freq > 1 ? a->moe_layer_freq : 1;
-    first = a->dense_layers < a->layers ? a->dense_layers : a->layers;
+    first = a->dense_layers < n ? a->dense_layers : n;
     if (first < 0 || a->moe_layer_phase < 0 || a->moe_layer_phase >= freq)
         return 0;
-    return count_below(a->layers, freq, a->moe_layer_phase) -
-           count_below(first, freq, a->moe_layer_phase);
+    return count_below(n, freq, a->moe_layer_phase) - count_below(first, freq, a->moe_layer_phase);
+}
+
+int64_t core_arch_moe_layers(const struct core_arch *a)
+{
+    return a == NULL ? 0 : core_arch_moe_layers_below(a, a->layers);
 }
 
 /* The routed MoE block of one layer: all experts, the experts one token uses, and the rest

@@ -375,6 +375,9 @@ bool core_arch_count(const struct core_arch *arch, struct core_arch_counts *out)
 int64_t core_arch_active_params(const struct core_arch *arch);
 /* Layers with a routed MLP under the dense_layers / moe_layer_freq rule. */
 int64_t core_arch_moe_layers(const struct core_arch *arch);
+/* Of the first n layers, those with a routed MLP (the same rule; a pipeline stage's MoE layers are
+ * the difference of two such prefixes). */
+int64_t core_arch_moe_layers_below(const struct core_arch *arch, int64_t n);
 /* Weight FLOPs of one token's forward pass: 2 x active. */
 double core_arch_forward_flops(const struct core_arch *arch);
 /* Width that the attention-core FLOP term multiplies: a h_d, or for MLA a (h_qk + h_v) / 2. */

@@ -27,14 +27,6 @@
 #include "internal.h"
 
 /* Routed-MoE layers among layers [0, n) of the architecture (core_arch_moe_layers on a prefix). */
-static int64_t moe_below(const struct core_arch *a, int64_t n)
-{
-    struct core_arch pre = *a;
-
-    pre.layers = n;
-    return n > 0 ? core_arch_moe_layers(&pre) : 0;
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Resolution
  * ------------------------------------------------------------------------------------------- */
@@ -202,7 +194,8 @@ void core_chunk_layers(const struct core_resolved *r, int64_t g, int64_t *layers
     int64_t off = stage_offset(r, g);
 
     *layers = core_stage_decoders(r, g);
-    *moe = moe_below(&r->shape.arch, off + *layers) - moe_below(&r->shape.arch, off);
+    *moe = core_arch_moe_layers_below(&r->shape.arch, off + *layers) -
+           core_arch_moe_layers_below(&r->shape.arch, off);
 }
 
 void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *layers, int64_t *moe)
@@ -213,7 +206,7 @@ void core_rank_layers(const struct core_resolved *r, int64_t rank, int64_t *laye
     for (int64_t c = 0; c < r->virtual_stages; c++) {
         int64_t g = c * r->pp + rank, off = stage_offset(r, g), n = core_stage_decoders(r, g);
         *layers += n;
-        *moe += moe_below(a, off + n) - moe_below(a, off);
+        *moe += core_arch_moe_layers_below(a, off + n) - core_arch_moe_layers_below(a, off);
     }
 }
 
